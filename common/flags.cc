@@ -1,0 +1,100 @@
+#include "common/flags.h"
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace llmserve::common {
+
+namespace {
+
+bool FlagExists(const std::string& name, std::string* type) {
+  gflags::CommandLineFlagInfo info;
+  if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) return false;
+  if (type) *type = info.type;
+  return true;
+}
+
+std::string Dashed(std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
+// A flag is ours when it was defined in a file of this source tree.
+bool IsOurFlag(const gflags::CommandLineFlagInfo& info) {
+  return info.filename.find(LLMSERVE_SOURCE_DIR) != std::string::npos;
+}
+
+}  // namespace
+
+std::string NormalizeFlagArgument(const std::string& arg) {
+  if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) return arg;
+  size_t eq = arg.find('=');
+  std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+  std::string rest = eq == std::string::npos ? "" : arg.substr(eq);
+  std::replace(name.begin(), name.end(), '-', '_');
+  std::string type;
+  if (!FlagExists(name, nullptr) && name.rfind("no_", 0) == 0 &&
+      FlagExists(name.substr(3), &type) && type == "bool") {
+    name = "no" + name.substr(3);  // gflags spells negation --noflag
+  }
+  return "--" + name + rest;
+}
+
+std::string FlagsHelp(const std::string& usage) {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  std::string out = usage + "\n\nFlags (dashes and underscores are interchangeable):\n";
+  std::vector<const gflags::CommandLineFlagInfo*> ours;
+  for (const auto& f : flags)
+    if (IsOurFlag(f)) ours.push_back(&f);
+  std::sort(ours.begin(), ours.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  for (const auto* f : ours) {
+    std::string head = "  --" + Dashed(f->name);
+    if (f->type == "bool") {
+      head += " / --no-" + Dashed(f->name);
+    } else {
+      head += "=" + (f->default_value.empty() ? std::string("\"\"") : f->default_value);
+    }
+    out += head + "  (" + f->type + (f->type == "bool" ? ", default " + f->default_value : "") +
+           ")\n      " + f->description + "\n";
+  }
+  out += "  --help, -h\n      Show this help and exit.\n";
+  return out;
+}
+
+void InitProcess(int* argc, char*** argv, const std::string& usage) {
+  // Keep the rewritten strings alive for the life of the process: gflags and the
+  // caller keep pointers into argv.
+  static std::vector<std::string> storage;
+  static std::vector<char*> pointers;
+  storage.assign(*argv, *argv + *argc);
+  bool flags_done = false;
+  for (size_t i = 1; i < storage.size(); ++i) {
+    if (storage[i] == "--") flags_done = true;
+    if (flags_done) continue;
+    if (storage[i] == "--help" || storage[i] == "-h" || storage[i] == "-help") {
+      std::fputs(FlagsHelp(usage).c_str(), stdout);
+      std::exit(0);
+    }
+    storage[i] = NormalizeFlagArgument(storage[i]);
+  }
+  pointers.clear();
+  for (auto& s : storage) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  *argc = static_cast<int>(storage.size());
+  *argv = pointers.data();
+
+  gflags::SetUsageMessage(usage);
+  gflags::ParseCommandLineFlags(argc, argv, /*remove_flags=*/true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging((*argv)[0]);
+}
+
+}  // namespace llmserve::common
