@@ -27,12 +27,21 @@ namespace {
 
 // The byte string that is hashed:
 //   parent digest (32 bytes) | u32 token count | token ids (i32 each) |
-//   i64 lora id | u32 salt length | salt bytes
+//   u32 LoRA name length | LoRA name | u32 salt length | salt bytes
 // Every variable-length field carries its length, so two different
 // (parent, tokens, extra keys) triples never serialise to the same bytes.
-void Serialize(const BlockHash& parent, std::span<const int32_t> tokens, int64_t lora_id,
+uint8_t* PutString(uint8_t* p, std::string_view s) {
+  const uint32_t len = static_cast<uint32_t>(s.size());
+  std::memcpy(p, &len, 4);
+  p += 4;
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+void Serialize(const BlockHash& parent, std::span<const int32_t> tokens, std::string_view lora,
                std::string_view salt, std::vector<uint8_t>* out) {
-  const size_t size = sizeof(parent.words) + 4 + tokens.size_bytes() + 8 + 4 + salt.size();
+  const size_t size =
+      sizeof(parent.words) + 4 + tokens.size_bytes() + 4 + lora.size() + 4 + salt.size();
   out->resize(size);
   uint8_t* p = out->data();
   std::memcpy(p, parent.words.data(), sizeof(parent.words));
@@ -42,12 +51,8 @@ void Serialize(const BlockHash& parent, std::span<const int32_t> tokens, int64_t
   p += 4;
   if (!tokens.empty()) std::memcpy(p, tokens.data(), tokens.size_bytes());
   p += tokens.size_bytes();
-  std::memcpy(p, &lora_id, 8);
-  p += 8;
-  const uint32_t salt_len = static_cast<uint32_t>(salt.size());
-  std::memcpy(p, &salt_len, 4);
-  p += 4;
-  if (!salt.empty()) std::memcpy(p, salt.data(), salt.size());
+  p = PutString(p, lora);
+  PutString(p, salt);
 }
 
 struct MdCtxDeleter {
@@ -104,9 +109,9 @@ BlockHasher::BlockHasher(HashAlgo algo) : algo_(algo) {
 }
 
 BlockHash BlockHasher::Hash(const BlockHash* parent, std::span<const int32_t> tokens,
-                            int64_t lora_id, std::string_view cache_salt) const {
+                            std::string_view lora_name, std::string_view cache_salt) const {
   ThreadScratch& scratch = Scratch();
-  Serialize(parent != nullptr ? *parent : seed_, tokens, lora_id, cache_salt, &scratch.bytes);
+  Serialize(parent != nullptr ? *parent : seed_, tokens, lora_name, cache_salt, &scratch.bytes);
   return Digest(algo_, scratch.bytes, scratch.ctx.get());
 }
 

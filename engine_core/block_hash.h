@@ -38,9 +38,9 @@ class BlockHasher final {
 
   // The hash of one full block. `parent` is nullptr for a request's first
   // block (the chain then starts from a fixed seed hash). `cache_salt` must be
-  // empty except for the first block; `lora_id` 0 means "no adapter".
-  BlockHash Hash(const BlockHash* parent, std::span<const int32_t> tokens, int64_t lora_id,
-                 std::string_view cache_salt) const;
+  // empty except for the first block; an empty `lora_name` means "no adapter".
+  BlockHash Hash(const BlockHash* parent, std::span<const int32_t> tokens,
+                 std::string_view lora_name, std::string_view cache_salt) const;
 
   // The algorithm this hasher uses.
   HashAlgo algo() const { return algo_; }

@@ -8,8 +8,13 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "engine_core/block_hash.h"
 #include "engine_core/request_status.h"
+#include "proto/engine_core_request.h"
+#include "proto/sampling_params.h"
+#include "proto/status_or.h"
 
 namespace llmserve::engine_core {
 
@@ -38,6 +43,13 @@ class Request final {
           StopConditions stop);
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
+
+  // Builds a request from the wire form, checking what the engine relies on:
+  // a non-empty prompt shorter than max_model_len, max_tokens >= 1,
+  // 0 <= min_tokens <= max_tokens. EOS ids are all_stop_token_ids minus
+  // stop_token_ids; a missing max_tokens means "up to max_model_len".
+  static StatusOr<std::unique_ptr<Request>> Create(int32_t handle, proto::EngineCoreRequest request,
+                                                   int32_t max_model_len);
 
   // Prompt + output token ids so far.
   std::span<const int32_t> all_token_ids() const { return token_ids_; }
@@ -72,9 +84,10 @@ class Request final {
   int32_t client_index = 0;        // which frontend process gets the outputs
   int32_t priority = 0;            // lower value = served earlier (PRIORITY policy)
   double arrival_time = 0;         // seconds, as the frontend stamped it
-  int64_t lora_id = 0;             // 0: no adapter; part of every block hash
+  std::string lora_name;           // empty: no adapter; part of every block hash
   std::string cache_salt;          // part of the first block hash; isolates tenants
   StopConditions stop;             // when to finish
+  proto::SamplingParams sampling_params;  // as the client sent them (for the workers)
 
   // ---- scheduling state ----
   RequestStatus status = RequestStatus::kWaiting;
@@ -83,6 +96,8 @@ class Request final {
   int32_t num_preemptions = 0;      // times preempted (recomputed)
   int32_t stop_reason = -1;         // the stop token id that finished it, or -1
   uint64_t sequence_number = 0;     // admission order, breaks priority ties
+  int64_t last_scheduled_step = -1; // the scheduler step that last scheduled it
+  int32_t scheduled_index = -1;     // its entry in that step's decision
   std::vector<RequestEvent> events; // not yet reported events
 
   // ---- KV cache state (written by KVCacheManager) ----

@@ -107,7 +107,7 @@ TEST_F(KVCacheManagerTest, LoraIdIsolates) {
   Admit(*a);
   kv_->Free(*a);
   auto b = std::make_unique<Request>(99, "lora", Tokens(12), StopConditions{});
-  b->lora_id = 3;
+  b->lora_name = "adapter-3";
   b->UpdateBlockHashes(kv_->hasher(), kBlockSize);
   std::vector<int32_t> hits;
   EXPECT_EQ(kv_->GetComputedBlocks(*b, &hits), 0);
