@@ -1,0 +1,67 @@
+#pragma once
+// LinearWeight: the weight of one linear layer and the matmul that applies it.
+//
+// Contract every implementation keeps (tests pin it):
+//  * y = x · Wᵀ with W stored as Hugging Face does, [out_features × in_features].
+//  * Row i of y depends only on row i of x: bitwise the same whatever m is and
+//    whatever the other rows hold (batch and chunking invariance). Reductions
+//    over in_features run in a fixed order.
+//  * bf16/f16 weights stay 16-bit in memory; activations are fp32 at the API.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/thread_pool.h"
+
+namespace llmserve::kernels::cpu {
+
+// Storage type of weights as read from safetensors.
+enum class WeightDType { kF32, kBF16, kF16 };
+
+// Precision of the products inside the matmul.
+//  kF32:  activations stay fp32; 16-bit weights are widened (matches an fp32
+//         reference forward pass closely).
+//  kBF16: activations are rounded to bf16 and multiplied with bf16 hardware
+//         (AMX / AVX512-BF16) with fp32 accumulation; much faster prefill.
+enum class MatmulPrecision { kF32, kBF16 };
+
+class LinearWeight {
+ public:
+  LinearWeight() = default;
+
+  // Copies a [rows × cols] block (row stride `row_stride` elements) of a
+  // row-major weight into this layer's packed layout. Row/column blocks are how
+  // tensor parallelism shards a weight.
+  static LinearWeight Pack(const void* data, WeightDType dtype, size_t rows, size_t cols,
+                           size_t row_stride, MatmulPrecision precision);
+
+  // y[m × rows()] = x[m × cols()] · Wᵀ.
+  void Apply(const float* x, size_t m, float* y, ThreadPool& pool) const;
+
+  size_t rows() const { return rows_; }  // out_features
+  size_t cols() const { return cols_; }  // in_features
+  WeightDType dtype() const { return dtype_; }
+  MatmulPrecision precision() const { return precision_; }
+  // Bytes of weight data held (what a decode step reads).
+  size_t bytes() const { return data_.size(); }
+
+ private:
+  size_t rows_ = 0;
+  size_t cols_ = 0;
+  WeightDType dtype_ = WeightDType::kF32;
+  MatmulPrecision precision_ = MatmulPrecision::kF32;
+  std::vector<uint8_t> data_;  // row-major [rows × cols] in dtype_
+};
+
+// Scalar reference: y = x · Wᵀ for a row-major weight, fp32 math in index order.
+void LinearReference(const float* x, size_t m, const void* w, WeightDType dtype, size_t rows,
+                     size_t cols, float* y);
+
+// bf16 / f16 bit patterns to fp32.
+float Bf16ToF32(uint16_t bits);
+float F16ToF32(uint16_t bits);
+// fp32 to bf16 bits, round to nearest even.
+uint16_t F32ToBf16(float value);
+
+}  // namespace llmserve::kernels::cpu
