@@ -1,0 +1,33 @@
+#pragma once
+// Worker -> engine, once per step: the tokens sampled for each scheduled
+// request (only the output rank replies).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/engine_core_output.h"
+#include "proto/status.h"
+#include "proto/wire_codec.h"
+
+namespace llmserve::proto {
+
+struct ModelRunnerOutput {
+  std::vector<std::string> req_ids;  // in the order of sampled_token_ids
+  // Tokens per request; empty for a partial prefill chunk (nothing sampled).
+  std::vector<std::vector<int32_t>> sampled_token_ids;
+  // Per request, when it asked for logprobs (parallel to req_ids).
+  std::vector<std::optional<Logprobs>> logprobs;
+  int32_t num_nans_in_logits = 0;
+  // Set when the step failed on the worker: the engine fails cleanly.
+  std::optional<std::string> error;
+
+  bool operator==(const ModelRunnerOutput&) const = default;
+};
+
+void Pack(wire::Packer& p, const ModelRunnerOutput& v);
+Status Read(const msgpack::object& o, std::string_view field, ModelRunnerOutput* out);
+
+}  // namespace llmserve::proto
