@@ -66,13 +66,19 @@ double Sampler::Uniform(uint64_t seed, uint64_t position) {
 SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
   const SamplingParams& sp = *row.params;
   std::vector<float> l(row.logits, row.logits + vocab);
-  // 1. Allowed ids and logit bias.
+  // 1. Allowed ids, min_tokens' stop-id mask and logit bias.
   if (!sp.allowed_token_ids.empty()) {
     std::vector<float> masked(vocab, kNegInf);
     for (int32_t t : sp.allowed_token_ids) {
       if (t >= 0 && static_cast<size_t>(t) < vocab) masked[t] = l[t];
     }
     l.swap(masked);
+  }
+  const size_t num_out = row.output_tokens != nullptr ? row.output_tokens->size() : 0;
+  if (num_out < static_cast<size_t>(std::max(0, sp.min_tokens))) {
+    for (int32_t t : sp.stop_token_ids) {
+      if (t >= 0 && static_cast<size_t>(t) < vocab) l[t] = kNegInf;
+    }
   }
   for (const auto& [t, b] : sp.logit_bias) {
     if (t >= 0 && static_cast<size_t>(t) < vocab) l[t] += b;

@@ -21,6 +21,8 @@ struct SamplingParams {
   std::vector<std::pair<int32_t, float>> logit_bias;  // added to the logits first
   std::vector<int32_t> allowed_token_ids;             // empty: all allowed
   int32_t logprobs = -1;               // < 0: none; N ≥ 0: sampled token + top N candidates
+  int32_t min_tokens = 0;              // stop_token_ids are masked until this many outputs
+  std::vector<int32_t> stop_token_ids;  // EOS + stop ids (what min_tokens suppresses)
 };
 
 }  // namespace llmserve::worker
