@@ -68,31 +68,26 @@ class MetaspaceDecoder final : public Decoder {
   bool strip_first_;
 };
 
-// "<0xAB>" tokens become bytes; each run is decoded as UTF-8, or becomes one
-// U+FFFD per byte when the run is not valid UTF-8.
+// "<0xAB>" tokens become bytes; each run of them is decoded as UTF-8 with
+// one U+FFFD per maximal invalid subpart (as transformers.js does). HF's Rust
+// decoder instead turns a whole invalid run into one U+FFFD per byte; the
+// lossy form is chosen because it is prefix-stable, which streaming needs.
 class ByteFallbackDecoder final : public Decoder {
  public:
   void DecodeChain(std::vector<std::string>* tokens) const override {
     std::vector<std::string> out;
     out.reserve(tokens->size());
     std::string run;
-    size_t run_len = 0;
     auto flush = [&] {
-      if (run_len == 0) return;
-      if (IsValidUtf8(run)) {
-        out.push_back(run);
-      } else {
-        for (size_t k = 0; k < run_len; ++k) out.emplace_back(kReplacementChar);
-      }
+      if (run.empty()) return;
+      out.push_back(IsValidUtf8(run) ? run : RepairUtf8(run));
       run.clear();
-      run_len = 0;
     };
     for (auto& t : *tokens) {
       int byte = -1;
       if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>') byte = ParseHex(t[3], t[4]);
       if (byte >= 0) {
         run.push_back(static_cast<char>(byte));
-        ++run_len;
       } else {
         flush();
         out.push_back(std::move(t));

@@ -103,6 +103,7 @@ size_t CompleteUtf8PrefixLength(std::string_view s) {
     const auto b = static_cast<unsigned char>(s[i]);
     if (b < 0x80) return n;
     if (b < 0xC0) continue;  // continuation byte: look further back
+    if (b < 0xC2 || b > 0xF4) return n;           // can never start a sequence
     if (Utf8SequenceLength(b) <= back) return n;  // complete (or invalid)
     size_t pos = i;
     char32_t cp;
