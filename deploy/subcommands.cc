@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "deploy/serve_command.h"
+#include "deploy/tokenize_command.h"
 
 namespace llmserve::deploy {
 
@@ -11,6 +12,8 @@ const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
       {"serve", "Serve a model over an OpenAI-compatible HTTP API (frontend + engines + workers).",
        RunServeCommand},
+      {"tokenize", "Encode JSON strings to token ids (or --decode ids) with a model's tokenizer.",
+       RunTokenizeCommand},
   };
   return kSubcommands;
 }
