@@ -44,6 +44,7 @@ int32_t AddedTokens::Child(int32_t node, unsigned char b) const {
 }
 
 void AddedTokens::Insert(int32_t token_index) {
+  first_byte_[static_cast<unsigned char>(tokens_[token_index].content[0])] = true;
   int32_t node = 0;
   for (unsigned char b : tokens_[token_index].content) {
     int32_t next = Child(node, b);
@@ -105,9 +106,11 @@ void AddedTokens::Split(std::string_view text, bool normalized, bool split_speci
                         std::vector<Section>* out) const {
   size_t start = 0;  // beginning of the pending plain text
   size_t i = 0;
-  const auto& root = trie_[0];
   while (i < text.size()) {
-    if (root.children.empty()) break;
+    if (!first_byte_[static_cast<unsigned char>(text[i])]) {
+      ++i;
+      continue;
+    }
     // Longest token starting at i that is eligible.
     int32_t best = -1;
     size_t best_end = 0;

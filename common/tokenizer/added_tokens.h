@@ -66,6 +66,7 @@ class AddedTokens {
   std::vector<AddedToken> tokens_;
   std::vector<Node> trie_{Node{}};
   std::vector<int32_t> by_id_;  // id -> index into tokens_, or -1
+  bool first_byte_[256] = {};   // whether some token starts with this byte
   bool has_normalized_ = false;
 };
 

@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace {
 constexpr size_t kCacheShards = 64;
-constexpr size_t kCacheEntriesPerShard = 4096;
+constexpr size_t kCacheEntriesPerShard = 2048;
 constexpr size_t kMaxCachedPieceBytes = 256;
 constexpr size_t kLinearScanMaxSymbols = 24;
 
@@ -74,12 +74,17 @@ struct BpeModel::PairTable {
   }
 };
 
-// A shard of the piece -> ids cache.
+// A shard of the piece -> ids cache: a direct-mapped table (a colliding
+// piece replaces the old entry), guarded by one mutex.
 struct BpeModel::CacheShard {
+  struct Entry {
+    uint64_t hash = 0;
+    std::string piece;
+    std::vector<int32_t> ids;
+  };
   std::mutex mu;
-  std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> map;
+  std::vector<Entry> entries = std::vector<Entry>(kCacheEntriesPerShard);
 };
-
 BpeModel::~BpeModel() = default;
 
 StatusOr<std::unique_ptr<BpeModel>> BpeModel::FromJson(const json& model, const JsonContext& ctx) {
@@ -192,7 +197,10 @@ StatusOr<std::unique_ptr<BpeModel>> BpeModel::FromJson(const json& model, const 
 void BpeModel::ClearCache() const {
   for (size_t i = 0; i < kCacheShards; ++i) {
     std::lock_guard<std::mutex> lock(cache_[i].mu);
-    cache_[i].map.clear();
+    for (auto& e : cache_[i].entries) {
+      e.hash = 0;
+      e.piece.clear();
+    }
   }
 }
 
@@ -336,21 +344,22 @@ void BpeModel::Tokenize(std::string_view piece, std::vector<int32_t>* ids) const
     TokenizeUncached(piece, ids);
     return;
   }
-  CacheShard& shard = cache_[StringHash()(piece) % kCacheShards];
+  const uint64_t hash = std::hash<std::string_view>()(piece);
+  CacheShard& shard = cache_[hash % kCacheShards];
+  CacheShard::Entry& entry = shard.entries[(hash / kCacheShards) % kCacheEntriesPerShard];
   {
     std::lock_guard<std::mutex> lock(shard.mu);
-    auto it = shard.map.find(piece);
-    if (it != shard.map.end()) {
-      ids->insert(ids->end(), it->second.begin(), it->second.end());
+    if (entry.hash == hash && entry.piece == piece) {
+      ids->insert(ids->end(), entry.ids.begin(), entry.ids.end());
       return;
     }
   }
   const size_t before = ids->size();
   TokenizeUncached(piece, ids);
-  std::vector<int32_t> result(ids->begin() + static_cast<std::ptrdiff_t>(before), ids->end());
   std::lock_guard<std::mutex> lock(shard.mu);
-  if (shard.map.size() >= kCacheEntriesPerShard) shard.map.clear();
-  shard.map.emplace(std::string(piece), std::move(result));
+  entry.hash = hash;
+  entry.piece.assign(piece);
+  entry.ids.assign(ids->begin() + static_cast<std::ptrdiff_t>(before), ids->end());
 }
 
 }  // namespace llmserve::common::tokenizer

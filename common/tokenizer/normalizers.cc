@@ -15,29 +15,76 @@ using nlohmann::json;
 
 namespace {
 
-bool IsAscii(const std::string& s) {
-  for (unsigned char c : s) {
-    if (c >= 0x80) return false;
-  }
-  return true;
-}
-
-// Unicode normalization forms through utf8proc.
+// Unicode normalization forms through utf8proc, applied only to the parts of
+// the text that can change. A "stable" code point is a starter that no form
+// decomposes (or, for NFC/NFKC, that is already composed) and that never ends
+// a composition, so text splits at stable code points into independently
+// normalizable pieces; a piece starts at the stable code point before an
+// unstable run, since a combining mark may compose with it.
 class UnicodeNormalizer final : public Normalizer {
  public:
-  explicit UnicodeNormalizer(int options) : options_(options) {}
+  UnicodeNormalizer(int options, bool compose, bool compat)
+      : options_(options), compose_(compose), compat_(compat) {}
   void Normalize(std::string* text) const override {
-    if (IsAscii(*text)) return;  // ASCII is invariant under every form
-    utf8proc_uint8_t* out = nullptr;
-    const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text->data()),
-                                            static_cast<utf8proc_ssize_t>(text->size()), &out,
-                                            static_cast<utf8proc_option_t>(options_));
-    if (n >= 0) text->assign(reinterpret_cast<const char*>(out), static_cast<size_t>(n));
-    std::free(out);
+    const std::string& in = *text;
+    std::string out;
+    size_t copied = 0, pos = 0, prev_start = 0;
+    bool any = false;
+    while (pos < in.size()) {
+      const size_t start = pos;
+      if (static_cast<unsigned char>(in[pos]) < 0x80) {
+        prev_start = start;
+        ++pos;
+        continue;
+      }
+      char32_t cp = 0;
+      DecodeUtf8(in, &pos, &cp);
+      if (Stable(cp)) {
+        prev_start = start;
+        continue;
+      }
+      const size_t begin = (prev_start < start && prev_start >= copied) ? prev_start : start;
+      size_t end = pos;
+      while (end < in.size()) {
+        size_t next = end;
+        char32_t c2 = 0;
+        DecodeUtf8(in, &next, &c2);
+        if (c2 < 0x80 || Stable(c2)) break;
+        end = next;
+      }
+      if (!any) out.reserve(in.size() + 16);
+      any = true;
+      out.append(in, copied, begin - copied);
+      AppendMapped(std::string_view(in).substr(begin, end - begin), &out);
+      copied = pos = end;
+    }
+    if (!any) return;
+    out.append(in, copied, std::string::npos);
+    text->swap(out);
   }
 
  private:
+  bool Stable(char32_t cp) const {
+    if (cp < 0x80) return true;
+    if (cp < 0x300) return compose_ && !compat_;  // Latin-1 has compatibility mappings
+    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3041 && cp <= 0x3096) ||
+           (cp >= 0x30A1 && cp <= 0x30FA) || (compose_ && cp >= 0xAC00 && cp <= 0xD7A3);
+  }
+  void AppendMapped(std::string_view piece, std::string* out) const {
+    utf8proc_uint8_t* mapped = nullptr;
+    const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(piece.data()),
+                                            static_cast<utf8proc_ssize_t>(piece.size()), &mapped,
+                                            static_cast<utf8proc_option_t>(options_));
+    if (n >= 0) {
+      out->append(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
+    } else {
+      out->append(piece);
+    }
+    std::free(mapped);
+  }
+
   int options_;
+  bool compose_, compat_;
 };
 
 class ReplaceNormalizer final : public Normalizer {
@@ -191,15 +238,15 @@ StatusOr<std::unique_ptr<Normalizer>> MakeNormalizer(const json& config, const J
   if (config.is_null()) return std::unique_ptr<Normalizer>();
   std::string type;
   LLMSERVE_RETURN_IF_ERROR(GetType(config, ctx, &type));
-  if (type == "NFC") return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
-  if (type == "NFD") return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE));
+  if (type == "NFC") return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_COMPOSE, true, false));
+  if (type == "NFD") return std::unique_ptr<Normalizer>(new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE, false, false));
   if (type == "NFKC") {
     return std::unique_ptr<Normalizer>(
-        new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
+        new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT, true, true));
   }
   if (type == "NFKD") {
     return std::unique_ptr<Normalizer>(
-        new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT));
+        new UnicodeNormalizer(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT, false, true));
   }
   if (type == "Replace") {
     if (!config.contains("pattern")) return ctx.Error("Replace normalizer needs \"pattern\"");

@@ -179,24 +179,26 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
   ByteLevelPreTokenizer(bool add_prefix_space, std::unique_ptr<Regex> re)
       : add_prefix_space_(add_prefix_space), re_(std::move(re)) {}
   void PreTokenize(std::vector<std::string>* pieces, bool) const override {
-    std::vector<std::string> split;
-    Ranges matches;
-    for (auto& p : *pieces) {
-      if (add_prefix_space_ && (p.empty() || p[0] != ' ')) p = Prepended(" ", p);
-      if (re_) {
+    if (re_) {
+      std::vector<std::string> split;
+      Ranges matches;
+      for (auto& p : *pieces) {
+        if (add_prefix_space_ && (p.empty() || p[0] != ' ')) p = Prepended(" ", p);
         matches.clear();
         re_->FindAll(p, &matches);
         SplitAtMatches(p, matches, false, SplitBehavior::kIsolated, &split);
-      } else {
-        split.push_back(std::move(p));
+      }
+      pieces->swap(split);
+    } else if (add_prefix_space_) {
+      for (auto& p : *pieces) {
+        if (p.empty() || p[0] != ' ') p = Prepended(" ", p);
       }
     }
-    pieces->clear();
-    for (auto& p : split) {
-      std::string mapped;
-      mapped.reserve(p.size() * 2);
+    std::string mapped;
+    for (auto& p : *pieces) {
+      mapped.clear();
       AppendByteLevel(p, &mapped);
-      pieces->push_back(std::move(mapped));
+      p.swap(mapped);
     }
   }
 

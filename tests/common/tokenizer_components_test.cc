@@ -3,9 +3,14 @@
 // flags, post-processors and decoders.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <random>
+
 #include <nlohmann/json.hpp>
+#include <utf8proc.h>
 
 #include "common/tokenizer/byte_level.h"
+#include "common/tokenizer/normalizers.h"
 #include "common/tokenizer/pre_tokenizers.h"
 #include "common/tokenizer/tokenizer.h"
 #include "common/tokenizer/utf8.h"
@@ -216,6 +221,43 @@ TEST(TokenizerUtf8, RepairAndIncompletePrefix) {
   EXPECT_TRUE(IsValidUtf8("h\xC3\xA9llo \xF0\x9F\x98\x80"));
   EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));  // a UTF-16 surrogate
   EXPECT_EQ(Tokenizer::CleanUpTokenizationSpaces("a , b . c n't"), "a, b. cn't");
+}
+
+}  // namespace
+}  // namespace llmserve::common::tokenizer
+
+namespace llmserve::common::tokenizer {
+namespace {
+
+// The normalizers only hand the unstable parts of the text to utf8proc; the
+// result must equal normalizing the whole text at once.
+TEST(TokenizerNormalizers, PiecewiseEqualsWholeText) {
+  const char32_t pool[] = {'a', 'e', 'O', ' ', 0x00E9, 0x00C5, 0x00A0, 0x00B2, 0x0301, 0x0308, 0x0327,
+                           0x0345, 0x1100, 0x1161, 0x11A8, 0xAC00, 0x304B, 0x3099, 0x30AB, 0x4E00,
+                           0xFB01, 0x2126, 0x212B, 0x0958, 0x1F71, 0x3300, 0xF900, 0x1E9B, 0x0344,
+                           0x1F600, 0x0F73, 0x09BE, 0x09C7};
+  std::mt19937 rng(5);
+  for (const char* form : {"NFC", "NFD", "NFKC", "NFKD"}) {
+    auto n = MakeNormalizer(nlohmann::json{{"type", form}}, {"t", ""});
+    ASSERT_TRUE(n.ok());
+    const int opts = UTF8PROC_STABLE | (form[2] == 'C' || form[3] == 'C' ? UTF8PROC_COMPOSE : UTF8PROC_DECOMPOSE) |
+                     (form[2] == 'K' ? UTF8PROC_COMPAT : 0);
+    for (int iter = 0; iter < 2000; ++iter) {
+      std::string s;
+      const int len = static_cast<int>(rng() % 12);
+      for (int k = 0; k < len; ++k) AppendUtf8(pool[rng() % std::size(pool)], &s);
+      utf8proc_uint8_t* whole = nullptr;
+      const auto m = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
+                                  static_cast<utf8proc_ssize_t>(s.size()), &whole,
+                                  static_cast<utf8proc_option_t>(opts));
+      ASSERT_GE(m, 0);
+      const std::string want(reinterpret_cast<const char*>(whole), static_cast<size_t>(m));
+      std::free(whole);
+      std::string got = s;
+      (*n)->Normalize(&got);
+      ASSERT_EQ(got, want) << form << " of " << nlohmann::json(s).dump();
+    }
+  }
 }
 
 }  // namespace
