@@ -5,6 +5,7 @@
 
 #include "deploy/make_model_command.h"
 #include "deploy/serve_command.h"
+#include "deploy/tokenize_command.h"
 
 namespace llmserve::deploy {
 
@@ -14,6 +15,8 @@ const std::vector<Subcommand>& Subcommands() {
        RunServeCommand},
       {"make-model", "Write a Hugging Face model directory with random weights and the Qwen3 tokenizer.",
        RunMakeModelCommand},
+      {"tokenize", "Encode JSON strings to token ids (or --decode ids) with a model's tokenizer.",
+       RunTokenizeCommand},
   };
   return kSubcommands;
 }
