@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "deploy/chat_template_command.h"
 #include "deploy/serve_command.h"
 
 namespace llmserve::deploy {
@@ -11,6 +12,8 @@ const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
       {"serve", "Serve a model over an OpenAI-compatible HTTP API (frontend + engines + workers).",
        RunServeCommand},
+      {"chat-template", "Render chat requests (JSON lines on stdin) with a model's chat template.",
+       RunChatTemplateCommand},
   };
   return kSubcommands;
 }
