@@ -167,7 +167,12 @@ class Parser {
     if (name == "print") {
       auto s = NewStmt(Stmt::Kind::kOutput, tag);
       Next();
-      s->expr = ParseTuple(true, {});
+      // {% print a, b %} writes each expression in turn.
+      s->expr = Make(Expr::Kind::kConcat, tag);
+      while (Cur().type != T::kBlockEnd) {
+        if (!s->expr->operands.empty()) ExpectOp(",");
+        s->expr->operands.push_back(ParseExpression(true));
+      }
       ExpectBlockEnd();
       return s;
     }

@@ -156,5 +156,50 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ConformanceTest, ::testing::ValuesIn(AllCases()), CaseName);
 
+// ---- snippets: one Jinja behaviour each, rendered with the shared variables of snippets.json ----
+
+const Json& Snippets() {
+  static const Json s = ReadJson(kHere + "/snippets.json");
+  return s;
+}
+
+std::vector<std::string> SnippetIds() {
+  std::vector<std::string> ids;
+  if (!Snippets().is_object()) return ids;
+  for (const auto& s : Snippets()["snippets"]) ids.push_back(s["id"].get<std::string>());
+  return ids;
+}
+
+class SnippetTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SnippetTest, MatchesJinja2) {
+  const Json& refs = References();
+  if (!refs.is_object()) GTEST_SKIP() << "no reference renders (ctest runs reference_render.py first)";
+  if (!refs["available"].get<bool>()) GTEST_SKIP() << refs["reason"].get<std::string>();
+  std::string key = "snippet/" + GetParam();
+  ASSERT_TRUE(refs["cases"].contains(key)) << key;
+  std::string source;
+  for (const auto& s : Snippets()["snippets"]) {
+    if (s["id"] == GetParam()) source = s["template"].get<std::string>();
+  }
+  ChatTemplateOptions options;
+  options.now = FixedNow;
+  // Snippets render with their own variables: pass them as kwargs, with no messages.
+  auto tmpl = ChatTemplate::FromSource(source, {}, options);
+  const Json& ref = refs["cases"][key];
+  StatusOr<std::string> rendered = tmpl.ok() ? tmpl->Render(Json::array(), false, Json(), Snippets()["vars"])
+                                             : StatusOr<std::string>(tmpl.status());
+  if (ref["ok"].get<bool>()) {
+    ASSERT_TRUE(rendered.ok()) << "jinja2 rendered, llmserve failed: " << rendered.status().ToString();
+    EXPECT_EQ(*rendered, ref["text"].get<std::string>()) << "template: " << source;
+  } else {
+    EXPECT_FALSE(rendered.ok()) << "jinja2 raised (" << ref["error"].get<std::string>()
+                                << ") but llmserve rendered: " << *rendered << "\ntemplate: " << source;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Jinja, SnippetTest, ::testing::ValuesIn(SnippetIds()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
 }  // namespace
 }  // namespace llmserve::frontend

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Renders every (model, conversation) pair with jinja2 the way Hugging Face's
+"""Renders every (model, conversation) pair, and every snippet of snippets.json, with jinja2 the way Hugging Face's
 `apply_chat_template` does, and writes the results as JSON for the C++
 conformance test to compare against.
 
@@ -90,6 +90,16 @@ def main():
             except Exception as e:  # any template error: the C++ side must fail too
                 case = {"ok": False, "error": "%s: %s" % (type(e).__name__, e)}
             result["cases"][model["name"] + "/" + conv["id"]] = case
+    if result["available"]:
+        with open(os.path.join(here, "snippets.json"), encoding="utf-8") as f:
+            snippets = json.load(f)
+        for snippet in snippets["snippets"]:
+            try:
+                text = env.from_string(snippet["template"]).render(**snippets["vars"])
+                case = {"ok": True, "text": text}
+            except Exception as e:
+                case = {"ok": False, "error": "%s: %s" % (type(e).__name__, e)}
+            result["cases"]["snippet/" + snippet["id"]] = case
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(result, f, ensure_ascii=False, indent=1)
 
