@@ -178,7 +178,7 @@ StatusOr<std::string> ChatTemplate::Render(const nlohmann::ordered_json& message
   vars.emplace_back("tools", jinja::FromJson(tools));
   vars.emplace_back("documents", jinja::Value::None());
   vars.emplace_back("add_generation_prompt", jinja::Value::Bool(add_generation_prompt));
-  jinja::RenderEnv env{options_.now};
+  jinja::RenderEnv env{options_.now, options_.max_render_steps};
   return it->second->Render(std::move(vars), env);
 }
 

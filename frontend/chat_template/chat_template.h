@@ -9,6 +9,7 @@
 // Parsed once at construction; Render is const and safe to call from many
 // threads at once.
 
+#include <cstdint>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -34,6 +35,9 @@ struct ChatTemplateOptions {
   std::string template_name;
   // The local time strftime_now() formats; null: the system clock.
   std::function<std::tm()> now;
+  // Upper bound on the statements and expressions one render evaluates (a
+  // real chat template needs thousands); beyond it Render fails.
+  uint64_t max_render_steps = 5'000'000;
 };
 
 class ChatTemplate {

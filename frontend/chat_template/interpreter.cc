@@ -10,7 +10,6 @@ namespace llmserve::frontend::jinja {
 namespace {
 
 constexpr int kMaxMacroDepth = 100;
-constexpr uint64_t kMaxSteps = 50'000'000;               // bounds pathological templates
 constexpr size_t kMaxOutputBytes = size_t{1} << 28;      // 256 MiB
 
 // A macro (or the body of a {% call %} block, which is the `caller` macro).
@@ -76,7 +75,7 @@ std::string Interpreter::Render(const StmtList& body) {
 }
 
 void Interpreter::Tick() {
-  if (++steps_ > kMaxSteps) Fail("template rendering exceeded its step budget");
+  if (++steps_ > env_->max_steps) Fail("template rendering exceeded its step budget");
 }
 
 std::string Interpreter::Capture(const StmtList& body) {

@@ -3,6 +3,7 @@
 // Interpreter per render; it owns that render's scopes and output buffer, and
 // only reads the (shared, immutable) syntax tree.
 
+#include <cstdint>
 #include <ctime>
 #include <functional>
 #include <memory>
@@ -29,7 +30,8 @@ struct Frame {
 
 // What the environment provides besides the template's variables.
 struct RenderEnv {
-  std::function<std::tm()> now;  // local time for strftime_now(); null: the system clock
+  std::function<std::tm()> now;   // local time for strftime_now(); null: the system clock
+  uint64_t max_steps = 5'000'000;  // statements + expressions one render may evaluate
 };
 
 class Interpreter {

@@ -69,9 +69,9 @@ class Lexer {
         text_end = RStripEnd(src_, pos_, tag);
       } else if (sign != '+' && kind != '{') {
         // lstrip_blocks: drop spaces between the line start and a block/comment tag.
-        size_t nl = src_.rfind('\n', tag == 0 ? 0 : tag - 1);
-        size_t l_pos = (nl == std::string::npos || nl < pos_) ? pos_ : nl + 1;
-        bool at_line = l_pos > pos_ || (nl != std::string::npos && nl >= pos_) || line_starting;
+        size_t l_pos = tag;
+        while (l_pos > pos_ && src_[l_pos - 1] != '\n') --l_pos;
+        bool at_line = l_pos > pos_ || line_starting;
         if (at_line && l_pos < tag) {
           size_t i = l_pos;
           while (i < tag) {

@@ -664,6 +664,8 @@ class Parser {
   ExprPtr ParseCall(ExprPtr node) {
     DepthGuard guard(this);
     auto e = Make(Expr::Kind::kCall, Cur());
+    e->line = node->line;  // errors in a call point at what is called
+    e->column = node->column;
     e->operands.push_back(std::move(node));
     ParseCallArgs(e.get());
     return e;
