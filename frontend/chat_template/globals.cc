@@ -77,8 +77,9 @@ Value Range(Interpreter&, CallArgs& args) {
   return Value::List(std::move(out));
 }
 
-Value MakeNs(Interpreter&, CallArgs& args) {
+Value MakeNs(Interpreter& interp, CallArgs& args) {
   auto ns = std::make_shared<Namespace>();
+  interp.TrackNamespace(ns);
   if (args.args.size() > 1) Fail("namespace() takes at most one positional argument");
   if (!args.args.empty()) {
     if (!args.args[0].is_dict()) Fail("namespace() positional argument must be a mapping");

@@ -13,15 +13,22 @@ constexpr int kMaxMacroDepth = 100;
 constexpr size_t kMaxOutputBytes = size_t{1} << 28;      // 256 MiB
 
 // A macro (or the body of a {% call %} block, which is the `caller` macro).
+// The defining scope is held weakly (the scope holds the macro, so a strong
+// reference would be a cycle); the Interpreter keeps it alive for the render.
 struct Macro final : Callable {
-  Macro(const Stmt* def, std::shared_ptr<Frame> closure, Value caller)
+  Macro(const Stmt* def, std::weak_ptr<Frame> closure, Value caller)
       : def(def), closure(std::move(closure)), caller(std::move(caller)) {}
   Value Call(Interpreter& interp, CallArgs& args) const override {
-    return Value::String(interp.RunMacro(*def, closure, args, caller));
+    return Value::String(interp.RunMacro(*def, Scope(), args, caller));
   }
   std::string Name() const override { return def->kind == Stmt::Kind::kMacro ? def->text : "caller"; }
+  std::shared_ptr<Frame> Scope() const {
+    auto scope = closure.lock();
+    if (!scope) Fail("macro '" + Name() + "' called after its render ended");
+    return scope;
+  }
   const Stmt* def;
-  std::shared_ptr<Frame> closure;
+  std::weak_ptr<Frame> closure;
   Value caller;
 };
 
@@ -55,6 +62,14 @@ void Frame::Set(const std::string& name, Value v) {
 
 Interpreter::Interpreter(std::shared_ptr<Frame> globals, const RenderEnv* env)
     : scope_(std::move(globals)), env_(env) {}
+
+Interpreter::~Interpreter() {
+  // Namespaces may reference themselves (`{% set ns.me = ns %}`); empty them
+  // so such cycles are freed with the render.
+  for (const auto& ns : namespaces_) ns->attrs.items.clear();
+}
+
+void Interpreter::TrackNamespace(std::shared_ptr<Namespace> ns) { namespaces_.push_back(std::move(ns)); }
 
 std::tm Interpreter::Now() const {
   if (env_ && env_->now) return env_->now();
@@ -145,9 +160,11 @@ Interpreter::Flow Interpreter::Exec(const Stmt& s) {
         break;
       }
       case Stmt::Kind::kMacro:
+        closures_.push_back(scope_);
         scope_->Set(s.text, Value::MakeCallable(std::make_shared<Macro>(&s, scope_, Value())));
         break;
       case Stmt::Kind::kCallBlock: {
+        closures_.push_back(scope_);
         Value caller = Value::MakeCallable(std::make_shared<Macro>(&s, scope_, Value()));
         const Expr& call = *s.expr;
         Value fn = Eval(*call.operands[0]);
@@ -156,7 +173,7 @@ Interpreter::Flow Interpreter::Exec(const Stmt& s) {
         if (fn.kind() != Value::Kind::kCallable) Fail("{% call %} needs a macro to call");
         const auto* macro = dynamic_cast<const Macro*>(&fn.callable());
         if (macro) {
-          out_->append(RunMacro(*macro->def, macro->closure, args, caller));
+          out_->append(RunMacro(*macro->def, macro->Scope(), args, caller));
         } else {
           out_->append(PyStr(fn.callable().Call(*this, args)));
         }

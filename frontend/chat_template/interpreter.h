@@ -37,6 +37,9 @@ struct RenderEnv {
 class Interpreter {
  public:
   Interpreter(std::shared_ptr<Frame> globals, const RenderEnv* env);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
 
   // Renders `body` into a string. Throws TemplateError.
   std::string Render(const StmtList& body);
@@ -50,6 +53,8 @@ class Interpreter {
   bool Test(const std::string& name, const Value& input, CallArgs& args);
   // The time strftime_now() formats.
   std::tm Now() const;
+  // Registers a namespace created by this render (emptied when the render ends).
+  void TrackNamespace(std::shared_ptr<Namespace> ns);
 
  private:
   enum class Flow { kNormal, kBreak, kContinue };
@@ -70,6 +75,8 @@ class Interpreter {
   std::string* out_ = nullptr;
   int macro_depth_ = 0;
   uint64_t steps_ = 0;
+  std::vector<std::shared_ptr<Frame>> closures_;     // scopes macros were defined in
+  std::vector<std::shared_ptr<Namespace>> namespaces_;  // namespaces created by this render
 };
 
 }  // namespace llmserve::frontend::jinja

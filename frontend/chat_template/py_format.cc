@@ -122,7 +122,23 @@ std::string PyRepr(const Value& v) {
   }
 }
 
+namespace {
+// Guards str()/repr() of self-referencing namespaces.
+struct ReprDepth {
+  ReprDepth() {
+    if (++depth > 200) {
+      --depth;
+      Fail("maximum recursion depth exceeded while getting the repr of an object");
+    }
+  }
+  ~ReprDepth() { --depth; }
+  static thread_local int depth;
+};
+thread_local int ReprDepth::depth = 0;
+}  // namespace
+
 std::string PyStr(const Value& v) {
+  ReprDepth guard;
   switch (v.kind()) {
     case Value::Kind::kUndefined: return "";
     case Value::Kind::kNone: return "None";

@@ -147,6 +147,18 @@ TEST(ChatTemplate, ConcurrentRendersAgree) {
   for (int m : mismatches) EXPECT_EQ(m, 0);
 }
 
+TEST(ChatTemplate, SelfReferencesDoNotBreakRendering) {
+  // Macros held by their own scope and namespaces holding themselves are
+  // reference cycles; the sanitizer build checks they are freed.
+  EXPECT_EQ(Render("{% macro m(n) %}{{ n }}{% if n %}{{ m(n - 1) }}{% endif %}{% endmacro %}{{ m(2) }}"
+                   "{% set ns = namespace() %}{% set ns.me = ns %}{% set ns.list = [ns] %}{{ ns.me.list | length }}"),
+            "2101");
+  auto t = ChatTemplate::FromSource("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}", {});
+  ASSERT_TRUE(t.ok());
+  EXPECT_NE(t->Render(Json::array(), false, Json(), Json()).status().message().find("recursion depth"),
+            std::string::npos);
+}
+
 TEST(PyFormat, FloatsPrintLikePython) {
   using jinja::FormatFloat;
   EXPECT_EQ(FormatFloat(1.0), "1.0");
