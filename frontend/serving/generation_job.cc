@@ -32,18 +32,16 @@ struct GenerationJob::Choice {
   openai::StopReason stop_reason;
 };
 
+// The engine client holds a choice's sink until that request ends; the sink
+// holds the job, so a job lives exactly as long as one of its requests runs.
 class GenerationJob::Sink : public OutputSink {
  public:
-  Sink(std::weak_ptr<GenerationJob> job, size_t index) : job_(std::move(job)), index_(index) {}
-  void OnOutput(const proto::EngineCoreOutput& output) override {
-    if (auto job = job_.lock()) job->OnOutput(index_, output);
-  }
-  void OnError(const Status& status) override {
-    if (auto job = job_.lock()) job->OnError(index_, status);
-  }
+  Sink(std::shared_ptr<GenerationJob> job, size_t index) : job_(std::move(job)), index_(index) {}
+  void OnOutput(const proto::EngineCoreOutput& output) override { job_->OnOutput(index_, output); }
+  void OnError(const Status& status) override { job_->OnError(index_, status); }
 
  private:
-  std::weak_ptr<GenerationJob> job_;
+  std::shared_ptr<GenerationJob> job_;
   size_t index_;
 };
 
@@ -111,7 +109,7 @@ void GenerationJob::Start() {
     }
   }
   for (size_t c = 0; c < choices_.size(); ++c) {
-    Status s = context_.engine->Submit(std::move(requests[c]), std::make_shared<Sink>(weak_from_this(), c));
+    Status s = context_.engine->Submit(std::move(requests[c]), std::make_shared<Sink>(shared_from_this(), c));
     if (!s.ok()) {
       Fail(s);
       return;
