@@ -1,0 +1,218 @@
+// AMX kernels. Only reached after run-time dispatch (Isa::kAmx: cpuid, XCR0 and
+// the arch_prctl permission). Tile instructions are written as inline assembly
+// with memory clobbers so that the compiler orders them with ordinary loads
+// and stores, and so no AMX target flag is needed to compile this file.
+#include "kernels/cpu/gemm_amx.h"
+
+#include <immintrin.h>
+
+// GCC 12 reports its own _mm512_undefined_* helpers as maybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <cstring>
+
+#define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
+
+namespace llmserve::kernels::cpu::amx {
+namespace {
+
+// Tile roles: C tiles 0..3 (rows × 16 fp32), A tiles 4, 5 (rows × 32 bf16),
+// B tiles 6, 7 (16 pairs × 16 outputs).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64);
+
+// rows0: rows of the first 16-row block (1..16), rows1: of the second (0..16).
+TileConfig MakeConfig(int rows0, int rows1) {
+  TileConfig c;
+  auto set = [&c](int tile, int rows) {
+    c.rows[tile] = static_cast<uint8_t>(rows);
+    c.colsb[tile] = rows > 0 ? 64 : 0;
+  };
+  set(0, rows0);
+  set(1, rows0);
+  set(2, rows1);
+  set(3, rows1);
+  set(4, rows0);
+  set(5, rows1);
+  set(6, 16);
+  set(7, 16);
+  return c;
+}
+
+inline void LoadConfig(const TileConfig& c) { __asm__ volatile("ldtilecfg %0" ::"m"(c) : "memory"); }
+inline void Release() { __asm__ volatile("tilerelease" ::: "memory"); }
+
+#define LLMSERVE_TILE_ZERO(t) __asm__ volatile("tilezero %%tmm" #t ::: "memory")
+#define LLMSERVE_TILE_LOAD(t, base, stride) \
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"(base), "r"(stride) : "memory")
+#define LLMSERVE_TILE_STORE(t, base, stride) \
+  __asm__ volatile("tilestored %%tmm" #t ", (%0,%1,1)" ::"r"(base), "r"(stride) : "memory")
+// c += a · b
+#define LLMSERVE_TILE_DP(c, a, b) __asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::: "memory")
+
+// Stores the C tile `t` (rows × 16) to outputs [col, col + width) of rows
+// starting at y.
+#define LLMSERVE_STORE_C(t, y, ldy, rows, width)                                 \
+  do {                                                                          \
+    if ((width) == 16) {                                                        \
+      LLMSERVE_TILE_STORE(t, (y), static_cast<long>((ldy) * sizeof(float)));   \
+    } else {                                                                    \
+      alignas(64) float tmp[16 * 16];                                           \
+      LLMSERVE_TILE_STORE(t, tmp, 64L);                                         \
+      for (int r_ = 0; r_ < (rows); ++r_)                                       \
+        std::memcpy((y) + r_ * (ldy), tmp + r_ * 16, (width) * sizeof(float));  \
+    }                                                                           \
+  } while (0)
+
+// One block of up to 32 rows × up to 2 panels over all of K.
+template <bool kTwoRowBlocks, bool kTwoPanels>
+void Block(const uint8_t* a, long lda, const uint8_t* b0, const uint8_t* b1, size_t kb_count,
+           float* y, size_t ldy, int rows0, int rows1, size_t width0, size_t width1) {
+  LLMSERVE_TILE_ZERO(0);
+  if constexpr (kTwoPanels) LLMSERVE_TILE_ZERO(1);
+  if constexpr (kTwoRowBlocks) LLMSERVE_TILE_ZERO(2);
+  if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_ZERO(3);
+  const uint8_t* a1 = a + 16 * lda;
+  for (size_t kb = 0; kb < kb_count; ++kb) {
+    LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
+    LLMSERVE_TILE_LOAD(6, b0 + kb * 1024, 64L);
+    if constexpr (kTwoRowBlocks) LLMSERVE_TILE_LOAD(5, a1 + kb * 64, lda);
+    LLMSERVE_TILE_DP(0, 4, 6);
+    if constexpr (kTwoPanels) LLMSERVE_TILE_LOAD(7, b1 + kb * 1024, 64L);
+    if constexpr (kTwoRowBlocks) LLMSERVE_TILE_DP(2, 5, 6);
+    if constexpr (kTwoPanels) LLMSERVE_TILE_DP(1, 4, 7);
+    if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_DP(3, 5, 7);
+  }
+  LLMSERVE_STORE_C(0, y, ldy, rows0, width0);
+  if constexpr (kTwoPanels) LLMSERVE_STORE_C(1, y + 16, ldy, rows0, width1);
+  if constexpr (kTwoRowBlocks) LLMSERVE_STORE_C(2, y + 16 * ldy, ldy, rows1, width0);
+  if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_STORE_C(3, y + 16 * ldy + 16, ldy, rows1, width1);
+}
+
+LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, size_t r0, size_t r1,
+                                       uint16_t* a, size_t kpad) {
+  const __m512i round = _mm512_set1_epi32(0x7fff);
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i quiet = _mm512_set1_epi32(0x40);
+  for (size_t r = r0; r < r1; ++r) {
+    const float* src = x + r * ldx;
+    uint16_t* dst = a + r * kpad;
+    for (size_t c = 0; c < kpad; c += 16) {
+      const size_t left = c < k ? k - c : 0;
+      const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff)
+                                        : static_cast<__mmask16>((1u << left) - 1);
+      const __m512 v = _mm512_maskz_loadu_ps(mask, src + c);
+      const __m512i u = _mm512_castps_si512(v);
+      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+      __m512i r16 = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(round, lsb)), 16);
+      const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      r16 = _mm512_mask_mov_epi32(r16, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + c), _mm512_cvtepi32_epi16(r16));
+    }
+  }
+}
+
+uint16_t ToBf16Bits(const uint8_t* base, WeightDType dtype, size_t index) {
+  switch (dtype) {
+    case WeightDType::kBF16: {
+      uint16_t b;
+      std::memcpy(&b, base + index * 2, 2);
+      return b;
+    }
+    case WeightDType::kF16: {
+      uint16_t b;
+      std::memcpy(&b, base + index * 2, 2);
+      return F32ToBf16(F16ToF32(b));
+    }
+    case WeightDType::kF32: {
+      float f;
+      std::memcpy(&f, base + index * 4, 4);
+      return F32ToBf16(f);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void Pack(const void* src, WeightDType dtype, size_t rows, size_t cols, size_t row_stride,
+          uint16_t* dst) {
+  const auto* s = static_cast<const uint8_t*>(src);
+  const size_t kpad = PaddedK(cols);
+  const size_t panels = (rows + 15) / 16;
+  std::memset(dst, 0, PackedBytes(rows, cols));
+  for (size_t p = 0; p < panels; ++p) {
+    uint16_t* panel = dst + p * kpad * 16;
+    for (size_t n = 0; n < 16 && p * 16 + n < rows; ++n) {
+      const size_t r = p * 16 + n;
+      for (size_t c = 0; c < cols; ++c) {
+        // tile c/32, row (c%32)/2, column n, element c%2
+        panel[(c / 32) * 512 + ((c % 32) / 2) * 32 + n * 2 + (c % 2)] =
+            ToBf16Bits(s, dtype, r * row_stride + c);
+      }
+    }
+  }
+}
+
+void ConvertRows(const float* x, size_t ldx, size_t k, size_t r0, size_t r1, uint16_t* a,
+                 size_t kpad) {
+  ConvertRowsAvx512(x, ldx, k, r0, r1, a, kpad);
+}
+
+void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n, float* y,
+          size_t ldy, size_t panel_begin, size_t panel_end) {
+  if (m == 0 || panel_begin >= panel_end) return;
+  const size_t kb_count = kpad / 32;
+  const long lda = static_cast<long>(kpad * 2);
+  const size_t panel_bytes = kpad * 16 * 2;
+  const auto* wb = reinterpret_cast<const uint8_t*>(w);
+  const auto* ab = reinterpret_cast<const uint8_t*>(a);
+  // Rows in chunks whose bf16 activations stay in L2 across the panels.
+  size_t chunk = (size_t{1} << 20) / (kpad * 2) / 32 * 32;
+  if (chunk < 32) chunk = 32;
+  int config_rows0 = -1, config_rows1 = -1;
+  for (size_t m0 = 0; m0 < m; m0 += chunk) {
+    const size_t m1 = m - m0 < chunk ? m : m0 + chunk;
+    for (size_t p = panel_begin; p < panel_end; p += 2) {
+      const bool two_panels = p + 1 < panel_end;
+      const size_t width0 = n - p * 16 < 16 ? n - p * 16 : 16;
+      const size_t width1 = two_panels ? (n - (p + 1) * 16 < 16 ? n - (p + 1) * 16 : 16) : 0;
+      const uint8_t* b0 = wb + p * panel_bytes;
+      const uint8_t* b1 = b0 + panel_bytes;
+      for (size_t mb = m0; mb < m1; mb += 32) {
+        const int rows = static_cast<int>(m1 - mb < 32 ? m1 - mb : 32);
+        const int rows0 = rows < 16 ? rows : 16;
+        const int rows1 = rows - rows0;
+        if (rows0 != config_rows0 || rows1 != config_rows1) {
+          LoadConfig(MakeConfig(rows0, rows1));
+          config_rows0 = rows0;
+          config_rows1 = rows1;
+        }
+        const uint8_t* ap = ab + mb * lda;
+        float* yp = y + mb * ldy + p * 16;
+        if (rows1 > 0) {
+          if (two_panels) {
+            Block<true, true>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1);
+          } else {
+            Block<true, false>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1);
+          }
+        } else if (two_panels) {
+          Block<false, true>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1);
+        } else {
+          Block<false, false>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1);
+        }
+      }
+    }
+  }
+  Release();
+}
+
+}  // namespace llmserve::kernels::cpu::amx
