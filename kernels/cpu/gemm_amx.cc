@@ -11,6 +11,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include <atomic>
 #include <cstring>
 
 #define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
@@ -47,6 +48,16 @@ TileConfig MakeConfig(int rows0, int rows1) {
   return c;
 }
 
+// For BlockWide: C tiles 0..3 and A tile 4 with `rows` rows, B tiles 5..7.
+TileConfig MakeWideConfig(int rows) {
+  TileConfig c;
+  for (int tile = 0; tile < 8; ++tile) {
+    c.rows[tile] = static_cast<uint8_t>(tile <= 4 ? rows : 16);
+    c.colsb[tile] = 64;
+  }
+  return c;
+}
+
 inline void LoadConfig(const TileConfig& c) { __asm__ volatile("ldtilecfg %0" ::"m"(c) : "memory"); }
 inline void Release() { __asm__ volatile("tilerelease" ::: "memory"); }
 
@@ -72,16 +83,52 @@ inline void Release() { __asm__ volatile("tilerelease" ::: "memory"); }
     }                                                                           \
   } while (0)
 
+// Weight streaming. Measured here, tile loads that miss the caches stream
+// weights more slowly than plain AVX-512 loads do (the FMA kernel reads at
+// the machine's bandwidth; tile loads alone reached ~0.8-0.9 of it). So the
+// blocks that read weights from memory pull them closer first: ordinary
+// AVX-512 loads touch the tiles kTouchAhead steps ahead (into L1, with the
+// memory-level parallelism of ordinary loads) and prefetcht1 asks for the
+// tiles kL2Ahead steps ahead into L2. The distances were picked on the
+// lm_head-at-m=1 and decode-step measurements of tests/kernels/bench.
+constexpr size_t kTouchAhead = 2;
+constexpr size_t kL2Ahead = 4;
+
+// Touches the 16 lines of the tile at t (which must be inside the weights)
+// and prefetches the tile at t2 (anywhere: prefetches do not fault) into L2.
+LLMSERVE_AVX512 inline __m512i TouchTile(const uint8_t* t, const uint8_t* t2, __m512i acc) {
+  for (int line = 0; line < 16; ++line) {
+    acc = _mm512_or_si512(acc, _mm512_load_si512(t + line * 64));
+    __builtin_prefetch(t2 + line * 64, 0, 2);
+  }
+  return acc;
+}
+
+// Keeps touch loads alive without costing a store per tile.
+std::atomic<int> g_touch_sink{0};
+LLMSERVE_AVX512 inline void SinkTouches(__m512i acc) {
+  alignas(64) int lanes[16];
+  _mm512_store_si512(lanes, acc);
+  g_touch_sink.store(lanes[0], std::memory_order_relaxed);
+}
+
 // One block of up to 32 rows × up to 2 panels over all of K.
 template <bool kTwoRowBlocks, bool kTwoPanels>
-void Block(const uint8_t* a, long lda, const uint8_t* b0, const uint8_t* b1, size_t kb_count,
-           float* y, size_t ldy, int rows0, int rows1, size_t width0, size_t width1) {
+LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const uint8_t* b1, size_t kb_count,
+           float* y, size_t ldy, int rows0, int rows1, size_t width0, size_t width1,
+           bool prefetch) {
   LLMSERVE_TILE_ZERO(0);
   if constexpr (kTwoPanels) LLMSERVE_TILE_ZERO(1);
   if constexpr (kTwoRowBlocks) LLMSERVE_TILE_ZERO(2);
   if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_ZERO(3);
   const uint8_t* a1 = a + 16 * lda;
+  __m512i touched = _mm512_setzero_si512();
   for (size_t kb = 0; kb < kb_count; ++kb) {
+    if (prefetch && kb + kTouchAhead < kb_count) {
+      const size_t ahead = (kb + kTouchAhead) * 1024, l2 = (kL2Ahead - kTouchAhead) * 1024;
+      touched = TouchTile(b0 + ahead, b0 + ahead + l2, touched);
+      if constexpr (kTwoPanels) touched = TouchTile(b1 + ahead, b1 + ahead + l2, touched);
+    }
     LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
     LLMSERVE_TILE_LOAD(6, b0 + kb * 1024, 64L);
     if constexpr (kTwoRowBlocks) LLMSERVE_TILE_LOAD(5, a1 + kb * 64, lda);
@@ -91,10 +138,53 @@ void Block(const uint8_t* a, long lda, const uint8_t* b0, const uint8_t* b1, siz
     if constexpr (kTwoPanels) LLMSERVE_TILE_DP(1, 4, 7);
     if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_DP(3, 5, 7);
   }
+  if (prefetch) SinkTouches(touched);
   LLMSERVE_STORE_C(0, y, ldy, rows0, width0);
   if constexpr (kTwoPanels) LLMSERVE_STORE_C(1, y + 16, ldy, rows0, width1);
   if constexpr (kTwoRowBlocks) LLMSERVE_STORE_C(2, y + 16 * ldy, ldy, rows1, width0);
   if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_STORE_C(3, y + 16 * ldy + 16, ldy, rows1, width1);
+}
+
+
+// Up to 16 rows × kPanels (1..4) consecutive panels over all of K: the shape
+// for small m, where weights stream from memory and more panels in flight
+// means more concurrent streams. C tiles 0..3, A tile 4, B tiles 5, 6, 7
+// (panel 3 reuses tile 5).
+template <int kPanels>
+LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, size_t panel_bytes, size_t kb_count,
+               float* y, size_t ldy, int rows, size_t last_width) {
+  LLMSERVE_TILE_ZERO(0);
+  if constexpr (kPanels > 1) LLMSERVE_TILE_ZERO(1);
+  if constexpr (kPanels > 2) LLMSERVE_TILE_ZERO(2);
+  if constexpr (kPanels > 3) LLMSERVE_TILE_ZERO(3);
+  const uint8_t* b1 = b + panel_bytes;
+  const uint8_t* b2 = b + 2 * panel_bytes;
+  const uint8_t* b3 = b + 3 * panel_bytes;
+  __m512i touched = _mm512_setzero_si512();
+  for (size_t kb = 0; kb < kb_count; ++kb) {
+    if (kb + kTouchAhead < kb_count) {
+      for (int i = 0; i < kPanels; ++i) {
+        const uint8_t* t = b + i * panel_bytes + (kb + kTouchAhead) * 1024;
+        touched = TouchTile(t, t + (kL2Ahead - kTouchAhead) * 1024, touched);
+      }
+    }
+    LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
+    LLMSERVE_TILE_LOAD(5, b + kb * 1024, 64L);
+    if constexpr (kPanels > 1) LLMSERVE_TILE_LOAD(6, b1 + kb * 1024, 64L);
+    if constexpr (kPanels > 2) LLMSERVE_TILE_LOAD(7, b2 + kb * 1024, 64L);
+    LLMSERVE_TILE_DP(0, 4, 5);
+    if constexpr (kPanels > 1) LLMSERVE_TILE_DP(1, 4, 6);
+    if constexpr (kPanels > 2) LLMSERVE_TILE_DP(2, 4, 7);
+    if constexpr (kPanels > 3) {
+      LLMSERVE_TILE_LOAD(5, b3 + kb * 1024, 64L);
+      LLMSERVE_TILE_DP(3, 4, 5);
+    }
+  }
+  SinkTouches(touched);
+  LLMSERVE_STORE_C(0, y, ldy, rows, kPanels == 1 ? last_width : 16);
+  if constexpr (kPanels > 1) LLMSERVE_STORE_C(1, y + 16, ldy, rows, kPanels == 2 ? last_width : 16);
+  if constexpr (kPanels > 2) LLMSERVE_STORE_C(2, y + 32, ldy, rows, kPanels == 3 ? last_width : 16);
+  if constexpr (kPanels > 3) LLMSERVE_STORE_C(3, y + 48, ldy, rows, last_width);
 }
 
 LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, size_t r0, size_t r1,
@@ -178,6 +268,25 @@ void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n,
   // Rows in chunks whose bf16 activations stay in L2 across the panels.
   size_t chunk = (size_t{1} << 20) / (kpad * 2) / 32 * 32;
   if (chunk < 32) chunk = 32;
+  if (m <= 16) {  // one row block: wide panel groups
+    LoadConfig(MakeWideConfig(static_cast<int>(m)));
+    for (size_t p = panel_begin; p < panel_end; p += 4) {
+      const size_t count = panel_end - p < 4 ? panel_end - p : 4;
+      const size_t last_col = (p + count - 1) * 16;
+      const size_t last_width = n - last_col < 16 ? n - last_col : 16;
+      const uint8_t* b = wb + p * panel_bytes;
+      float* yp = y + p * 16;
+      const int rows = static_cast<int>(m);
+      switch (count) {
+        case 4: BlockWide<4>(ab, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width); break;
+        case 3: BlockWide<3>(ab, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width); break;
+        case 2: BlockWide<2>(ab, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width); break;
+        default: BlockWide<1>(ab, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width); break;
+      }
+    }
+    Release();
+    return;
+  }
   int config_rows0 = -1, config_rows1 = -1;
   for (size_t m0 = 0; m0 < m; m0 += chunk) {
     const size_t m1 = m - m0 < chunk ? m : m0 + chunk;
@@ -200,14 +309,18 @@ void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n,
         float* yp = y + mb * ldy + p * 16;
         if (rows1 > 0) {
           if (two_panels) {
-            Block<true, true>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1);
+            Block<true, true>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1,
+                              mb == m0);
           } else {
-            Block<true, false>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1);
+            Block<true, false>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1,
+                              mb == m0);
           }
         } else if (two_panels) {
-          Block<false, true>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1);
+          Block<false, true>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1,
+                              mb == m0);
         } else {
-          Block<false, false>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1);
+          Block<false, false>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1,
+                              mb == m0);
         }
       }
     }
