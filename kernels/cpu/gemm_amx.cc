@@ -150,9 +150,15 @@ LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const 
 // for small m, where weights stream from memory and more panels in flight
 // means more concurrent streams. C tiles 0..3, A tile 4, B tiles 5, 6, 7
 // (panel 3 reuses tile 5).
+//  touch: this block is the first to read these panels (pull them in ahead).
+//  next, next_panels, share, shares: while the panels are already cached (row
+//  blocks after the first), prefetch into L2 the tiles kb of the next panel
+//  group with kb % shares == share, so that group streams in meanwhile.
 template <int kPanels>
-LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, size_t panel_bytes, size_t kb_count,
-               float* y, size_t ldy, int rows, size_t last_width) {
+LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, size_t panel_bytes,
+                               size_t kb_count, float* y, size_t ldy, int rows, size_t last_width,
+                               bool touch, const uint8_t* next, size_t next_panels, size_t share,
+                               size_t shares) {
   LLMSERVE_TILE_ZERO(0);
   if constexpr (kPanels > 1) LLMSERVE_TILE_ZERO(1);
   if constexpr (kPanels > 2) LLMSERVE_TILE_ZERO(2);
@@ -162,10 +168,15 @@ LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, siz
   const uint8_t* b3 = b + 3 * panel_bytes;
   __m512i touched = _mm512_setzero_si512();
   for (size_t kb = 0; kb < kb_count; ++kb) {
-    if (kb + kTouchAhead < kb_count) {
+    if (touch && kb + kTouchAhead < kb_count) {
       for (int i = 0; i < kPanels; ++i) {
         const uint8_t* t = b + i * panel_bytes + (kb + kTouchAhead) * 1024;
         touched = TouchTile(t, t + (kL2Ahead - kTouchAhead) * 1024, touched);
+      }
+    } else if (next != nullptr && kb % shares == share) {
+      for (size_t i = 0; i < next_panels; ++i) {
+        const uint8_t* t = next + i * panel_bytes + kb * 1024;
+        for (int line = 0; line < 16; ++line) __builtin_prefetch(t + line * 64, 0, 2);
       }
     }
     LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
@@ -180,11 +191,60 @@ LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, siz
       LLMSERVE_TILE_DP(3, 4, 5);
     }
   }
-  SinkTouches(touched);
+  if (touch) SinkTouches(touched);
   LLMSERVE_STORE_C(0, y, ldy, rows, kPanels == 1 ? last_width : 16);
   if constexpr (kPanels > 1) LLMSERVE_STORE_C(1, y + 16, ldy, rows, kPanels == 2 ? last_width : 16);
   if constexpr (kPanels > 2) LLMSERVE_STORE_C(2, y + 32, ldy, rows, kPanels == 3 ? last_width : 16);
   if constexpr (kPanels > 3) LLMSERVE_STORE_C(3, y + 48, ldy, rows, last_width);
+}
+
+// Small m (<= kWideMaxRows): groups of 4 panels, all row blocks of 16 per group.
+constexpr size_t kWideMaxRows = 64;
+
+void GemmWide(const uint8_t* ab, long lda, size_t m, const uint8_t* wb, size_t panel_bytes,
+              size_t kb_count, size_t n, float* y, size_t ldy, size_t panel_begin,
+              size_t panel_end) {
+  const size_t row_blocks = (m + 15) / 16;
+  int config_rows = -1;
+  for (size_t p = panel_begin; p < panel_end; p += 4) {
+    const size_t count = panel_end - p < 4 ? panel_end - p : 4;
+    const size_t last_col = (p + count - 1) * 16;
+    const size_t last_width = n - last_col < 16 ? n - last_col : 16;
+    const uint8_t* b = wb + p * panel_bytes;
+    const size_t next_panels =
+        panel_end - (p + count) < 4 ? panel_end - (p + count) : 4;
+    for (size_t rb = 0; rb < row_blocks; ++rb) {
+      const int rows = static_cast<int>(m - rb * 16 < 16 ? m - rb * 16 : 16);
+      if (rows != config_rows) {
+        LoadConfig(MakeWideConfig(rows));
+        config_rows = rows;
+      }
+      const uint8_t* a = ab + rb * 16 * lda;
+      float* yp = y + rb * 16 * ldy + p * 16;
+      const bool touch = rb == 0;
+      const uint8_t* next = rb > 0 && next_panels > 0 ? b + count * panel_bytes : nullptr;
+      const size_t share = rb > 0 ? rb - 1 : 0;
+      const size_t shares = row_blocks > 1 ? row_blocks - 1 : 1;
+      switch (count) {
+        case 4:
+          BlockWide<4>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, touch, next,
+                       next_panels, share, shares);
+          break;
+        case 3:
+          BlockWide<3>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, touch, next,
+                       next_panels, share, shares);
+          break;
+        case 2:
+          BlockWide<2>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, touch, next,
+                       next_panels, share, shares);
+          break;
+        default:
+          BlockWide<1>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, touch, next,
+                       next_panels, share, shares);
+          break;
+      }
+    }
+  }
 }
 
 LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, size_t r0, size_t r1,
@@ -268,22 +328,8 @@ void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n,
   // Rows in chunks whose bf16 activations stay in L2 across the panels.
   size_t chunk = (size_t{1} << 20) / (kpad * 2) / 32 * 32;
   if (chunk < 32) chunk = 32;
-  if (m <= 16) {  // one row block: wide panel groups
-    LoadConfig(MakeWideConfig(static_cast<int>(m)));
-    for (size_t p = panel_begin; p < panel_end; p += 4) {
-      const size_t count = panel_end - p < 4 ? panel_end - p : 4;
-      const size_t last_col = (p + count - 1) * 16;
-      const size_t last_width = n - last_col < 16 ? n - last_col : 16;
-      const uint8_t* b = wb + p * panel_bytes;
-      float* yp = y + p * 16;
-      const int rows = static_cast<int>(m);
-      switch (count) {
-        case 4: BlockWide<4>(ab, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width); break;
-        case 3: BlockWide<3>(ab, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width); break;
-        case 2: BlockWide<2>(ab, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width); break;
-        default: BlockWide<1>(ab, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width); break;
-      }
-    }
+  if (m <= kWideMaxRows) {
+    GemmWide(ab, lda, m, wb, panel_bytes, kb_count, n, y, ldy, panel_begin, panel_end);
     Release();
     return;
   }

@@ -142,7 +142,7 @@ void CheckPath(Isa isa, MatmulPrecision precision) {
       ASSERT_EQ(lw.cols(), s.cols);
       const Isa expect = precision == MatmulPrecision::kF32 && isa == Isa::kAmx ? Isa::kAvx512 : isa;
       ASSERT_EQ(lw.isa(), expect);
-      for (size_t m : {size_t{1}, size_t{3}, size_t{17}, size_t{33}}) {
+      for (size_t m : {size_t{1}, size_t{3}, size_t{17}, size_t{33}, size_t{70}}) {
         const std::string what = std::string(IsaName(isa)) + " " + DTypeName(dtype) + " " +
                                  std::to_string(s.rows) + "x" + std::to_string(s.cols) +
                                  " m=" + std::to_string(m);
