@@ -98,7 +98,7 @@ constexpr size_t kL2Ahead = 4;
 // and prefetches the tile at t2 (anywhere: prefetches do not fault) into L2.
 LLMSERVE_AVX512 inline __m512i TouchTile(const uint8_t* t, const uint8_t* t2, __m512i acc) {
   for (int line = 0; line < 16; ++line) {
-    acc = _mm512_or_si512(acc, _mm512_load_si512(t + line * 64));
+    acc = _mm512_or_si512(acc, _mm512_loadu_si512(t + line * 64));
     __builtin_prefetch(t2 + line * 64, 0, 2);
   }
   return acc;
@@ -128,6 +128,11 @@ LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const 
       const size_t ahead = (kb + kTouchAhead) * 1024, l2 = (kL2Ahead - kTouchAhead) * 1024;
       touched = TouchTile(b0 + ahead, b0 + ahead + l2, touched);
       if constexpr (kTwoPanels) touched = TouchTile(b1 + ahead, b1 + ahead + l2, touched);
+    }
+    // The activation tiles of the next step (16 strided lines each) into L1.
+    for (int r = 0; r < 16; ++r) __builtin_prefetch(a + (kb + 1) * 64 + r * lda, 0, 3);
+    if constexpr (kTwoRowBlocks) {
+      for (int r = 0; r < 16; ++r) __builtin_prefetch(a1 + (kb + 1) * 64 + r * lda, 0, 3);
     }
     LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
     LLMSERVE_TILE_LOAD(6, b0 + kb * 1024, 64L);
