@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <vector>
 
 #define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 
@@ -304,14 +305,23 @@ void Pack(const void* src, WeightDType dtype, size_t rows, size_t cols, size_t r
   const size_t kpad = PaddedK(cols);
   const size_t panels = (rows + 15) / 16;
   std::memset(dst, 0, PackedBytes(rows, cols));
+  std::vector<uint16_t> row(kpad);
   for (size_t p = 0; p < panels; ++p) {
-    uint16_t* panel = dst + p * kpad * 16;
+    // Pairs (k, k + 1) of one row are 32-bit units; unit q of row n goes to
+    // tile q / 16, tile row q % 16, column n.
+    auto* panel = reinterpret_cast<uint32_t*>(dst + p * kpad * 16);
     for (size_t n = 0; n < 16 && p * 16 + n < rows; ++n) {
       const size_t r = p * 16 + n;
-      for (size_t c = 0; c < cols; ++c) {
-        // tile c/32, row (c%32)/2, column n, element c%2
-        panel[(c / 32) * 512 + ((c % 32) / 2) * 32 + n * 2 + (c % 2)] =
-            ToBf16Bits(s, dtype, r * row_stride + c);
+      if (dtype == WeightDType::kBF16) {
+        std::memcpy(row.data(), s + r * row_stride * 2, cols * 2);
+      } else {
+        for (size_t c = 0; c < cols; ++c) row[c] = ToBf16Bits(s, dtype, r * row_stride + c);
+      }
+      const uint16_t* in = row.data();
+      for (size_t q = 0; q < kpad / 2; ++q) {
+        uint32_t pair;
+        std::memcpy(&pair, in + 2 * q, 4);
+        panel[(q / 16) * 256 + (q % 16) * 16 + n] = pair;
       }
     }
   }

@@ -25,6 +25,18 @@ size_t PackedBytes(size_t rows, size_t cols, WeightDType dtype) {
   return (rows + 15) / 16 * 16 * cols * ElementSize(dtype);
 }
 
+namespace {
+// Same-type copy of 16 rows into one panel; kEs = element size.
+template <size_t kEs>
+void CopyPanel(const uint8_t* s, size_t first_row, size_t count, size_t cols, size_t row_stride,
+               uint8_t* out) {
+  for (size_t j = 0; j < count; ++j) {
+    const uint8_t* in = s + (first_row + j) * row_stride * kEs;
+    for (size_t c = 0; c < cols; ++c) std::memcpy(out + (c * 16 + j) * kEs, in + c * kEs, kEs);
+  }
+}
+}  // namespace
+
 void Pack(const void* src, WeightDType src_dtype, size_t rows, size_t cols, size_t row_stride,
           WeightDType dst_dtype, uint8_t* dst) {
   const auto* s = static_cast<const uint8_t*>(src);
@@ -32,17 +44,21 @@ void Pack(const void* src, WeightDType src_dtype, size_t rows, size_t cols, size
   const size_t es = ElementSize(dst_dtype);
   std::memset(dst, 0, PackedBytes(rows, cols, dst_dtype));
   for (size_t p = 0; p < panels; ++p) {
-    for (size_t j = 0; j < 16 && p * 16 + j < rows; ++j) {
+    const size_t count = rows - p * 16 < 16 ? rows - p * 16 : 16;
+    uint8_t* out = dst + p * cols * 16 * es;
+    if (src_dtype == dst_dtype) {
+      if (es == 2) {
+        CopyPanel<2>(s, p * 16, count, cols, row_stride, out);
+      } else {
+        CopyPanel<4>(s, p * 16, count, cols, row_stride, out);
+      }
+      continue;
+    }
+    for (size_t j = 0; j < count; ++j) {  // only conversion offered: to bf16
       const size_t r = p * 16 + j;
-      uint8_t* out = dst + (p * cols * 16 + j) * es;
-      if (src_dtype == dst_dtype) {
-        const uint8_t* in = s + r * row_stride * es;
-        for (size_t c = 0; c < cols; ++c) std::memcpy(out + c * 16 * es, in + c * es, es);
-      } else {  // only conversion offered: to bf16
-        for (size_t c = 0; c < cols; ++c) {
-          const uint16_t b = F32ToBf16(Load(s, src_dtype, r * row_stride + c));
-          std::memcpy(out + c * 16 * es, &b, 2);
-        }
+      for (size_t c = 0; c < cols; ++c) {
+        const uint16_t b = F32ToBf16(Load(s, src_dtype, r * row_stride + c));
+        std::memcpy(out + (c * 16 + j) * 2, &b, 2);
       }
     }
   }
