@@ -11,7 +11,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -84,33 +83,17 @@ inline void Release() { __asm__ volatile("tilerelease" ::: "memory"); }
     }                                                                           \
   } while (0)
 
-// Weight streaming. Measured here, tile loads that miss the caches stream
-// weights more slowly than plain AVX-512 loads do (the FMA kernel reads at
-// the machine's bandwidth; tile loads alone reached ~0.8-0.9 of it). So the
-// blocks that read weights from memory pull them closer first: ordinary
-// AVX-512 loads touch the tiles kTouchAhead steps ahead (into L1, with the
-// memory-level parallelism of ordinary loads) and prefetcht1 asks for the
-// tiles kL2Ahead steps ahead into L2. The distances were picked on the
-// lm_head-at-m=1 and decode-step measurements of tests/kernels/bench.
-constexpr size_t kTouchAhead = 2;
-constexpr size_t kL2Ahead = 4;
+// Weight streaming. Measured here (decode-step layers at m = 1, one thread,
+// interleaved runs), tile loads that miss the caches stream weights more
+// slowly than the AVX-512 FMA kernel's plain loads, and the hardware
+// prefetchers alone leave ~10-25% of the bandwidth unused. Blocks that read
+// weights from memory therefore prefetch (prefetcht1, into L2) each panel's
+// tile kL2Ahead steps ahead. Among 4..16 steps, and against touching the tiles
+// with ordinary loads, 8 streamed best.
+constexpr size_t kL2Ahead = 8;
 
-// Touches the 16 lines of the tile at t (which must be inside the weights)
-// and prefetches the tile at t2 (anywhere: prefetches do not fault) into L2.
-LLMSERVE_AVX512 inline __m512i TouchTile(const uint8_t* t, const uint8_t* t2, __m512i acc) {
-  for (int line = 0; line < 16; ++line) {
-    acc = _mm512_or_si512(acc, _mm512_loadu_si512(t + line * 64));
-    __builtin_prefetch(t2 + line * 64, 0, 2);
-  }
-  return acc;
-}
-
-// Keeps touch loads alive without costing a store per tile.
-std::atomic<int> g_touch_sink{0};
-LLMSERVE_AVX512 inline void SinkTouches(__m512i acc) {
-  alignas(64) int lanes[16];
-  _mm512_store_si512(lanes, acc);
-  g_touch_sink.store(lanes[0], std::memory_order_relaxed);
+inline void PrefetchTileL2(const uint8_t* t) {
+  for (int line = 0; line < 16; ++line) __builtin_prefetch(t + line * 64, 0, 2);
 }
 
 // One block of up to 32 rows × up to 2 panels over all of K.
@@ -123,12 +106,10 @@ LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const 
   if constexpr (kTwoRowBlocks) LLMSERVE_TILE_ZERO(2);
   if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_ZERO(3);
   const uint8_t* a1 = a + 16 * lda;
-  __m512i touched = _mm512_setzero_si512();
   for (size_t kb = 0; kb < kb_count; ++kb) {
-    if (prefetch && kb + kTouchAhead < kb_count) {
-      const size_t ahead = (kb + kTouchAhead) * 1024, l2 = (kL2Ahead - kTouchAhead) * 1024;
-      touched = TouchTile(b0 + ahead, b0 + ahead + l2, touched);
-      if constexpr (kTwoPanels) touched = TouchTile(b1 + ahead, b1 + ahead + l2, touched);
+    if (prefetch) {
+      PrefetchTileL2(b0 + (kb + kL2Ahead) * 1024);
+      if constexpr (kTwoPanels) PrefetchTileL2(b1 + (kb + kL2Ahead) * 1024);
     }
     // The activation tiles of the next step (16 strided lines each) into L1.
     for (int r = 0; r < 16; ++r) __builtin_prefetch(a + (kb + 1) * 64 + r * lda, 0, 3);
@@ -144,7 +125,6 @@ LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const 
     if constexpr (kTwoPanels) LLMSERVE_TILE_DP(1, 4, 7);
     if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_DP(3, 5, 7);
   }
-  if (prefetch) SinkTouches(touched);
   LLMSERVE_STORE_C(0, y, ldy, rows0, width0);
   if constexpr (kTwoPanels) LLMSERVE_STORE_C(1, y + 16, ldy, rows0, width1);
   if constexpr (kTwoRowBlocks) LLMSERVE_STORE_C(2, y + 16 * ldy, ldy, rows1, width0);
@@ -156,14 +136,14 @@ LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const 
 // for small m, where weights stream from memory and more panels in flight
 // means more concurrent streams. C tiles 0..3, A tile 4, B tiles 5, 6, 7
 // (panel 3 reuses tile 5).
-//  touch: this block is the first to read these panels (pull them in ahead).
+//  stream: this block is the first to read these panels (prefetch ahead).
 //  next, next_panels, share, shares: while the panels are already cached (row
 //  blocks after the first), prefetch into L2 the tiles kb of the next panel
 //  group with kb % shares == share, so that group streams in meanwhile.
 template <int kPanels>
 LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, size_t panel_bytes,
                                size_t kb_count, float* y, size_t ldy, int rows, size_t last_width,
-                               bool touch, const uint8_t* next, size_t next_panels, size_t share,
+                               bool stream, const uint8_t* next, size_t next_panels, size_t share,
                                size_t shares) {
   LLMSERVE_TILE_ZERO(0);
   if constexpr (kPanels > 1) LLMSERVE_TILE_ZERO(1);
@@ -172,18 +152,12 @@ LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, siz
   const uint8_t* b1 = b + panel_bytes;
   const uint8_t* b2 = b + 2 * panel_bytes;
   const uint8_t* b3 = b + 3 * panel_bytes;
-  __m512i touched = _mm512_setzero_si512();
   for (size_t kb = 0; kb < kb_count; ++kb) {
-    if (touch && kb + kTouchAhead < kb_count) {
-      for (int i = 0; i < kPanels; ++i) {
-        const uint8_t* t = b + i * panel_bytes + (kb + kTouchAhead) * 1024;
-        touched = TouchTile(t, t + (kL2Ahead - kTouchAhead) * 1024, touched);
-      }
-    } else if (next != nullptr && kb % shares == share) {
-      for (size_t i = 0; i < next_panels; ++i) {
-        const uint8_t* t = next + i * panel_bytes + kb * 1024;
-        for (int line = 0; line < 16; ++line) __builtin_prefetch(t + line * 64, 0, 2);
-      }
+    if (stream) {
+      for (int i = 0; i < kPanels; ++i) PrefetchTileL2(b + i * panel_bytes + (kb + kL2Ahead) * 1024);
+    }
+    if (next != nullptr && kb % shares == share) {
+      for (size_t i = 0; i < next_panels; ++i) PrefetchTileL2(next + i * panel_bytes + kb * 1024);
     }
     LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
     LLMSERVE_TILE_LOAD(5, b + kb * 1024, 64L);
@@ -197,7 +171,6 @@ LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, siz
       LLMSERVE_TILE_DP(3, 4, 5);
     }
   }
-  if (touch) SinkTouches(touched);
   LLMSERVE_STORE_C(0, y, ldy, rows, kPanels == 1 ? last_width : 16);
   if constexpr (kPanels > 1) LLMSERVE_STORE_C(1, y + 16, ldy, rows, kPanels == 2 ? last_width : 16);
   if constexpr (kPanels > 2) LLMSERVE_STORE_C(2, y + 32, ldy, rows, kPanels == 3 ? last_width : 16);
@@ -227,25 +200,25 @@ void GemmWide(const uint8_t* ab, long lda, size_t m, const uint8_t* wb, size_t p
       }
       const uint8_t* a = ab + rb * 16 * lda;
       float* yp = y + rb * 16 * ldy + p * 16;
-      const bool touch = rb == 0;
+      const bool stream = rb == 0;
       const uint8_t* next = rb > 0 && next_panels > 0 ? b + count * panel_bytes : nullptr;
       const size_t share = rb > 0 ? rb - 1 : 0;
       const size_t shares = row_blocks > 1 ? row_blocks - 1 : 1;
       switch (count) {
         case 4:
-          BlockWide<4>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, touch, next,
+          BlockWide<4>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
                        next_panels, share, shares);
           break;
         case 3:
-          BlockWide<3>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, touch, next,
+          BlockWide<3>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
                        next_panels, share, shares);
           break;
         case 2:
-          BlockWide<2>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, touch, next,
+          BlockWide<2>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
                        next_panels, share, shares);
           break;
         default:
-          BlockWide<1>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, touch, next,
+          BlockWide<1>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
                        next_panels, share, shares);
           break;
       }
