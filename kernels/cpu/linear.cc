@@ -112,12 +112,14 @@ LinearWeight LinearWeight::Pack(const void* data, WeightDType dtype, size_t rows
 
 namespace {
 
-// Units of work (panels or panel pairs) per thread chunk: enough that a chunk
-// streams at least ~64 KiB of weights, so tiny layers do not pay for a
-// hand-off. Depends only on the weight shape, never on m.
-size_t GrainFor(size_t unit_bytes) {
-  constexpr size_t kMinChunkBytes = 64 << 10;
-  return unit_bytes == 0 ? 1 : (kMinChunkBytes + unit_bytes - 1) / unit_bytes;
+// Panels per work chunk: about 256 KiB of weights (a multiple of `multiple`
+// panels, the kernels' widest block), so a chunk is worth a hand-off and a
+// layer still splits into many chunks that the threads share out at run time.
+// Depends only on the weight shape, never on m.
+size_t ChunkPanels(size_t panel_bytes, size_t multiple) {
+  constexpr size_t kChunkBytes = 256 << 10;
+  const size_t panels = panel_bytes == 0 ? multiple : kChunkBytes / panel_bytes / multiple * multiple;
+  return std::max(panels, multiple);
 }
 
 // Activations rounded to bf16 and back, for kBF16 on the P16 kernels.
@@ -135,8 +137,9 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
   }
   const size_t panels = (rows_ + 15) / 16;
   if (precision_ == MatmulPrecision::kBF16 && isa_ == Isa::kAmx) {
-    // Each output row is reduced inside one thread by the same tile sequence
-    // whatever m is; threads split output panels only.
+    // Each output row is reduced inside one call by the same tile sequence
+    // whatever m is; threads share out ranges of output panels only, so
+    // which thread computes an output never changes its bits.
     const size_t kpad = amx::PaddedK(cols_);
     thread_local std::vector<uint16_t, AlignedAllocator<uint16_t>> a;
     if (a.size() < m * kpad) a.resize(m * kpad);
@@ -148,11 +151,11 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
     } else {
       amx::ConvertRows(x, cols_, cols_, 0, m, ap, kpad);
     }
-    const size_t pairs = (panels + 1) / 2;
     const auto* w = reinterpret_cast<const uint16_t*>(data_.data());
-    pool.ParallelFor(pairs, GrainFor(2 * 16 * kpad * 2), [&](size_t begin, size_t end, size_t) {
-      amx::Gemm(ap, m, kpad, w, rows_, y, rows_, 2 * begin, std::min(2 * end, panels));
-    });
+    pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 4),
+                           [&](size_t begin, size_t end, size_t) {
+                             amx::Gemm(ap, m, kpad, w, rows_, y, rows_, begin, end);
+                           });
     return;
   }
   const float* xs = x;
@@ -165,7 +168,7 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
   const p16::Problem problem{xs, m, cols_, data_.data(), packed_dtype_, cols_, rows_, y, rows_};
   const size_t es = packed_dtype_ == WeightDType::kF32 ? 4 : 2;
   const Isa isa = isa_;
-  pool.ParallelFor(panels, GrainFor(16 * cols_ * es), [&](size_t begin, size_t end, size_t) {
+  pool.ParallelForChunks(panels, ChunkPanels(16 * cols_ * es, 8), [&](size_t begin, size_t end, size_t) {
     switch (isa) {
       case Isa::kAmx:
       case Isa::kAvx512:

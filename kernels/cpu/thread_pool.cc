@@ -59,32 +59,65 @@ void ThreadPool::ParallelFor(size_t n, size_t grain,
   if (n == 0) return;
   grain = std::max<size_t>(grain, 1);
   const size_t chunks = std::min(size(), (n + grain - 1) / grain);
-  const size_t chunk = (n + chunks - 1) / chunks;
-  if (chunks <= 1) {
-    fn(0, n, 0);
+  ParallelForChunks(n, (n + chunks - 1) / chunks, fn);
+}
+
+void ThreadPool::ParallelForChunks(size_t n, size_t chunk,
+                                   const std::function<void(size_t, size_t, size_t)>& fn) {
+  if (n == 0) return;
+  chunk = std::max<size_t>(chunk, 1);
+  const size_t num_chunks = (n + chunk - 1) / chunk;
+  if (num_chunks <= 1 || workers_.empty()) {
+    for (size_t begin = 0; begin < n; begin += chunk) fn(begin, std::min(n, begin + chunk), workers_.size());
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mu_);
-  // Helper i takes [i * chunk, (i + 1) * chunk); the caller takes the last
-  // chunk [workers * chunk, n). Only helpers whose chunk is non-empty run.
-  const size_t last = workers_.size();
   fn_ = &fn;
   n_ = n;
   chunk_ = chunk;
-  pending_.store(static_cast<uint32_t>(workers_.size()), std::memory_order_relaxed);
+  num_chunks_ = num_chunks;
+  next_chunk_.store(0, std::memory_order_relaxed);
+  done_chunks_.store(0, std::memory_order_relaxed);
+  members_.store(0, std::memory_order_release);  // open the round
   generation_.fetch_add(1, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) != 0) FutexWakeAll(&generation_);
-  if (last * chunk < n) fn(last * chunk, n, last);
-  // Wait for the helpers: spin first, then sleep on pending_.
+  RunChunks(workers_.size());
+  // Every range is claimed; wait for the ones still running: spin, then sleep.
+  const uint32_t total = static_cast<uint32_t>(num_chunks);
   for (;;) {
-    const uint32_t left = pending_.load(std::memory_order_acquire);
-    if (left == 0) break;
-    if (SpinWhileEqual(pending_, left, spin_us_.load(std::memory_order_relaxed))) continue;
+    const uint32_t done = done_chunks_.load(std::memory_order_acquire);
+    if (done == total) break;
+    if (SpinWhileEqual(done_chunks_, done, spin_us_.load(std::memory_order_relaxed))) continue;
     caller_asleep_.store(1, std::memory_order_seq_cst);
-    if (pending_.load(std::memory_order_seq_cst) == left) FutexWait(&pending_, left);
+    if (done_chunks_.load(std::memory_order_seq_cst) == done) FutexWait(&done_chunks_, done);
     caller_asleep_.store(0, std::memory_order_seq_cst);
   }
+  // Close the round once no helper is inside it (a helper that joined late
+  // finds nothing to claim and leaves at once); later joiners see -1.
+  for (int spins = 0;; ++spins) {
+    int32_t expected = 0;
+    if (members_.compare_exchange_weak(expected, -1, std::memory_order_acq_rel)) break;
+    if (spins < 4096) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();  // that helper was preempted right after joining
+    }
+  }
   fn_ = nullptr;
+}
+
+void ThreadPool::RunChunks(size_t thread) {
+  const uint32_t total = static_cast<uint32_t>(num_chunks_);
+  for (;;) {
+    const size_t i = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+    if (i >= num_chunks_) return;
+    const size_t begin = i * chunk_;
+    (*fn_)(begin, std::min(n_, begin + chunk_), thread);
+    if (done_chunks_.fetch_add(1, std::memory_order_seq_cst) + 1 == total &&
+        caller_asleep_.load(std::memory_order_seq_cst) != 0) {
+      FutexWakeAll(&done_chunks_);
+    }
+  }
 }
 
 void ThreadPool::WorkerLoop(size_t index) {
@@ -101,13 +134,15 @@ void ThreadPool::WorkerLoop(size_t index) {
     }
     seen = gen;
     if (stop_.load(std::memory_order_acquire)) return;
-    const size_t begin = std::min(index * chunk_, n_);
-    const size_t end = std::min(begin + chunk_, n_);
-    if (begin < end) (*fn_)(begin, end, index);
-    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        caller_asleep_.load(std::memory_order_seq_cst) != 0) {
-      FutexWakeAll(&pending_);
+    // Join whatever round is open now (it may already be a later one than
+    // `gen`: that is fine, its parameters are valid while we are a member).
+    int32_t members = members_.load(std::memory_order_acquire);
+    while (members >= 0 &&
+           !members_.compare_exchange_weak(members, members + 1, std::memory_order_acq_rel)) {
     }
+    if (members < 0) continue;  // closed: the others did all the work
+    RunChunks(index);
+    members_.fetch_sub(1, std::memory_order_release);
   }
 }
 

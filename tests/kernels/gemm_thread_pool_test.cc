@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -17,23 +20,46 @@ TEST(ThreadPool, CoversEveryIndexOnceWithFixedChunks) {
     for (size_t n : {1, 2, 5, 16, 17, 1000}) {
       for (size_t grain : {1, 4, 64}) {
         std::vector<std::atomic<int>> hits(n);
-        std::vector<std::pair<size_t, size_t>> ranges(threads, {0, 0});
+        std::mutex mu;
+        std::set<std::pair<size_t, size_t>> ranges;
+        std::vector<std::atomic<int>> busy(threads);
         pool.ParallelFor(n, grain, [&](size_t b, size_t e, size_t t) {
           ASSERT_LT(t, threads);
-          ranges[t] = {b, e};
+          EXPECT_EQ(busy[t].fetch_add(1), 0) << "thread index used twice at once";
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            ranges.insert({b, e});
+          }
           for (size_t i = b; i < e; ++i) hits[i].fetch_add(1);
+          busy[t].fetch_sub(1);
         });
         for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
-        // Chunk boundaries are a function of (n, grain, threads) only.
+        // Range boundaries are a function of (n, grain, threads) only.
         const size_t chunks = std::min(threads, (n + grain - 1) / grain);
         const size_t chunk = (n + chunks - 1) / chunks;
-        for (size_t t = 0; t < threads; ++t) {
-          if (ranges[t].first == ranges[t].second) continue;
-          const size_t expect_begin = chunks <= 1 ? 0 : t * chunk;
-          EXPECT_EQ(ranges[t].first, expect_begin) << n << " " << grain << " " << t;
-          EXPECT_EQ(ranges[t].second, chunks <= 1 ? n : std::min(n, (t + 1) * chunk));
-        }
+        std::set<std::pair<size_t, size_t>> expect;
+        for (size_t b = 0; b < n; b += chunk) expect.insert({b, std::min(n, b + chunk)});
+        EXPECT_EQ(ranges, expect) << n << " " << grain << " " << threads;
       }
+    }
+  }
+}
+
+TEST(ThreadPool, ExplicitChunksCoverEverything) {
+  ThreadPool pool(2);
+  for (size_t n : {1, 7, 64, 1001}) {
+    for (size_t chunk : {1, 3, 64}) {
+      std::vector<std::atomic<int>> hits(n);
+      std::atomic<size_t> calls{0};
+      pool.ParallelForChunks(n, chunk, [&](size_t b, size_t e, size_t t) {
+        ASSERT_LT(t, 2u);
+        ASSERT_EQ(b % chunk, 0u);
+        ASSERT_EQ(e, std::min(n, b + chunk));
+        calls.fetch_add(1);
+        for (size_t i = b; i < e; ++i) hits[i].fetch_add(1);
+      });
+      EXPECT_EQ(calls.load(), (n + chunk - 1) / chunk);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << chunk;
     }
   }
 }
