@@ -111,11 +111,6 @@ LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const 
       PrefetchTileL2(b0 + (kb + kL2Ahead) * 1024);
       if constexpr (kTwoPanels) PrefetchTileL2(b1 + (kb + kL2Ahead) * 1024);
     }
-    // The activation tiles of the next step (16 strided lines each) into L1.
-    for (int r = 0; r < 16; ++r) __builtin_prefetch(a + (kb + 1) * 64 + r * lda, 0, 3);
-    if constexpr (kTwoRowBlocks) {
-      for (int r = 0; r < 16; ++r) __builtin_prefetch(a1 + (kb + 1) * 64 + r * lda, 0, 3);
-    }
     LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
     LLMSERVE_TILE_LOAD(6, b0 + kb * 1024, 64L);
     if constexpr (kTwoRowBlocks) LLMSERVE_TILE_LOAD(5, a1 + kb * 64, lda);
