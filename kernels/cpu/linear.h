@@ -16,6 +16,11 @@
 //    Without AMX: activations and weights rounded to bf16, then the P16
 //    kernels (bitwise the same on scalar, AVX2, AVX-512; not equal to AMX).
 //  * f32/f16 weights under kBF16 are rounded to bf16 when packed.
+// Threads: Apply cuts the output features into chunks of ~256 KiB of weights
+// (boundaries depend on the weight shape only) that the pool's threads claim
+// at run time; a reduction is never split, so results do not depend on the
+// thread count or on which thread ran a chunk. Packed data is 64-byte aligned.
+// Apply keeps per-calling-thread scratch for the converted activations.
 
 #include <cstddef>
 #include <cstdint>
