@@ -31,18 +31,16 @@
 
 #include "common/ipc/shm_allreduce.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <new>
 #include <vector>
 
+#include "common/ipc/futex.h"
 #include "common/ipc/process_liveness.h"
 #include "common/ipc/shm_segment.h"
 #include "common/ipc/zmq_socket.h"
@@ -80,16 +78,6 @@ size_t SegmentBytes(int world, size_t slot_floats) {
 }
 
 bool Reached(uint32_t value, uint32_t phase) { return static_cast<int32_t>(value - phase) >= 0; }
-
-void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::milliseconds timeout) {
-  timespec ts{static_cast<time_t>(timeout.count() / 1000),
-              static_cast<long>(timeout.count() % 1000) * 1000000};
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
-
-void FutexWakeAll(std::atomic<uint32_t>* word) {
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
 
 // out[j] = ((src[0][j] + src[1][j]) + src[2][j]) + ... for j in [begin, end).
 // `out` may alias one of the sources: each block is summed into a local buffer

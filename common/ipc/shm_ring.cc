@@ -22,12 +22,18 @@
 //
 // Sleeping without lost wake-ups (an eventcount): a reader that has spun and
 // yielded for WaitPolicy without a message increments RingHeader::sleepers,
-// re-checks the written stamp, and only then polls its notification SUB
-// (CONFLATE, so at most one stale ping). The writer stores the stamp and then
-// loads `sleepers`; both sides use seq_cst, so at least one of them sees the
-// other: either the reader sees the message, or the writer sees a sleeper and
-// sends a ping. The writer therefore sends no ZMQ message at all while every
-// reader is awake (vLLM pings on every enqueue).
+// re-checks the written stamp, and only then sleeps. The writer stores the
+// stamp and then loads `sleepers`; both sides use seq_cst, so at least one of
+// them sees the other: either the reader sees the message, or the writer sees
+// a sleeper and wakes it. The writer therefore makes no system call at all
+// while every reader is awake (vLLM pings a socket on every enqueue).
+// Two ways to sleep (RingWake):
+//   kFutex: the reader reads RingHeader::wake_seq *before* re-checking the
+//     stamp and FUTEX_WAITs on that value; the writer bumps wake_seq and
+//     FUTEX_WAKEs. A bump between the re-check and the wait makes the wait
+//     return at once, so nothing is lost. One syscall each side.
+//   kZmq: the reader polls a CONFLATE SUB (at most one stale ping pending) and
+//     the writer publishes a one-byte ping on an XPUB (vLLM's mechanism).
 //
 // Messages larger than a chunk: the writer claims the chunk as usual, sends
 // [seq][payload...] on the local XPUB first and then stamps the chunk with the
@@ -62,6 +68,7 @@
 
 #include <zmq.hpp>
 
+#include "common/ipc/futex.h"
 #include "common/ipc/process_liveness.h"
 #include "common/ipc/shm_segment.h"
 #include "common/ipc/zmq_socket.h"
@@ -95,6 +102,7 @@ struct alignas(kAlign) RingHeader {
   alignas(kAlign) std::atomic<uint32_t> attached;  // local readers registered
   std::atomic<uint32_t> closed;                    // writer closed the ring
   alignas(kAlign) std::atomic<uint32_t> sleepers;  // readers about to sleep
+  std::atomic<uint32_t> wake_seq;                  // futex word (RingWake::kFutex)
 };
 
 struct alignas(kAlign) ChunkMeta {
@@ -198,6 +206,7 @@ std::string ShmRingHandle::Serialize() const {
   out += "local_readers=" + std::to_string(num_local_readers) + "\n";
   out += "remote_readers=" + std::to_string(num_remote_readers) + "\n";
   out += "local=" + local_endpoint + "\n";
+  out += std::string("wake=") + (wake == RingWake::kFutex ? "futex" : "zmq") + "\n";
   out += "notify=" + notify_endpoint + "\n";
   out += "remote=" + remote_endpoint + "\n";
   return out;
@@ -227,10 +236,10 @@ StatusOr<ShmRingHandle> ShmRingHandle::Parse(std::string_view text) {
   }
   if (first) return bad("empty");
   for (const char* key : {"shm", "chunks", "chunk_bytes", "local_readers", "remote_readers",
-                          "local", "notify", "remote"}) {
+                          "local", "wake", "notify", "remote"}) {
     if (!fields.count(key)) return bad(std::string("missing key ") + key);
   }
-  if (fields.size() != 8) return bad("unknown keys");
+  if (fields.size() != 9) return bad("unknown keys");
   ShmRingHandle h;
   h.shm_name = fields["shm"];
   if (h.shm_name.size() < 2 || h.shm_name[0] != '/' ||
@@ -247,8 +256,16 @@ StatusOr<ShmRingHandle> ShmRingHandle::Parse(std::string_view text) {
   h.local_endpoint = fields["local"];
   h.notify_endpoint = fields["notify"];
   h.remote_endpoint = fields["remote"];
+  if (fields["wake"] == "futex") {
+    h.wake = RingWake::kFutex;
+  } else if (fields["wake"] == "zmq") {
+    h.wake = RingWake::kZmq;
+  } else {
+    return bad("wake must be futex or zmq");
+  }
   if (h.num_local_readers > 0 &&
-      (h.local_endpoint.rfind("ipc://", 0) != 0 || h.notify_endpoint.rfind("ipc://", 0) != 0)) {
+      (h.local_endpoint.rfind("ipc://", 0) != 0 ||
+       (h.wake == RingWake::kZmq && h.notify_endpoint.rfind("ipc://", 0) != 0))) {
     return bad("local readers need ipc:// endpoints");
   }
   if (h.num_remote_readers > 0 && h.remote_endpoint.rfind("tcp://", 0) != 0) {
@@ -275,6 +292,15 @@ struct ShmRingWriter::Impl {
 
   // Waits until every local reader has released chunk `c`'s previous message.
   Status WaitChunkFree(uint32_t c, uint64_t needed, const Deadline& deadline);
+  // Wakes every sleeping local reader.
+  void WakeReaders() {
+    if (notify) {
+      (void)SendBytes(*notify, std::string_view("\0", 1), /*dont_wait=*/true);
+    } else {
+      ring.header().wake_seq.fetch_add(1, std::memory_order_seq_cst);
+      FutexWakeAll(&ring.header().wake_seq);
+    }
+  }
 };
 
 StatusOr<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingConfig& config) {
@@ -310,15 +336,18 @@ StatusOr<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingConf
   h.chunk_bytes = config.chunk_bytes;
   h.num_local_readers = config.num_local_readers;
   h.num_remote_readers = config.num_remote_readers;
+  h.wake = config.wake;
   SocketOptions xpub;
   xpub.xpub_verbose = true;
   xpub.linger_ms = kDataLinger;
   if (config.num_local_readers > 0) {
     LLMSERVE_ASSIGN_OR_RETURN(h.local_endpoint, MakeIpcEndpoint("ring", config.runtime_dir));
-    LLMSERVE_ASSIGN_OR_RETURN(h.notify_endpoint, MakeIpcEndpoint("ring-wake", config.runtime_dir));
     LLMSERVE_ASSIGN_OR_RETURN(
         impl->local, MakeSocket(impl->context, zmq::socket_type::xpub, h.local_endpoint,
                                 SocketMode::kBind, xpub));
+  }
+  if (config.num_local_readers > 0 && config.wake == RingWake::kZmq) {
+    LLMSERVE_ASSIGN_OR_RETURN(h.notify_endpoint, MakeIpcEndpoint("ring-wake", config.runtime_dir));
     SocketOptions notify = xpub;
     notify.linger_ms = 0;
     LLMSERVE_ASSIGN_OR_RETURN(
@@ -372,7 +401,8 @@ Status ShmRingWriter::WaitUntilReady(Timeout timeout) {
   };
   for (;;) {
     const uint32_t attached = m.ring.header().attached.load(std::memory_order_acquire);
-    if (local_subs >= n_local && notify_subs >= n_local && remote_subs >= n_remote &&
+    const uint32_t n_notify = m.notify ? n_local : 0;
+    if (local_subs >= n_local && notify_subs >= n_notify && remote_subs >= n_remote &&
         attached >= n_local) {
       break;
     }
@@ -473,7 +503,7 @@ Status ShmRingWriter::Write(std::span<const std::string_view> parts, Timeout tim
 
   meta.written.store(seq + 1, std::memory_order_seq_cst);
   if (m.ring.header().sleepers.load(std::memory_order_seq_cst) > 0) {
-    (void)SendBytes(*m.notify, std::string_view("\0", 1), /*dont_wait=*/true);
+    m.WakeReaders();
     ++m.notifications;
   }
   m.next_seq = seq + 1;
@@ -485,7 +515,7 @@ void ShmRingWriter::Close() {
   if (m.closed) return;
   m.closed = true;
   m.ring.header().closed.store(1, std::memory_order_seq_cst);
-  if (m.notify) (void)SendBytes(*m.notify, std::string_view("\0", 1), /*dont_wait=*/true);
+  m.WakeReaders();
   if (m.remote && m.ready) (void)SendBytes(*m.remote, kClose, /*dont_wait=*/true);
 }
 
@@ -550,9 +580,12 @@ StatusOr<std::unique_ptr<ShmRingReader>> ShmRingReader::AttachLocal(const ShmRin
   SocketOptions sub;
   LLMSERVE_ASSIGN_OR_RETURN(impl->data, MakeSocket(impl->context, zmq::socket_type::sub,
                                                    handle.local_endpoint, SocketMode::kConnect, sub));
-  sub.conflate = true;
-  LLMSERVE_ASSIGN_OR_RETURN(impl->notify, MakeSocket(impl->context, zmq::socket_type::sub,
-                                                     handle.notify_endpoint, SocketMode::kConnect, sub));
+  if (handle.wake == RingWake::kZmq) {
+    sub.conflate = true;
+    LLMSERVE_ASSIGN_OR_RETURN(impl->notify,
+                              MakeSocket(impl->context, zmq::socket_type::sub,
+                                         handle.notify_endpoint, SocketMode::kConnect, sub));
+  }
   impl->cancel_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (impl->cancel_fd < 0) return Status::Unavailable("shm ring: eventfd failed");
   return std::unique_ptr<ShmRingReader>(new ShmRingReader(std::move(impl)));
@@ -584,9 +617,14 @@ ShmRingReader::~ShmRingReader() {
 uint64_t ShmRingReader::sleeps() const { return impl_->sleeps; }
 
 void ShmRingReader::Cancel() {
-  impl_->cancelled.store(true, std::memory_order_release);
+  impl_->cancelled.store(true, std::memory_order_seq_cst);
   const uint64_t one = 1;
   [[maybe_unused]] ssize_t n = ::write(impl_->cancel_fd, &one, sizeof(one));
+  if (impl_->is_local && impl_->handle.wake == RingWake::kFutex) {
+    // Spuriously wakes the ring's other sleepers too; they just re-check.
+    impl_->ring.header().wake_seq.fetch_add(1, std::memory_order_seq_cst);
+    FutexWakeAll(&impl_->ring.header().wake_seq);
+  }
 }
 
 Status ShmRingReader::WaitUntilReady(Timeout timeout) {
@@ -667,10 +705,20 @@ StatusOr<std::string_view> ShmRingReader::Impl::ReadLocal(const Deadline& deadli
 Status ShmRingReader::Impl::Sleep(uint32_t c, uint64_t want, const Deadline& deadline) {
   RingHeader& header = ring.header();
   header.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t wake_seq = header.wake_seq.load(std::memory_order_seq_cst);
   const bool runnable = ring.chunk(c).written.load(std::memory_order_seq_cst) == want ||
-                        header.closed.load(std::memory_order_seq_cst) != 0;
+                        header.closed.load(std::memory_order_seq_cst) != 0 ||
+                        cancelled.load(std::memory_order_seq_cst);
   Status status;
-  if (!runnable) {
+  if (!runnable && !notify) {
+    ++sleeps;
+    FutexWait(&header.wake_seq, wake_seq, deadline.Remaining(kLivenessSlice));
+    if (header.wake_seq.load(std::memory_order_acquire) == wake_seq &&
+        !ProcessAlive(header.writer_pid) &&
+        ring.chunk(c).written.load(std::memory_order_acquire) != want) {
+      status = Status::Unavailable("shm ring: writer process died");
+    }
+  } else if (!runnable) {
     ++sleeps;
     Poller poller;
     const size_t notify_i = poller.AddSocket(*notify);

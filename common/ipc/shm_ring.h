@@ -32,6 +32,15 @@ namespace llmserve::common::ipc {
 
 using Timeout = std::optional<std::chrono::milliseconds>;
 
+// How a local reader that has spun and yielded without a message sleeps, and
+// how the writer wakes it (only when some reader sleeps, either way).
+enum class RingWake {
+  kFutex,  // FUTEX_WAIT on a word in the segment; the writer's FUTEX_WAKE
+           // reaches the sleeper directly (a few µs)
+  kZmq,    // poll a CONFLATE SUB; the writer publishes a ping (vLLM's way;
+           // the ping crosses two ZeroMQ I/O threads)
+};
+
 // Shape of a ring, chosen by its writer.
 struct ShmRingConfig {
   // Number of chunks (messages in flight); vLLM uses 10.
@@ -49,6 +58,8 @@ struct ShmRingConfig {
   std::string runtime_dir;
   // How the writer waits for a chunk that a slow reader still holds.
   WaitPolicy wait;
+  // How sleeping local readers are woken.
+  RingWake wake = RingWake::kFutex;
 };
 
 // What a reader needs to attach, as written by the writer.
@@ -59,7 +70,8 @@ struct ShmRingHandle {
   uint32_t num_local_readers = 0;
   uint32_t num_remote_readers = 0;
   std::string local_endpoint;      // ipc:// XPUB for overflow messages and READY
-  std::string notify_endpoint;     // ipc:// XPUB that wakes sleeping readers
+  RingWake wake = RingWake::kFutex;  // how sleeping local readers are woken
+  std::string notify_endpoint;     // ipc:// XPUB that wakes them (kZmq only)
   std::string remote_endpoint;     // tcp:// XPUB for remote readers ("" if none)
 
   // One line per field ("key=value"), safe to pass on a command line.

@@ -155,7 +155,8 @@ StatusOr<uint64_t> WriteAll(ShmRingWriter& writer, const StressSpec& spec) {
 }
 
 // Writer in this process, `local` reader processes (+ `remote` over TCP).
-void RunStress(uint32_t local, uint32_t remote, uint32_t chunks, const StressSpec& spec) {
+void RunStress(uint32_t local, uint32_t remote, uint32_t chunks, const StressSpec& spec,
+               RingWake wake = RingWake::kFutex) {
   std::vector<std::unique_ptr<Child>> children;
   for (uint32_t r = 0; r < local; ++r) {
     children.push_back(std::make_unique<Child>(
@@ -170,6 +171,7 @@ void RunStress(uint32_t local, uint32_t remote, uint32_t chunks, const StressSpe
   config.chunk_bytes = spec.chunk_bytes;
   config.num_local_readers = local;
   config.num_remote_readers = remote;
+  config.wake = wake;
   auto writer = ShmRingWriter::Create(config);
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
   for (auto& child : children) child->Send((*writer)->handle().Serialize());
@@ -198,6 +200,7 @@ TEST(ShmRingHandle, RoundTripsAndRejectsMalformedText) {
   h.num_local_readers = 3;
   h.num_remote_readers = 1;
   h.local_endpoint = "ipc:///tmp/a";
+  h.wake = RingWake::kZmq;
   h.notify_endpoint = "ipc:///tmp/b";
   h.remote_endpoint = "tcp://10.0.0.1:5555";
   auto parsed = ShmRingHandle::Parse(h.Serialize());
@@ -216,7 +219,8 @@ TEST(ShmRingHandle, RoundTripsAndRejectsMalformedText) {
         replace("chunks=10", "chunks=ten"), replace("chunks=10", "chunks=0"),
         replace("chunk_bytes=16777216", "chunk_bytes=-1"), replace("shm=/", "shm="),
         replace("local=ipc://", "local=tcp://"), replace("remote=tcp://", "remote=ipc://"),
-        replace("notify=", "nothing="), good + "extra=1\n", good + "chunks=3\n",
+        replace("notify=", "nothing="), replace("wake=zmq", "wake=pigeon"),
+        replace("notify=ipc://", "notify=tcp://"), good + "extra=1\n", good + "chunks=3\n",
         replace("local_readers=3", "local_readers=99999")}) {
     auto p = ShmRingHandle::Parse(bad);
     EXPECT_FALSE(p.ok()) << bad;
@@ -233,9 +237,11 @@ struct InProcessRing {
   std::vector<std::unique_ptr<ShmRingReader>> readers;
 };
 
-InProcessRing MakeRing(uint32_t readers, uint32_t chunks = 4, uint64_t chunk_bytes = 256) {
+InProcessRing MakeRing(uint32_t readers, uint32_t chunks = 4, uint64_t chunk_bytes = 256,
+                       RingWake wake = RingWake::kFutex) {
   InProcessRing ring;
   ShmRingConfig config;
+  config.wake = wake;
   config.num_chunks = chunks;
   config.chunk_bytes = chunk_bytes;
   config.num_local_readers = readers;
@@ -339,8 +345,10 @@ TEST(ShmRing, ReadTimesOutAndLaterReadsStillWork) {
   EXPECT_EQ(*got, "after");
 }
 
-TEST(ShmRing, SleepingReaderIsWokenByWriteAndByClose) {
-  InProcessRing ring = MakeRing(1);
+class ShmRingWake : public ::testing::TestWithParam<RingWake> {};
+
+TEST_P(ShmRingWake, SleepingReaderIsWokenByWriteAndByClose) {
+  InProcessRing ring = MakeRing(1, 4, 256, GetParam());
   ShmRingReader& reader = *ring.readers[0];
   std::atomic<int> stage{0};
   std::string first;
@@ -385,16 +393,22 @@ TEST(ShmRing, MessagesWrittenBeforeCloseAreStillDelivered) {
   EXPECT_EQ(ring.readers[0]->Read().status().code(), StatusCode::kUnavailable);
 }
 
-TEST(ShmRing, CancelWakesABlockedReader) {
-  InProcessRing ring = MakeRing(1);
+TEST_P(ShmRingWake, CancelWakesASleepingReader) {
+  InProcessRing ring = MakeRing(1, 4, 256, GetParam());
   Status status;
   std::thread t([&] { status = ring.readers[0]->Read().status(); });
-  std::this_thread::sleep_for(milliseconds(30));
+  const auto deadline = std::chrono::steady_clock::now() + kLong;
+  while (ring.readers[0]->sleeps() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
   ring.readers[0]->Cancel();
   t.join();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
   EXPECT_NE(status.message().find("cancelled"), std::string::npos);
 }
+
+INSTANTIATE_TEST_SUITE_P(Futex, ShmRingWake, ::testing::Values(RingWake::kFutex));
+INSTANTIATE_TEST_SUITE_P(Zmq, ShmRingWake, ::testing::Values(RingWake::kZmq));
 
 TEST(ShmRing, WriterBlockedBySlowReaderTimesOutThenResumes) {
   InProcessRing ring = MakeRing(2, 3, 64);
@@ -437,6 +451,11 @@ TEST(ShmRingStress, TwoReaderProcesses) {
 
 TEST(ShmRingStress, FourReaderProcesses) {
   RunStress(4, 0, 32, {Scaled(500000), 5000, 2048, Scaled(50000)});
+}
+
+TEST(ShmRingStress, TwoReaderProcessesWokenOverZmq) {
+  RunStress(2, 0, 32, {Scaled(300000), 5000, 2048, Scaled(50000), std::chrono::seconds(3)},
+            RingWake::kZmq);
 }
 
 TEST(ShmRingStress, OverflowHeavyWithVllmChunkCount) {

@@ -104,6 +104,7 @@ int RingReaderProcess(const std::string& handle_text, uint32_t rank, BackChannel
   ShmRingConfig config;
   config.num_chunks = 4;
   config.chunk_bytes = 4096;
+  config.wake = handle->wake;
   auto response = ShmRingWriter::Create(config);
   if (!response.ok()) return 4;
   back->Put((*response)->handle().Serialize());
@@ -129,6 +130,7 @@ void BM_RingBroadcast(benchmark::State& state) {
   const uint32_t readers = static_cast<uint32_t>(state.range(0));
   const size_t size = static_cast<size_t>(state.range(1));
   const auto idle = std::chrono::microseconds(state.range(2));
+  const RingWake wake = state.range(3) == 1 ? RingWake::kZmq : RingWake::kFutex;
   std::vector<std::unique_ptr<BackChannel>> backs;
   std::vector<std::unique_ptr<Child>> children;
   for (uint32_t r = 0; r < readers; ++r) {
@@ -139,6 +141,7 @@ void BM_RingBroadcast(benchmark::State& state) {
   }
   ShmRingConfig config;  // vLLM's geometry: 10 chunks of 16 MiB
   config.num_local_readers = readers;
+  config.wake = wake;
   auto writer = ShmRingWriter::Create(config);
   if (!writer.ok()) {
     state.SkipWithError(writer.status().ToString().c_str());
@@ -197,13 +200,14 @@ void BM_RingBroadcast(benchmark::State& state) {
   state.counters["reader_wakeups"] = static_cast<double>((*writer)->notifications_sent());
 }
 BENCHMARK(BM_RingBroadcast)
-    ->ArgNames({"readers", "bytes", "idle_us"})
-    ->Args({1, 64, 0})->Args({2, 64, 0})->Args({4, 64, 0})
-    ->Args({1, 4096, 0})->Args({2, 4096, 0})
+    ->ArgNames({"readers", "bytes", "idle_us", "zmq_wake"})
+    ->Args({1, 64, 0, 0})->Args({2, 64, 0, 0})->Args({4, 64, 0, 0})
+    ->Args({1, 4096, 0, 0})->Args({2, 4096, 0, 0})
     ->Iterations(20000)->UseRealTime()->Unit(benchmark::kMicrosecond);
+// Readers idle past their spin/yield budget (1 ms): every message wakes them.
 BENCHMARK(BM_RingBroadcast)
-    ->ArgNames({"readers", "bytes", "idle_us"})
-    ->Args({1, 64, 3000})->Args({2, 64, 3000})
+    ->ArgNames({"readers", "bytes", "idle_us", "zmq_wake"})
+    ->Args({1, 64, 3000, 0})->Args({1, 64, 3000, 1})->Args({2, 64, 3000, 0})->Args({2, 64, 3000, 1})
     ->Iterations(300)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Two processes hand one shared cache line back and forth (spinning): the
