@@ -21,12 +21,15 @@
 // so readers never share a cache line they write.
 //
 // Sleeping without lost wake-ups (an eventcount): a reader that has spun and
-// yielded for WaitPolicy without a message increments RingHeader::sleepers,
+// yielded for WaitPolicy without a message sets RingHeader::wake_wanted,
 // re-checks the written stamp, and only then sleeps. The writer stores the
-// stamp and then loads `sleepers`; both sides use seq_cst, so at least one of
-// them sees the other: either the reader sees the message, or the writer sees
-// a sleeper and wakes it. The writer therefore makes no system call at all
-// while every reader is awake (vLLM pings a socket on every enqueue).
+// stamp and then exchanges wake_wanted with 0; both sides use seq_cst, so at
+// least one of them sees the other: either the reader sees the message, or the
+// writer sees the flag and wakes every sleeper (a woken reader whose message
+// is not there yet sets the flag again). The writer makes no system call
+// while every reader is awake (vLLM pings a socket on every enqueue), and only
+// one per sleep episode otherwise: the exchange clears the flag, so a slowly
+// scheduled sleeper does not cost the writer a wake-up per message.
 // Two ways to sleep (RingWake):
 //   kFutex: the reader reads RingHeader::wake_seq *before* re-checking the
 //     stamp and FUTEX_WAITs on that value; the writer bumps wake_seq and
@@ -101,7 +104,7 @@ struct alignas(kAlign) RingHeader {
   int32_t writer_pid;
   alignas(kAlign) std::atomic<uint32_t> attached;  // local readers registered
   std::atomic<uint32_t> closed;                    // writer closed the ring
-  alignas(kAlign) std::atomic<uint32_t> sleepers;  // readers about to sleep
+  alignas(kAlign) std::atomic<uint32_t> wake_wanted;  // a reader is (about to be) asleep
   std::atomic<uint32_t> wake_seq;                  // futex word (RingWake::kFutex)
 };
 
@@ -502,7 +505,9 @@ Status ShmRingWriter::Write(std::span<const std::string_view> parts, Timeout tim
   if (m.remote) LLMSERVE_RETURN_IF_ERROR(SendMultipart(*m.remote, frames));
 
   meta.written.store(seq + 1, std::memory_order_seq_cst);
-  if (m.ring.header().sleepers.load(std::memory_order_seq_cst) > 0) {
+  std::atomic<uint32_t>& wake_wanted = m.ring.header().wake_wanted;
+  if (wake_wanted.load(std::memory_order_seq_cst) != 0 &&
+      wake_wanted.exchange(0, std::memory_order_seq_cst) != 0) {
     m.WakeReaders();
     ++m.notifications;
   }
@@ -704,7 +709,7 @@ StatusOr<std::string_view> ShmRingReader::Impl::ReadLocal(const Deadline& deadli
 
 Status ShmRingReader::Impl::Sleep(uint32_t c, uint64_t want, const Deadline& deadline) {
   RingHeader& header = ring.header();
-  header.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  header.wake_wanted.store(1, std::memory_order_seq_cst);
   const uint32_t wake_seq = header.wake_seq.load(std::memory_order_seq_cst);
   const bool runnable = ring.chunk(c).written.load(std::memory_order_seq_cst) == want ||
                         header.closed.load(std::memory_order_seq_cst) != 0 ||
@@ -733,7 +738,6 @@ Status ShmRingReader::Impl::Sleep(uint32_t c, uint64_t want, const Deadline& dea
       status = Status::Unavailable("shm ring: writer process died");
     }
   }
-  header.sleepers.fetch_sub(1, std::memory_order_seq_cst);
   return status;
 }
 

@@ -79,7 +79,7 @@ struct StressSpec {
   uint64_t overflow_every = 0;  // about one in this many is out of band; 0: never
   uint64_t chunk_bytes = 0;
   uint64_t min_messages = 0;    // written even when max_seconds have passed
-  std::chrono::seconds max_seconds{6};
+  std::chrono::seconds max_seconds{4};
 };
 
 // Body of a reader: attaches and reads verified messages until the writer's
