@@ -106,6 +106,7 @@ struct ShmCommunicator::Impl {
   uint32_t phase = 0;   // last phase entered
   uint64_t pieces = 0;  // pieces staged so far (picks the buffer)
   bool broken = false;
+  AdaptiveSpin spin{WaitPolicy{}};
 
   GroupHeader& header() const { return *reinterpret_cast<GroupHeader*>(base); }
   RankState& state(int r) const {
@@ -153,6 +154,7 @@ StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
   }
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->spin = AdaptiveSpin(config.wait);
   const size_t bytes = SegmentBytes(config.world_size, config.slot_floats);
   const Deadline deadline(config.timeout.value_or(kDefaultJoinTimeout));
   if (config.rank == 0) {
@@ -210,10 +212,14 @@ int ShmCommunicator::world_size() const { return impl_->config.world_size; }
 Status ShmCommunicator::Impl::WaitFor(int peer, uint32_t target, const Deadline& deadline) {
   RankState& s = state(peer);
   if (Reached(s.arrive.load(std::memory_order_acquire), target)) return Status::Ok();
-  SpinPhase spin(config.wait);
-  while (spin.Next()) {
-    if (Reached(s.arrive.load(std::memory_order_acquire), target)) return Status::Ok();
+  SpinPhase phase(spin.Next());
+  while (phase.Next()) {
+    if (Reached(s.arrive.load(std::memory_order_acquire), target)) {
+      spin.Done(phase);
+      return Status::Ok();
+    }
   }
+  spin.Done(phase);
   for (;;) {
     s.waiters.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t seen = s.arrive.load(std::memory_order_seq_cst);

@@ -292,6 +292,7 @@ struct ShmRingWriter::Impl {
   uint64_t notifications = 0;
   bool ready = false;
   bool closed = false;
+  AdaptiveSpin spin{WaitPolicy{}};
 
   // Waits until every local reader has released chunk `c`'s previous message.
   Status WaitChunkFree(uint32_t c, uint64_t needed, const Deadline& deadline);
@@ -314,6 +315,7 @@ StatusOr<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingConf
   }
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->spin = AdaptiveSpin(config.wait);
   const Layout layout =
       Layout::For(config.num_chunks, config.chunk_bytes, config.num_local_readers);
   LLMSERVE_ASSIGN_OR_RETURN(impl->shm, ShmSegment::Create("ring", layout.total));
@@ -436,10 +438,14 @@ Status ShmRingWriter::Impl::WaitChunkFree(uint32_t c, uint64_t needed, const Dea
     return true;
   };
   if (all_released()) return Status::Ok();
-  SpinPhase phase(config.wait);
+  SpinPhase phase(spin.Next());
   while (phase.Next()) {
-    if (all_released()) return Status::Ok();
+    if (all_released()) {
+      spin.Done(phase);
+      return Status::Ok();
+    }
   }
+  spin.Done(phase);
   // Blocked by a slow reader: back off with short sleeps, checking liveness.
   auto sleep = std::chrono::microseconds(20);
   auto next_check = std::chrono::steady_clock::now();
@@ -528,7 +534,7 @@ void ShmRingWriter::Close() {
 
 struct ShmRingReader::Impl {
   ShmRingHandle handle;
-  WaitPolicy wait;
+  AdaptiveSpin spin{WaitPolicy{}};
   bool is_local = true;
   uint32_t rank = 0;
   std::unique_ptr<ShmSegment> shm;
@@ -564,7 +570,7 @@ StatusOr<std::unique_ptr<ShmRingReader>> ShmRingReader::AttachLocal(const ShmRin
   }
   auto impl = std::make_unique<Impl>();
   impl->handle = handle;
-  impl->wait = wait;
+  impl->spin = AdaptiveSpin(wait);
   impl->rank = local_rank;
   const Layout layout = Layout::For(handle.num_chunks, handle.chunk_bytes, handle.num_local_readers);
   LLMSERVE_ASSIGN_OR_RETURN(impl->shm, ShmSegment::Open(handle.shm_name, layout.total));
@@ -688,7 +694,7 @@ StatusOr<std::string_view> ShmRingReader::Impl::ReadLocal(const Deadline& deadli
   RingHeader& header = ring.header();
   auto ready = [&] { return meta.written.load(std::memory_order_acquire) == seq + 1; };
   if (!ready()) {
-    SpinPhase phase(wait);
+    SpinPhase phase(spin.Next());
     while (!ready()) {
       if (header.closed.load(std::memory_order_acquire) != 0) {
         if (ready()) break;
@@ -701,6 +707,7 @@ StatusOr<std::string_view> ShmRingReader::Impl::ReadLocal(const Deadline& deadli
       if (phase.Next()) continue;
       LLMSERVE_RETURN_IF_ERROR(Sleep(c, seq + 1, deadline));
     }
+    spin.Done(phase);
   }
   if (meta.flags & kOverflow) return ReceiveOutOfBand(seq, deadline);
   held = true;

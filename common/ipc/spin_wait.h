@@ -7,6 +7,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -36,12 +37,15 @@ class SpinPhase final {
 
   explicit SpinPhase(const WaitPolicy& policy) : policy_(policy), start_(Clock::now()) {}
 
+  // Whether the pause-spin phase is over (the wait is yielding or blocking).
+  bool spun_out() const { return yielding_; }
+
   // Pauses or yields once; returns false once the caller should block instead.
   bool Next() {
     if ((++iterations_ & 15) == 0 || yielding_) {
       const auto elapsed = Clock::now() - start_;
-      if (elapsed >= policy_.yield) return false;
       yielding_ = elapsed >= policy_.spin;
+      if (elapsed >= policy_.yield) return false;
     }
     if (yielding_) {
       sched_yield();
@@ -56,6 +60,34 @@ class SpinPhase final {
   Clock::time_point start_;
   unsigned iterations_ = 0;
   bool yielding_ = false;
+};
+
+// Adapts the spin budget of one waiter to how its waits end, like an adaptive
+// mutex: a wait that ends while still spinning doubles the budget (up to
+// policy.spin); one that needs to yield or sleep halves it (down to 2 µs, so
+// that a fast peer can win it back). On an oversubscribed machine, where the
+// peer we wait for may need our very core, spinning first would delay it by
+// the whole budget, so the budget drops to 2 µs and the waiter soon yields;
+// with idle cores and a responsive peer it stays at policy.spin.
+class AdaptiveSpin final {
+ public:
+  explicit AdaptiveSpin(const WaitPolicy& policy) : policy_(policy), spin_(policy.spin) {}
+
+  // The policy for the next wait.
+  WaitPolicy Next() const { return WaitPolicy{spin_, policy_.yield}; }
+  // Records how a wait with Next()'s policy ended.
+  void Done(const SpinPhase& phase) {
+    if (phase.spun_out()) {
+      spin_ = std::max(std::min(policy_.spin, kFloor), spin_ / 2);
+    } else {
+      spin_ = std::min(policy_.spin, spin_ * 2 + std::chrono::microseconds(1));
+    }
+  }
+
+ private:
+  static constexpr std::chrono::microseconds kFloor{2};
+  WaitPolicy policy_;
+  std::chrono::microseconds spin_;
 };
 
 // A deadline from an optional timeout (nullopt: none).
