@@ -407,8 +407,10 @@ TEST_P(ShmRingWake, CancelWakesASleepingReader) {
   EXPECT_NE(status.message().find("cancelled"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Futex, ShmRingWake, ::testing::Values(RingWake::kFutex));
-INSTANTIATE_TEST_SUITE_P(Zmq, ShmRingWake, ::testing::Values(RingWake::kZmq));
+INSTANTIATE_TEST_SUITE_P(Wake, ShmRingWake, ::testing::Values(RingWake::kFutex, RingWake::kZmq),
+                         [](const ::testing::TestParamInfo<RingWake>& info) {
+                           return std::string(info.param == RingWake::kFutex ? "Futex" : "Zmq");
+                         });
 
 TEST(ShmRing, WriterBlockedBySlowReaderTimesOutThenResumes) {
   InProcessRing ring = MakeRing(2, 3, 64);
@@ -489,12 +491,14 @@ TEST(ShmRing, LateReaderGetsEverythingAfterReadiness) {
   EXPECT_EQ(late.Wait(kLong), 0);
 }
 
-TEST(ShmRing, ReaderNoticesWriterDeath) {
+TEST_P(ShmRingWake, ReaderNoticesWriterDeath) {
+  const RingWake wake = GetParam();
   // The writer is the child; it writes one message and dies without Close.
   int handle_pipe[2];
   ASSERT_EQ(::pipe(handle_pipe), 0);
   Child writer_child([&](const std::string&) {
     ShmRingConfig config;
+    config.wake = wake;
     config.num_chunks = 4;
     config.chunk_bytes = 256;
     auto writer = ShmRingWriter::Create(config);
