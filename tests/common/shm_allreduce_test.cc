@@ -90,14 +90,20 @@ int RankBody(ShmCommunicatorConfig config, const std::vector<Case>& cases) {
       }
     }
   }
-  // AllGather, rank-major: rank r contributes r * 1000 + i.
-  const size_t n = 777;
-  std::vector<float> in(n), out(n * config.world_size, -1.0f);
-  for (size_t i = 0; i < n; ++i) in[i] = static_cast<float>(config.rank * 1000 + static_cast<int>(i));
-  if (!(*comm)->AllGather(in.data(), n, out.data()).ok()) return 5;
-  for (int r = 0; r < config.world_size; ++r) {
-    for (size_t i = 0; i < n; ++i) {
-      if (out[r * n + i] != static_cast<float>(r * 1000 + static_cast<int>(i))) return 6;
+  // AllGather, rank-major: rank r contributes r * 100000 + i (9000 floats take
+  // several pieces when the slot is small).
+  for (const size_t n : {size_t{777}, size_t{9000}}) {
+    std::vector<float> in(n), out(n * config.world_size, -1.0f);
+    for (size_t i = 0; i < n; ++i) in[i] = static_cast<float>(config.rank * 100000 + static_cast<int>(i));
+    if (!(*comm)->AllGather(in.data(), n, out.data()).ok()) return 5;
+    for (int r = 0; r < config.world_size; ++r) {
+      for (size_t i = 0; i < n; ++i) {
+        if (out[r * n + i] != static_cast<float>(r * 100000 + static_cast<int>(i))) {
+          std::fprintf(stderr, "rank %d: AllGather n=%zu: out[%d][%zu] = %g\n", config.rank, n, r,
+                       i, out[r * n + i]);
+          return 6;
+        }
+      }
     }
   }
   return (*comm)->Barrier().ok() ? 0 : 7;
