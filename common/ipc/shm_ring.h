@@ -137,7 +137,8 @@ class ShmRingReader final {
   // Makes a blocked or later Read return kUnavailable; thread- and
   // async-signal-safe (for a death-pipe monitor or a signal handler).
   void Cancel();
-  // Number of times Read went to sleep on the notification socket.
+  // Number of times Read went to sleep (futex or notification socket); any
+  // thread may ask.
   uint64_t sleeps() const;
 
  private:

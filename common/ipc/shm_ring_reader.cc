@@ -37,7 +37,7 @@ struct ShmRingReader::Impl {
   bool held = false;
   std::vector<zmq::message_t> held_frames;
   std::string held_copy;
-  uint64_t sleeps = 0;
+  std::atomic<uint64_t> sleeps{0};  // read by other threads (sleeps())
 
   StatusOr<std::string_view> ReadLocal(const Deadline& deadline);
   StatusOr<std::string_view> ReadRemote(const Deadline& deadline);
@@ -114,7 +114,7 @@ ShmRingReader::~ShmRingReader() {
   if (impl_->cancel_fd >= 0) ::close(impl_->cancel_fd);
 }
 
-uint64_t ShmRingReader::sleeps() const { return impl_->sleeps; }
+uint64_t ShmRingReader::sleeps() const { return impl_->sleeps.load(std::memory_order_relaxed); }
 
 void ShmRingReader::Cancel() {
   impl_->cancelled.store(true, std::memory_order_seq_cst);
@@ -212,7 +212,7 @@ Status ShmRingReader::Impl::Sleep(uint32_t c, uint64_t want, const Deadline& dea
                         cancelled.load(std::memory_order_seq_cst);
   Status status;
   if (!runnable && !notify) {
-    ++sleeps;
+    sleeps.fetch_add(1, std::memory_order_relaxed);
     FutexWait(&header.wake_seq, wake_seq, deadline.Remaining(kLivenessSlice));
     if (header.wake_seq.load(std::memory_order_acquire) == wake_seq &&
         !ProcessAlive(header.writer_pid) &&
@@ -220,7 +220,7 @@ Status ShmRingReader::Impl::Sleep(uint32_t c, uint64_t want, const Deadline& dea
       status = Status::Unavailable("shm ring: writer process died");
     }
   } else if (!runnable) {
-    ++sleeps;
+    sleeps.fetch_add(1, std::memory_order_relaxed);
     Poller poller;
     const size_t notify_i = poller.AddSocket(*notify);
     poller.AddFd(cancel_fd);

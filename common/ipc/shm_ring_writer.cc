@@ -240,7 +240,9 @@ Status ShmRingWriter::Write(std::span<const std::string_view> parts, Timeout tim
   if (overflow || m.remote) {
     frames.reserve(parts.size() + 1);
     frames.emplace_back(seq_frame.data(), seq_frame.size());
-    for (std::string_view part : parts) frames.emplace_back(part.data(), part.size());
+    for (std::string_view part : parts) {
+      if (!part.empty()) frames.emplace_back(part.data(), part.size());
+    }
   }
   if (!overflow) {
     char* dst = m.ring.data(c);
@@ -251,7 +253,15 @@ Status ShmRingWriter::Write(std::span<const std::string_view> parts, Timeout tim
   } else if (m.local) {
     LLMSERVE_RETURN_IF_ERROR(SendMultipart(*m.local, frames));
   }
-  if (m.remote) LLMSERVE_RETURN_IF_ERROR(SendMultipart(*m.remote, frames));
+  if (m.remote) {
+    Status sent = SendMultipart(*m.remote, frames);
+    if (!sent.ok()) {
+      // Local readers may already hold this seq out of band: end the ring
+      // rather than let a retry send the same seq twice.
+      Close();
+      return sent;
+    }
+  }
 
   meta.written.store(seq + 1, std::memory_order_seq_cst);
   std::atomic<uint32_t>& wake_wanted = m.ring.header().wake_wanted;
