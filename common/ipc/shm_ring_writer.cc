@@ -123,7 +123,8 @@ ShmRingWriter::ShmRingWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 
 ShmRingWriter::~ShmRingWriter() {
   Close();
-  // ipc:// socket files are removed by ZeroMQ when the bound sockets close.
+  RemoveIpcFile(impl_->handle.local_endpoint);
+  RemoveIpcFile(impl_->handle.notify_endpoint);
 }
 
 const ShmRingHandle& ShmRingWriter::handle() const { return impl_->handle; }
@@ -168,7 +169,10 @@ Status ShmRingWriter::WaitUntilReady(Timeout timeout) {
   }
   if (m.local) LLMSERVE_RETURN_IF_ERROR(SendBytes(*m.local, kReady));
   if (m.remote) LLMSERVE_RETURN_IF_ERROR(SendBytes(*m.remote, kReady));
+  // Every reader has mapped the segment and connected: drop the names.
   m.shm->Unlink();
+  RemoveIpcFile(m.handle.local_endpoint);
+  RemoveIpcFile(m.handle.notify_endpoint);
   m.ready = true;
   return Status::Ok();
 }

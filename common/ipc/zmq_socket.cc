@@ -97,6 +97,15 @@ StatusOr<std::string> MakeIpcEndpoint(std::string_view tag, const std::string& d
   return "ipc://" + path;
 }
 
+void RemoveIpcFile(const std::string& endpoint) {
+  constexpr std::string_view kIpc = "ipc://";
+  if (endpoint.rfind(kIpc, 0) != 0 || endpoint.size() <= kIpc.size() ||
+      endpoint[kIpc.size()] == '@') {
+    return;  // not ipc, or Linux abstract namespace (no file)
+  }
+  ::unlink(endpoint.c_str() + kIpc.size());
+}
+
 std::string TcpEndpoint(const std::string& host, int port) {
   const std::string port_text = port == 0 ? "*" : std::to_string(port);
   const bool v6 = host.find(':') != std::string::npos && host.front() != '[';

@@ -67,6 +67,11 @@ std::string RuntimeDir();
 // exceed the 107-byte Unix socket limit.
 StatusOr<std::string> MakeIpcEndpoint(std::string_view tag, const std::string& dir = "");
 
+// Removes the socket file of an "ipc://PATH" endpoint (ZeroMQ 4.3 leaves it
+// behind). Peers already connected keep their connections, so a binder may
+// call this as soon as everyone has connected. No-op for other endpoints.
+void RemoveIpcFile(const std::string& endpoint);
+
 // Wraps a host for a tcp:// endpoint: IPv6 literals get brackets.
 std::string TcpEndpoint(const std::string& host, int port);
 

@@ -79,6 +79,15 @@ TEST(ZmqSocket, IpcEndpointsAreUniqueAndUsable) {
   auto got = RecvMultipart(*pull, milliseconds(5000));
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(FrameText((*got)[0]), "over ipc");
+  // The file can go once the peer is connected; the connection keeps working.
+  const std::string path = e1->substr(6);
+  EXPECT_EQ(::access(path.c_str(), F_OK), 0);
+  RemoveIpcFile(*e1);
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  ASSERT_TRUE(SendBytes(*push, "still connected").ok());
+  got = RecvMultipart(*pull, milliseconds(5000));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(FrameText((*got)[0]), "still connected");
 }
 
 TEST(ZmqSocket, TooLongIpcPathIsAnError) {
@@ -138,6 +147,10 @@ TEST(ZmqSocket, RecvTimeoutIsDistinguishable) {
 TEST(ZmqSocket, ConflatedSubKeepsOnlyTheNewest) {
   zmq::context_t context;
   auto endpoint = MakeIpcEndpoint("conflate");
+  struct Cleanup {
+    std::string endpoint;
+    ~Cleanup() { RemoveIpcFile(endpoint); }
+  } cleanup{endpoint.ok() ? *endpoint : ""};
   ASSERT_TRUE(endpoint.ok());
   SocketOptions pub_options;
   pub_options.xpub_verbose = true;

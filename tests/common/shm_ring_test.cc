@@ -285,11 +285,24 @@ TEST(ShmRing, BroadcastsInOrderIncludingEmptyPartsAndOverflow) {
   EXPECT_EQ(ring.writer->messages_written(), 6u);
 }
 
-TEST(ShmRing, ShmNameIsUnlinkedOnceReadersAttached) {
-  InProcessRing ring = MakeRing(1);
-  auto late = ShmRingReader::AttachLocal(ring.writer->handle(), 0);
-  ASSERT_FALSE(late.ok());
-  EXPECT_EQ(late.status().code(), StatusCode::kNotFound) << late.status().ToString();
+TEST(ShmRing, NamesAreRemovedOnceReadersAttached) {
+  for (RingWake wake : {RingWake::kFutex, RingWake::kZmq}) {
+    InProcessRing ring = MakeRing(1, 4, 256, wake);
+    const ShmRingHandle& h = ring.writer->handle();
+    auto late = ShmRingReader::AttachLocal(h, 0);
+    ASSERT_FALSE(late.ok());
+    EXPECT_EQ(late.status().code(), StatusCode::kNotFound) << late.status().ToString();
+    EXPECT_NE(::access(("/dev/shm" + h.shm_name).c_str(), F_OK), 0);
+    EXPECT_NE(::access(h.local_endpoint.substr(6).c_str(), F_OK), 0) << h.local_endpoint;
+    if (wake == RingWake::kZmq) {
+      EXPECT_NE(::access(h.notify_endpoint.substr(6).c_str(), F_OK), 0) << h.notify_endpoint;
+    }
+    // The ring still works without its names.
+    ASSERT_TRUE(ring.writer->Write("after unlink").ok());
+    std::string got;
+    ASSERT_TRUE(ring.readers[0]->ReadCopy(&got, kLong).ok());
+    EXPECT_EQ(got, "after unlink");
+  }
 }
 
 TEST(ShmRing, RejectsBadAttachAndEarlyWrite) {

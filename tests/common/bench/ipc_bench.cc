@@ -264,6 +264,10 @@ void BM_ZmqIpcPingPong(benchmark::State& state) {
     return;
   }
   peer.Send(*endpoint);
+  struct Cleanup {
+    std::string endpoint;
+    ~Cleanup() { RemoveIpcFile(endpoint); }
+  } cleanup{*endpoint};
   const std::string payload(64, 'z');
   std::vector<double> one_way_us;
   for (auto _ : state) {
