@@ -188,6 +188,40 @@ TEST(HttpServer, MalformedRequestIs400) {
   EXPECT_TRUE(client.WaitForClose());
 }
 
+TEST(HttpServer, OversizedHeaderIs431) {
+  HttpServerConfig config;
+  config.max_header_bytes = 1024;
+  auto server = StartServer(EchoRouter(), config);
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  ASSERT_TRUE(client.SendRequest("GET", "/hello", "", "X-Big: " + std::string(4096, 'x') + "\r\n"));
+  EXPECT_EQ(client.ReadResponse().status, 431);
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST(HttpServer, Http10ClosesAfterTheAnswer) {
+  auto server = StartServer(EchoRouter());
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  ASSERT_TRUE(client.Send("GET /hello HTTP/1.0\r\n\r\n"));
+  ClientResponse r = client.ReadResponse();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "hello");
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST(HttpServer, StalledBodyIsDroppedAfterTheTimeout) {
+  HttpServerConfig config;
+  config.body_read_timeout = 200ms;
+  auto server = StartServer(EchoRouter(), config);
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  ASSERT_TRUE(client.Send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhalf"));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.WaitForClose(3000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
 TEST(HttpServer, IdleKeepAliveConnectionIsClosedAfterTheTimeout) {
   HttpServerConfig config;
   config.keep_alive_timeout = 200ms;
