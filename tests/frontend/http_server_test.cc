@@ -332,6 +332,33 @@ TEST(HttpServer, ClientDisconnectBeforeAnAnswerRunsTheCallback) {
   held.reset();  // no answer can go anywhere; must not crash
 }
 
+TEST(HttpServer, AnswerTimeoutSends504AndRunsTheCallback) {
+  std::promise<void> aborted;
+  std::shared_ptr<ResponseWriter> held;
+  Router router = EchoRouter();
+  router.Add("POST", "/stuck", [&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    w->OnDisconnect([&aborted] { aborted.set_value(); });
+    held = w;  // never answered in time
+  });
+  HttpServerConfig config;
+  config.answer_timeout = 100ms;
+  auto server = StartServer(std::move(router), config);
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  ASSERT_TRUE(client.SendRequest("POST", "/stuck", "{}"));
+  ClientResponse r = client.ReadResponse();
+  EXPECT_EQ(r.status, 504);
+  EXPECT_EQ(r.body, "The server did not begin an answer within 100 ms\n");
+  EXPECT_EQ(aborted.get_future().wait_for(1s), std::future_status::ready);
+  EXPECT_TRUE(held->closed());
+  held->Respond(HttpResponse::Make(200, "text/plain", "too late"));  // dropped
+  // The connection goes on; quick answers are not affected.
+  ASSERT_TRUE(client.SendRequest("GET", "/hello"));
+  r = client.ReadResponse();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "hello");
+}
+
 TEST(HttpServer, DroppedWriterAnswers500) {
   Router router;
   router.Add("GET", "/forgetful", [](HttpRequest, std::shared_ptr<ResponseWriter>) {});
