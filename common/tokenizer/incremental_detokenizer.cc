@@ -38,6 +38,7 @@ std::string IncrementalDetokenizer::DecodeRange(size_t begin, size_t end) const 
 
 void IncrementalDetokenizer::AppendOutput(std::string_view text) {
   output_.append(text);
+  if (num_output_tokens() <= options_.min_tokens) return;  // vLLM: checked only after min_tokens
   for (size_t k = 0; k < options_.stop.size(); ++k) {
     const std::string& stop = options_.stop[k];
     const size_t back = text.size() + stop.size() - 1;

@@ -135,6 +135,23 @@ TEST(IncrementalDetokenizer, StopStringsCheckedInListOrder) {
   EXPECT_EQ(Joined(us), "你好");
 }
 
+TEST(IncrementalDetokenizer, StopStringsIgnoredBeforeMinTokens) {
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(t, "qwen3");
+  const auto ids = t->Encode("stop here, stop there", false);  // "stop" is one token
+  DetokenizerOptions o = Opts({"stop"});
+  o.min_tokens = 1;  // the first token's text cannot stop the request
+  IncrementalDetokenizer d(*t, o);
+  std::string s;
+  DetokenizerUpdate u;
+  for (int32_t id : ids) {
+    u = d.Push(id);
+    s += u.delta;
+    if (u.stopped) break;
+  }
+  ASSERT_TRUE(u.stopped);
+  EXPECT_EQ(s, "stop here, ");
+}
+
 TEST(IncrementalDetokenizer, PromptContextKeepsLeadingSpace) {
   LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(t, "llama2");
   // Without context the SentencePiece decoder strips the first space; with
