@@ -110,3 +110,33 @@ TEST(TokenizerReal, ArbitraryBytesAndIds) {
 
 }  // namespace
 }  // namespace llmserve::common::tokenizer
+
+namespace llmserve::common::tokenizer {
+namespace {
+
+// TokenBytes gives each token's raw bytes: for any text, the bytes of its
+// tokens concatenate back to the (normalized) text, partial UTF-8 included.
+TEST(TokenizerReal, TokenBytesConcatenateToTheText) {
+  const std::vector<std::string> texts = {"Hello world", "你好，世界！ 🦀🚀", "  two  spaces\n\ttab",
+                                          "naïve café 123", "<|im_start|>user\nhi<|im_end|>"};
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(qwen, "qwen3");
+  for (const auto& text : texts) {
+    std::string joined;
+    for (int32_t id : qwen->Encode(text, false)) joined += *qwen->TokenBytes(id);
+    EXPECT_EQ(joined, text);
+  }
+  EXPECT_EQ(qwen->TokenBytes(*qwen->TokenToId("Ġworld")), " world");
+  EXPECT_EQ(qwen->TokenBytes(*qwen->TokenToId("ä")), "\xE4");  // byte-level for 0xE4
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(llama2, "llama2");
+  for (const auto& text : texts) {
+    std::string joined;
+    for (int32_t id : llama2->Encode(text, false)) joined += *llama2->TokenBytes(id);
+    // The normalizer prepends "▁" to each text section (not after <|im_start|>, not special here).
+    EXPECT_EQ(joined, " " + text);
+  }
+  EXPECT_EQ(llama2->TokenBytes(*llama2->TokenToId("<0xE4>")), "\xE4");
+  EXPECT_FALSE(llama2->TokenBytes(-1).has_value());
+}
+
+}  // namespace
+}  // namespace llmserve::common::tokenizer
