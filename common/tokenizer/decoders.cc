@@ -39,6 +39,17 @@ class ByteLevelDecoder final : public Decoder {
     }
     tokens->assign(1, IsValidUtf8(bytes) ? std::move(bytes) : RepairUtf8(bytes));
   }
+  void TokenBytes(std::string* token) const override {
+    std::string bytes;
+    size_t pos = 0;
+    while (pos < token->size()) {
+      char32_t cp;
+      const int b = DecodeUtf8(*token, &pos, &cp) ? UnicodeToByte(cp) : -1;
+      if (b < 0) return;  // not a byte-level token: its text as is
+      bytes.push_back(static_cast<char>(b));
+    }
+    token->swap(bytes);
+  }
 };
 
 class MetaspaceDecoder final : public Decoder {
@@ -61,6 +72,18 @@ class MetaspaceDecoder final : public Decoder {
       if (i == 0 && strip_first_ && !out.empty() && out[0] == ' ') out.erase(0, 1);
       t = std::move(out);
     }
+  }
+  void TokenBytes(std::string* token) const override {
+    std::string out;
+    for (size_t pos = 0; pos < token->size();) {
+      if (token->compare(pos, replacement_.size(), replacement_) == 0) {
+        out += ' ';
+        pos += replacement_.size();
+      } else {
+        out += (*token)[pos++];
+      }
+    }
+    token->swap(out);
   }
 
  private:
@@ -95,6 +118,12 @@ class ByteFallbackDecoder final : public Decoder {
     }
     flush();
     tokens->swap(out);
+  }
+  void TokenBytes(std::string* t) const override {
+    if (t->size() == 6 && t->compare(0, 3, "<0x") == 0 && (*t)[5] == '>') {
+      const int byte = ParseHex((*t)[3], (*t)[4]);
+      if (byte >= 0) t->assign(1, static_cast<char>(byte));
+    }
   }
 
  private:
@@ -145,6 +174,7 @@ class ReplaceDecoder final : public Decoder {
   void DecodeChain(std::vector<std::string>* tokens) const override {
     for (auto& t : *tokens) t = pattern_->ReplaceAll(t, content_);
   }
+  void TokenBytes(std::string* token) const override { *token = pattern_->ReplaceAll(*token, content_); }
 
  private:
   std::unique_ptr<Regex> pattern_;
@@ -156,6 +186,9 @@ class SequenceDecoder final : public Decoder {
   explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> items) : items_(std::move(items)) {}
   void DecodeChain(std::vector<std::string>* tokens) const override {
     for (const auto& d : items_) d->DecodeChain(tokens);
+  }
+  void TokenBytes(std::string* token) const override {
+    for (const auto& d : items_) d->TokenBytes(token);
   }
 
  private:

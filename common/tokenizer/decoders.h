@@ -21,6 +21,10 @@ class Decoder {
   // Rewrites the token strings in place (a decoder may merge them); the
   // decoded text is their concatenation.
   virtual void DecodeChain(std::vector<std::string>* tokens) const = 0;
+  // Rewrites one token into the raw bytes it stands for in the middle of a
+  // sequence: only the per-token parts of decoding (byte-level mapping, "▁" to
+  // space, "<0xAB>" to a byte), no UTF-8 repair and no start-of-text stripping.
+  virtual void TokenBytes(std::string* /*token*/) const {}
 };
 
 // Builds the decoder described by `config`; JSON null gives nullptr.

@@ -38,6 +38,7 @@ std::string IncrementalDetokenizer::DecodeRange(size_t begin, size_t end) const 
 
 void IncrementalDetokenizer::AppendOutput(std::string_view text) {
   output_.append(text);
+  if (num_output_tokens() <= options_.min_tokens) return;  // vLLM: checked only after min_tokens
   for (size_t k = 0; k < options_.stop.size(); ++k) {
     const std::string& stop = options_.stop[k];
     const size_t back = text.size() + stop.size() - 1;
@@ -94,8 +95,15 @@ DetokenizerUpdate IncrementalDetokenizer::Push(int32_t id) {
 DetokenizerUpdate IncrementalDetokenizer::Finish() {
   if (!stopped_ && read_offset_ < tokens_.size()) {
     std::string text = DecodeRange(prefix_offset_, tokens_.size());
-    if (text.size() > prefix_text_.size() && StartsWith(text, prefix_text_)) {
-      AppendOutput(std::string_view(text).substr(prefix_text_.size()));
+    if (StartsWith(text, prefix_text_)) {
+      if (text.size() > prefix_text_.size()) AppendOutput(std::string_view(text).substr(prefix_text_.size()));
+    } else {
+      // The window no longer extends its older part (e.g. a character split
+      // between prompt and output): fall back to the output tokens alone.
+      std::string all = DecodeRange(context_size_, tokens_.size());
+      if (all.size() > output_.size() && StartsWith(all, output_)) {
+        AppendOutput(std::string_view(all).substr(output_.size()));
+      }
     }
     read_offset_ = tokens_.size();
   }

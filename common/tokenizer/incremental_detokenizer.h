@@ -31,6 +31,7 @@ struct DetokenizerOptions {
   bool skip_special_tokens = true;          // drop special tokens from the text
   std::vector<std::string> stop;            // stop strings
   bool include_stop_str_in_output = false;  // keep the matched stop string
+  size_t min_tokens = 0;  // stop strings are not checked before this many output tokens
 };
 
 // What one Push/Finish produced.

@@ -118,12 +118,8 @@ StatusOr<std::unique_ptr<BpeModel>> BpeModel::FromJson(const json& model, const 
     m->token_to_id_.emplace(it.key(), id);
     max_id = std::max(max_id, id);
   }
-  m->id_to_token_.resize(static_cast<size_t>(max_id + 1));
-  m->has_id_.assign(static_cast<size_t>(max_id + 1), false);
-  for (const auto& [tok, id] : m->token_to_id_) {
-    m->id_to_token_[id] = tok;
-    m->has_id_[id] = true;
-  }
+  m->id_to_token_.assign(static_cast<size_t>(max_id + 1), nullptr);
+  for (const auto& [tok, id] : m->token_to_id_) m->id_to_token_[id] = &tok;
 
   std::string unk;
   LLMSERVE_RETURN_IF_ERROR(GetString(model, "unk_token", ctx, false, &unk));
@@ -158,31 +154,34 @@ StatusOr<std::unique_ptr<BpeModel>> BpeModel::FromJson(const json& model, const 
   m->merges_ = std::make_unique<PairTable>(merges->size());
   const JsonContext mctx = ctx.Child("merges");
   const size_t prefix_len = m->continuing_subword_prefix_.size();
+  std::string merged;
   for (size_t i = 0; i < merges->size(); ++i) {
     const json& item = (*merges)[i];
-    std::string a, b;
+    std::string_view a, b;
     if (item.is_string()) {
-      const auto& s = item.get_ref<const std::string&>();
+      const std::string_view s = item.get_ref<const std::string&>();
       const size_t space = s.find(' ');
-      if (space == std::string::npos) return mctx.Child(i).Error("merge \"" + s + "\" has no space");
+      if (space == std::string::npos) {
+        return mctx.Child(i).Error("merge \"" + std::string(s) + "\" has no space");
+      }
       a = s.substr(0, space);
       b = s.substr(space + 1);
     } else if (item.is_array() && item.size() == 2 && item[0].is_string() && item[1].is_string()) {
-      a = item[0].get<std::string>();
-      b = item[1].get<std::string>();
+      a = item[0].get_ref<const std::string&>();
+      b = item[1].get_ref<const std::string&>();
     } else {
       return mctx.Child(i).Error("expected \"a b\" or [\"a\", \"b\"], found " + JsonTypeName(item));
     }
     auto ia = m->token_to_id_.find(a), ib = m->token_to_id_.find(b);
     if (ia == m->token_to_id_.end() || ib == m->token_to_id_.end()) {
-      return mctx.Child(i).Error("merge token \"" + (ia == m->token_to_id_.end() ? a : b) +
+      return mctx.Child(i).Error("merge token \"" + std::string(ia == m->token_to_id_.end() ? a : b) +
                                  "\" is not in the vocabulary");
     }
-    std::string merged = a;
-    if (prefix_len > 0 && b.compare(0, prefix_len, m->continuing_subword_prefix_) == 0) {
-      merged.append(b, prefix_len, std::string::npos);
+    merged.assign(a);
+    if (prefix_len > 0 && b.substr(0, prefix_len) == m->continuing_subword_prefix_) {
+      merged.append(b.substr(prefix_len));
     } else {
-      merged += b;
+      merged.append(b);
     }
     auto im = m->token_to_id_.find(merged);
     if (im == m->token_to_id_.end()) {
@@ -211,8 +210,8 @@ std::optional<int32_t> BpeModel::TokenToId(std::string_view token) const {
 }
 
 const std::string* BpeModel::IdToToken(int32_t id) const {
-  if (id < 0 || id >= id_limit() || !has_id_[id]) return nullptr;
-  return &id_to_token_[id];
+  if (id < 0 || id >= id_limit()) return nullptr;
+  return id_to_token_[id];
 }
 
 int32_t BpeModel::CharId(std::string_view ch, bool first, bool last) const {

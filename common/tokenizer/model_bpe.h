@@ -68,8 +68,7 @@ class BpeModel {
   int32_t CharId(std::string_view ch, bool first, bool last) const;
 
   TokenMap token_to_id_;
-  std::vector<std::string> id_to_token_;
-  std::vector<bool> has_id_;
+  std::vector<const std::string*> id_to_token_;  // keys of token_to_id_ (node-stable), or null
   std::vector<int32_t> bmp_char_id_;  // code point < 0x10000 -> id of that 1-char token, or -1
   std::unique_ptr<PairTable> merges_;
   std::optional<int32_t> unk_id_;

@@ -144,6 +144,15 @@ std::optional<std::string> Tokenizer::IdToToken(int32_t id) const {
   return std::nullopt;
 }
 
+std::optional<std::string> Tokenizer::TokenBytes(int32_t id) const {
+  if (const AddedToken* t = added_->FindById(id)) return t->content;
+  const std::string* s = model_->IdToToken(id);
+  if (s == nullptr) return std::nullopt;
+  std::string bytes = *s;
+  if (decoder_) decoder_->TokenBytes(&bytes);
+  return bytes;
+}
+
 bool Tokenizer::IsSpecial(int32_t id) const {
   const AddedToken* t = added_->FindById(id);
   return t != nullptr && t->special;

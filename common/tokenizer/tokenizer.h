@@ -62,6 +62,11 @@ class Tokenizer {
   std::optional<int32_t> TokenToId(std::string_view token) const;
   // The token string of an id (as stored: byte-level or "▁" form).
   std::optional<std::string> IdToToken(int32_t id) const;
+  // The raw bytes `id` contributes in the middle of a sequence (byte-level
+  // text mapped back to bytes, "▁" as a space, "<0xAB>" as one byte; added
+  // tokens give their content), e.g. for grammar-constrained decoding. May be
+  // a partial UTF-8 sequence. nullopt for ids outside the vocabulary.
+  std::optional<std::string> TokenBytes(int32_t id) const;
   // One more than the largest id (model vocabulary and added tokens).
   int32_t vocab_size() const { return vocab_size_; }
   // True when `id` is an added token marked special.

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "common/tokenizer/byte_level.h"
 #include "common/tokenizer/incremental_detokenizer.h"
 #include "common/tokenizer/utf8.h"
 #include "tests/common/tokenizer_test_util.h"
@@ -134,6 +135,23 @@ TEST(IncrementalDetokenizer, StopStringsCheckedInListOrder) {
   EXPECT_EQ(Joined(us), "你好");
 }
 
+TEST(IncrementalDetokenizer, StopStringsIgnoredBeforeMinTokens) {
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(t, "qwen3");
+  const auto ids = t->Encode("stop here, stop there", false);  // "stop" is one token
+  DetokenizerOptions o = Opts({"stop"});
+  o.min_tokens = 1;  // the first token's text cannot stop the request
+  IncrementalDetokenizer d(*t, o);
+  std::string s;
+  DetokenizerUpdate u;
+  for (int32_t id : ids) {
+    u = d.Push(id);
+    s += u.delta;
+    if (u.stopped) break;
+  }
+  ASSERT_TRUE(u.stopped);
+  EXPECT_EQ(s, "stop here, ");
+}
+
 TEST(IncrementalDetokenizer, PromptContextKeepsLeadingSpace) {
   LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(t, "llama2");
   // Without context the SentencePiece decoder strips the first space; with
@@ -147,6 +165,29 @@ TEST(IncrementalDetokenizer, PromptContextKeepsLeadingSpace) {
   s += d.Finish().delta;
   EXPECT_EQ(s, " Hello there");
   EXPECT_EQ(d.num_output_tokens(), gen.size());
+}
+
+}  // namespace
+}  // namespace llmserve::common::tokenizer
+
+namespace llmserve::common::tokenizer {
+namespace {
+
+// A character split between the prompt and the output is not lost: Finish
+// falls back to decoding the output tokens alone.
+TEST(IncrementalDetokenizer, CharacterSplitAcrossPromptAndOutput) {
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(t, "qwen3");
+  auto byte_id = [&](unsigned char b) { return *t->TokenToId(ByteToUnicode(b)); };
+  std::vector<int32_t> prompt = t->Encode("Hi ", false);
+  prompt.push_back(byte_id(0xE4));
+  std::vector<int32_t> gen = {byte_id(0xBD), byte_id(0xA0)};
+  for (int32_t id : t->Encode("ok", false)) gen.push_back(id);
+  IncrementalDetokenizer d(*t, {}, prompt);
+  std::string s;
+  for (int32_t id : gen) s += d.Push(id).delta;
+  s += d.Finish().delta;
+  EXPECT_EQ(s, t->Decode(gen, true));
+  EXPECT_EQ(s, "\xEF\xBF\xBD\xEF\xBF\xBDok");
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 // tests/tokenizer_conformance.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <thread>
 
+#include "common/tokenizer/utf8.h"
 #include "tests/common/tokenizer_test_util.h"
 
 namespace llmserve::common::tokenizer {
@@ -76,6 +78,65 @@ TEST(TokenizerReal, ConcurrentEncodeIsConsistent) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures, (std::vector<int>{0, 0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace llmserve::common::tokenizer
+
+namespace llmserve::common::tokenizer {
+namespace {
+
+// Arbitrary bytes (invalid UTF-8, NULs, partial special tokens) never crash
+// encode, and decoding any ids yields valid UTF-8.
+TEST(TokenizerReal, ArbitraryBytesAndIds) {
+  for (const char* name : {"llama2", "llama3"}) {
+    auto t = testing::LoadRealTokenizer(name);
+    if (!t) GTEST_SKIP() << "node_modules/@lenml missing; run scripts/setup";
+    std::mt19937 rng(11);
+    std::string alphabet = "ab <|>_\n\t\x80\xC3\xA9\xE4\xBD\xF0\x9F\xFF";
+    alphabet += '\0';
+    for (int iter = 0; iter < 300; ++iter) {
+      std::string s;
+      const int len = static_cast<int>(rng() % 64);
+      for (int k = 0; k < len; ++k) s += alphabet[rng() % alphabet.size()];
+      const auto ids = t->Encode(s, true);
+      for (int32_t id : ids) ASSERT_TRUE(id >= 0 && id < t->vocab_size());
+      EXPECT_TRUE(IsValidUtf8(t->Decode(ids, false)));
+      std::vector<int32_t> random_ids;
+      for (int k = 0; k < len; ++k) random_ids.push_back(static_cast<int32_t>(rng() % (t->vocab_size() + 10)) - 5);
+      EXPECT_TRUE(IsValidUtf8(t->Decode(random_ids, true)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace llmserve::common::tokenizer
+
+namespace llmserve::common::tokenizer {
+namespace {
+
+// TokenBytes gives each token's raw bytes: for any text, the bytes of its
+// tokens concatenate back to the (normalized) text, partial UTF-8 included.
+TEST(TokenizerReal, TokenBytesConcatenateToTheText) {
+  const std::vector<std::string> texts = {"Hello world", "你好，世界！ 🦀🚀", "  two  spaces\n\ttab",
+                                          "naïve café 123", "<|im_start|>user\nhi<|im_end|>"};
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(qwen, "qwen3");
+  for (const auto& text : texts) {
+    std::string joined;
+    for (int32_t id : qwen->Encode(text, false)) joined += *qwen->TokenBytes(id);
+    EXPECT_EQ(joined, text);
+  }
+  EXPECT_EQ(qwen->TokenBytes(*qwen->TokenToId("Ġworld")), " world");
+  EXPECT_EQ(qwen->TokenBytes(*qwen->TokenToId("ä")), "\xE4");  // byte-level for 0xE4
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(llama2, "llama2");
+  for (const auto& text : texts) {
+    std::string joined;
+    for (int32_t id : llama2->Encode(text, false)) joined += *llama2->TokenBytes(id);
+    // The normalizer prepends "▁" to each text section (not after <|im_start|>, not special here).
+    EXPECT_EQ(joined, " " + text);
+  }
+  EXPECT_EQ(llama2->TokenBytes(*llama2->TokenToId("<0xE4>")), "\xE4");
+  EXPECT_FALSE(llama2->TokenBytes(-1).has_value());
 }
 
 }  // namespace

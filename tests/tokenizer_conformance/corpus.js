@@ -139,14 +139,14 @@ function makeGenerator(seed, specialTokens) {
     }
     return s;
   };
-  // The i-th case: a fixed rotation of categories, then mixtures and long inputs.
+  // The i-th case: a fixed rotation of categories, then mixtures and (every
+  // 24th case) a long input of 1-6 KB.
   return function next(i) {
     const kind = i % 12;
     if (kind < atoms.length) return atoms[kind]();
-    if (kind === 10) return mixed(int(2, 12));
-    // Long input: 2-12 KB of mixed text.
+    if (kind === 10 || i % 24 === 11) return mixed(int(2, 12));
     let s = '';
-    const target = int(2000, 12000);
+    const target = int(1000, 6000);
     while (Buffer.byteLength(s) < target) s += mixed(8) + pick(['\n', '\n\n', ' ']);
     return s;
   };
