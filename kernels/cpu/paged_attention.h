@@ -52,6 +52,11 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
                     const PagedAttentionShape& shape, const float* k_cache, const float* v_cache,
                     float* out, size_t out_stride, ThreadPool& pool);
 
+// Chooses whether PagedAttention may use its AVX-512 implementation (default:
+// yes, where the CPU has AVX-512F). The portable path gives the same results
+// to within rounding; tests and benchmarks switch to compare the two.
+void PagedAttentionAllowAvx512(bool allow);
+
 // Scalar reference over contiguous per-token keys/values: for a single
 // sequence of `tokens` tokens at positions 0..tokens-1 with k/v [tokens ×
 // num_kv_heads × head_dim], causal attention in double precision.

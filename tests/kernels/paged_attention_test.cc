@@ -15,9 +15,11 @@ TEST(PagedAttention, MatchesDenseCausalReferenceThroughScatteredBlocks) {
   PagedAttentionShape s;
   s.num_q_heads = 6;
   s.num_kv_heads = 2;
-  s.head_dim = 12;
+  s.head_dim = 16;  // one the AVX-512 path is built for
   s.block_size = 4;
   s.scale = 0.3f;
+  for (const bool avx512 : {true, false}) {
+  PagedAttentionAllowAvx512(avx512);
   for (size_t window : {0, 5}) {
     s.sliding_window = window;
     const size_t tokens = 11, num_blocks = 9;
@@ -43,13 +45,15 @@ TEST(PagedAttention, MatchesDenseCausalReferenceThroughScatteredBlocks) {
     std::vector<float> out(q.size()), ref(q.size());
     PagedAttention(q.data(), q_stride, b, s, kc.data(), vc.data(), out.data(), q_stride, pool);
     CausalAttentionReference(q.data(), k.data(), v.data(), tokens, s, ref.data());
-    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5f) << "window " << window << " i " << i;
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5f) << "avx512 " << avx512 << " window " << window << " i " << i;
     // A decode of the last token alone gives the same bits as inside the batch.
     PagedAttentionBatch last{1, &pos[tokens - 1], req.data(), table.data(), table.size()};
     std::vector<float> one(q_stride);
     PagedAttention(&q[(tokens - 1) * q_stride], q_stride, last, s, kc.data(), vc.data(), one.data(), q_stride, pool);
     for (size_t i = 0; i < q_stride; ++i) EXPECT_EQ(one[i], out[(tokens - 1) * q_stride + i]);
   }
+  }
+  PagedAttentionAllowAvx512(true);
 }
 
 TEST(Activation, SiluMulMatchesReference) {

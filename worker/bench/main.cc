@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "common/flags.h"
+#include "kernels/cpu/paged_attention.h"
 #include "worker/forward_batch.h"
 #include "worker/kv_cache.h"
 #include "worker/model.h"
@@ -31,6 +32,7 @@ DEFINE_string(bench_batches, "1,4,16,64", "Decode batch sizes.");
 DEFINE_int32(bench_decode_steps, 4, "Timed decode steps per batch size (best step is reported).");
 DEFINE_int32(bench_prefill_tokens, 512, "Prompt length of the prefill measurement (0: skip).");
 DEFINE_int32(bench_context, 16, "Prompt tokens each decode request holds before the timed steps.");
+DEFINE_bool(bench_attention_avx512, true, "Let attention use its AVX-512 path (false: the portable one).");
 DEFINE_int32(bench_bandwidth_mib, 1024, "Size of the buffer read for the bandwidth roofline.");
 
 namespace {
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  llmserve::kernels::cpu::PagedAttentionAllowAvx512(FLAGS_bench_attention_avx512);
   llmserve::kernels::cpu::ThreadPool pool(static_cast<size_t>(std::max(0, FLAGS_bench_threads)));
   w::LoadOptions opts;
   opts.precision = FLAGS_bench_precision == "bf16" ? llmserve::kernels::cpu::MatmulPrecision::kBF16
