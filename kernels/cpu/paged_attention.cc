@@ -91,7 +91,13 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
   const bool avx512 = g_allow_avx512.load();
   // Items are KV-head major, so a thread walks consecutive tokens of one KV
   // head and that head's keys and values stay in its cache.
-  pool.ParallelFor(b.tokens * s.num_kv_heads, 1, [&](size_t begin, size_t end, size_t) {
+  // Small batches (short decodes) run on the calling thread: waking the pool
+  // would cost more than the work. The split never changes any item's result.
+  size_t keys = 0;
+  for (size_t t = 0; t < b.tokens; ++t) keys += static_cast<size_t>(b.positions[t]) + 1;
+  const size_t items = b.tokens * s.num_kv_heads;
+  const size_t grain = keys * s.num_q_heads * hd < (size_t{1} << 18) ? items : 1;
+  pool.ParallelFor(items, grain, [&](size_t begin, size_t end, size_t) {
     thread_local std::vector<float> scores;
     thread_local std::vector<float> acc;
     for (size_t index = begin; index < end; ++index) {
