@@ -17,6 +17,7 @@ uint64_t Mix(uint64_t z) {
 }
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr double kNegligibleLogRatio = 30.0;
 
 // Candidates ordered best first: higher value, then lower token id.
 struct Better {
@@ -30,7 +31,10 @@ void RawLogprobs(const float* logits, size_t vocab, int32_t n, int32_t token, Sa
   double mx = -std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < vocab; ++i) mx = std::max(mx, static_cast<double>(logits[i]));
   double sum = 0;
-  for (size_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i]) - mx);
+  for (size_t i = 0; i < vocab; ++i) {
+    const double d = static_cast<double>(logits[i]) - mx;
+    if (d > -kNegligibleLogRatio) sum += std::exp(d);
+  }
   const double lse = mx + std::log(sum);
   out->logprob = static_cast<float>(logits[token] - lse);
   int32_t higher = 0;
@@ -121,7 +125,13 @@ SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
     double mx = -std::numeric_limits<double>::infinity();
     for (float v : l) mx = std::max(mx, static_cast<double>(v));
     std::vector<double> p(vocab);
-    for (size_t t = 0; t < vocab; ++t) p[t] = std::exp((static_cast<double>(l[t]) - mx) / sp.temperature);
+    // Tokens below e^-30 of the best are treated as impossible: skipping their
+    // exp saves most of the work at a 152k vocabulary, and their total mass is
+    // under 2e-8 there.
+    const double floor_logit = mx - kNegligibleLogRatio * sp.temperature;
+    for (size_t t = 0; t < vocab; ++t) {
+      p[t] = l[t] < floor_logit ? 0.0 : std::exp((static_cast<double>(l[t]) - mx) / sp.temperature);
+    }
     std::vector<int32_t> cand;
     cand.reserve(vocab);
     const double min_keep = sp.min_p > 0 ? static_cast<double>(sp.min_p) : 0.0;  // max p is 1
