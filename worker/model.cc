@@ -54,7 +54,7 @@ void Model::Reserve(size_t t, size_t num_logits) {
   gate_up_.resize(t * 2 * shard_.intermediate_size);
   act_.resize(t * shard_.intermediate_size);
   final_.resize(num_logits * h);
-  local_logits_.resize(num_logits * shard_.vocab_per_rank);
+  local_logits_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank : 0);
   gathered_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank * shard_.tp_size : 0);
   size_t bytes = 0;
   for (const auto* v : {&hidden_, &normed_, &qkv_, &attn_, &proj_, &gate_up_, &act_, &final_, &local_logits_,
