@@ -1,0 +1,70 @@
+#pragma once
+// EngineCore: the scheduler and an executor, stepped by the engine's main loop
+// (or by the offline LLM class). step() = schedule -> execute -> update.
+// No IPC here; the engine process wraps it with its input and output threads.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine_core/executor.h"
+#include "engine_core/kv_cache_manager.h"
+#include "engine_core/scheduler.h"
+#include "engine_core/scheduler_config.h"
+#include "proto/engine_core_request.h"
+#include "proto/status_or.h"
+
+namespace llmserve::engine_core {
+
+struct EngineCoreConfig {
+  SchedulerConfig scheduler;  // budgets and policy (max_model_len is shared with kv)
+  KVCacheConfig kv;           // num_blocks 0: as many as the executor fits
+  int32_t engine_index = 0;   // this engine's DP rank, stamped on outputs
+};
+
+class EngineCore final {
+ public:
+  // Initializes the executor's KV cache and builds the scheduler for the
+  // number of blocks it reports.
+  static StatusOr<std::unique_ptr<EngineCore>> Create(EngineCoreConfig config,
+                                                      std::unique_ptr<Executor> executor);
+  ~EngineCore();
+  EngineCore(const EngineCore&) = delete;
+  EngineCore& operator=(const EngineCore&) = delete;
+
+  // Queues a request (see Scheduler::AddRequest for the errors).
+  Status AddRequest(proto::EngineCoreRequest request) {
+    return scheduler_->AddRequest(std::move(request));
+  }
+  // Aborts requests; unknown ids are ignored.
+  void AbortRequests(std::span<const std::string> request_ids) {
+    scheduler_->FinishRequests(request_ids, RequestStatus::kFinishedAborted);
+  }
+  // One step. With no requests it does nothing and returns no outputs.
+  // An executor failure is returned as the error; the engine is then unusable.
+  StatusOr<std::vector<ClientOutputs>> Step();
+  // True while requests are waiting or running.
+  bool HasRequests() const { return scheduler_->HasRequests(); }
+  // Drops the prefix cache (false while requests hold blocks).
+  bool ResetPrefixCache() { return scheduler_->ResetPrefixCache(); }
+  // Stops the executor. Idempotent.
+  void Shutdown();
+
+  Scheduler& scheduler() { return *scheduler_; }
+  // KV blocks the executor allocated (null block included).
+  int32_t num_gpu_blocks() const { return num_blocks_; }
+
+ private:
+  EngineCore(EngineCoreConfig config, std::unique_ptr<Executor> executor,
+             std::unique_ptr<Scheduler> scheduler, int32_t num_blocks);
+
+  EngineCoreConfig config_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Scheduler> scheduler_;
+  int32_t num_blocks_;
+  bool shut_down_ = false;
+};
+
+}  // namespace llmserve::engine_core

@@ -1,0 +1,35 @@
+#pragma once
+// What the engine core needs from the workers: size the KV cache, run one
+// step, report health, stop. Implementations: in-process (one worker in this
+// process) and multi-process (workers behind the shared-memory ring).
+
+#include <cstdint>
+
+#include "engine_core/kv_cache_manager.h"
+#include "proto/model_runner_output.h"
+#include "proto/scheduler_output.h"
+#include "proto/status_or.h"
+
+namespace llmserve::engine_core {
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  // Allocates the workers' KV cache for `config` (block size, max_model_len);
+  // config.num_blocks == 0 means "as many as fit". Returns the number of
+  // blocks allocated (null block included), the same on every worker.
+  virtual StatusOr<int32_t> Initialize(const KVCacheConfig& config) = 0;
+
+  // Runs one scheduled step and returns the sampled tokens. An error means
+  // the workers cannot continue (the engine fails the step cleanly).
+  virtual StatusOr<proto::ModelRunnerOutput> ExecuteModel(const proto::SchedulerOutput& output) = 0;
+
+  // Ok while every worker is alive and answering.
+  virtual Status CheckHealth() = 0;
+
+  // Stops the workers; further calls fail. Idempotent.
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace llmserve::engine_core

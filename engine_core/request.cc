@@ -1,0 +1,102 @@
+#include "engine_core/request.h"
+
+#include <algorithm>
+#include <string>
+
+namespace llmserve::engine_core {
+
+Request::Request(int32_t handle_in, std::string request_id_in,
+                 std::vector<int32_t> prompt_token_ids, StopConditions stop_in)
+    : handle(handle_in),
+      request_id(std::move(request_id_in)),
+      stop(std::move(stop_in)),
+      token_ids_(std::move(prompt_token_ids)),
+      num_prompt_tokens_(static_cast<int32_t>(token_ids_.size())) {
+  // Room for the whole generation, so appends do not reallocate per token.
+  token_ids_.reserve(token_ids_.size() + static_cast<size_t>(std::max(stop.max_tokens, 0)));
+}
+
+StatusOr<std::unique_ptr<Request>> Request::Create(int32_t handle, proto::EngineCoreRequest req,
+                                                   int32_t max_model_len) {
+  const auto prompt_len = static_cast<int64_t>(req.prompt_token_ids.size());
+  const std::string& id = req.request_id;
+  if (id.empty()) return Status::InvalidArgument("request id is empty");
+  if (prompt_len == 0) return Status::InvalidArgument("request " + id + ": the prompt is empty");
+  if (prompt_len >= max_model_len) {
+    return Status::InvalidArgument("request " + id + ": the prompt has " +
+                                   std::to_string(prompt_len) +
+                                   " tokens, which leaves no room for output within max_model_len " +
+                                   std::to_string(max_model_len));
+  }
+  for (int32_t t : req.prompt_token_ids) {
+    if (t < 0) return Status::InvalidArgument("request " + id + ": negative prompt token id");
+  }
+  const proto::SamplingParams& sp = req.sampling_params;
+  StopConditions stop;
+  stop.max_tokens = sp.max_tokens.value_or(max_model_len - static_cast<int32_t>(prompt_len));
+  stop.min_tokens = sp.min_tokens;
+  if (stop.max_tokens < 1) {
+    return Status::InvalidArgument("request " + id + ": max_tokens must be at least 1, got " +
+                                   std::to_string(stop.max_tokens));
+  }
+  if (stop.min_tokens < 0 || stop.min_tokens > stop.max_tokens) {
+    return Status::InvalidArgument("request " + id + ": min_tokens must be in [0, max_tokens], got " +
+                                   std::to_string(stop.min_tokens));
+  }
+  // Past max_model_len nothing is generated anyway; the clamp keeps the
+  // token buffer's reservation bounded.
+  stop.max_tokens = std::min<int32_t>(stop.max_tokens, max_model_len - static_cast<int32_t>(prompt_len));
+  stop.ignore_eos = sp.ignore_eos;
+  stop.stop_token_ids = sp.stop_token_ids;
+  for (int32_t t : sp.all_stop_token_ids) {
+    if (std::find(sp.stop_token_ids.begin(), sp.stop_token_ids.end(), t) == sp.stop_token_ids.end())
+      stop.eos_token_ids.push_back(t);
+  }
+  auto r = std::make_unique<Request>(handle, std::move(req.request_id),
+                                     std::move(req.prompt_token_ids), std::move(stop));
+  r->client_index = req.client_index;
+  r->priority = req.priority;
+  r->arrival_time = req.arrival_time;
+  r->lora_name = req.lora_name.value_or("");
+  r->cache_salt = req.cache_salt.value_or("");
+  r->sampling_params = std::move(req.sampling_params);
+  return r;
+}
+
+void Request::UpdateBlockHashes(const BlockHasher* hasher, int32_t block_size) {
+  if (hasher == nullptr) return;
+  const size_t full_blocks = token_ids_.size() / static_cast<size_t>(block_size);
+  while (block_hashes.size() < full_blocks) {
+    const size_t i = block_hashes.size();
+    const BlockHash* parent = i == 0 ? nullptr : &block_hashes[i - 1];
+    std::span<const int32_t> tokens(token_ids_.data() + i * block_size, block_size);
+    block_hashes.push_back(
+        hasher->Hash(parent, tokens, lora_name, i == 0 ? std::string_view(cache_salt) : ""));
+  }
+}
+
+bool Request::CheckStop(int32_t max_model_len) {
+  // Length limits first: they hold even while min_tokens suppresses EOS, so a
+  // request can never sit at max_model_len without finishing.
+  if (num_tokens() >= max_model_len || num_output_tokens() >= stop.max_tokens) {
+    status = RequestStatus::kFinishedLengthCapped;
+    return true;
+  }
+  if (num_output_tokens() < stop.min_tokens) return false;
+  const int32_t last = token_ids_.back();
+  if (!stop.ignore_eos &&
+      std::find(stop.eos_token_ids.begin(), stop.eos_token_ids.end(), last) !=
+          stop.eos_token_ids.end()) {
+    status = RequestStatus::kFinishedStopped;
+    return true;
+  }
+  if (std::find(stop.stop_token_ids.begin(), stop.stop_token_ids.end(), last) !=
+      stop.stop_token_ids.end()) {
+    status = RequestStatus::kFinishedStopped;
+    stop_reason = last;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace llmserve::engine_core

@@ -1,0 +1,113 @@
+#pragma once
+// One request's state inside the engine core: its tokens, how far the KV cache
+// has computed them, its KV blocks, its block hashes and its stop conditions.
+// Owned by the Scheduler; the KVCacheManager edits the KV fields.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <memory>
+
+#include "engine_core/block_hash.h"
+#include "engine_core/request_status.h"
+#include "proto/engine_core_request.h"
+#include "proto/sampling_params.h"
+#include "proto/status_or.h"
+
+namespace llmserve::engine_core {
+
+// The stop conditions the engine checks after each sampled token (stop strings
+// are the frontend's business: it detokenizes and aborts).
+struct StopConditions {
+  int32_t max_tokens = 16;              // finish LENGTH_CAPPED after this many output tokens
+  int32_t min_tokens = 0;               // EOS / stop ids do not stop before this many outputs
+  bool ignore_eos = false;              // keep generating past EOS
+  std::vector<int32_t> eos_token_ids;   // the model's EOS ids (tokenizer + generation config)
+  std::vector<int32_t> stop_token_ids;  // user stop ids; the id becomes the stop reason
+};
+
+// Timestamped life-cycle events reported to the frontend (vLLM's EngineCoreEvent).
+enum class RequestEventType : uint8_t { kQueued = 1, kScheduled = 2, kPreempted = 3 };
+struct RequestEvent {
+  RequestEventType type;  // what happened
+  double timestamp;       // monotonic seconds (common clock of the engine process)
+};
+
+class Request final {
+ public:
+  // A request in WAITING with the given prompt; `handle` is the scheduler's
+  // dense integer id for it.
+  Request(int32_t handle, std::string request_id, std::vector<int32_t> prompt_token_ids,
+          StopConditions stop);
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+
+  // Builds a request from the wire form, checking what the engine relies on:
+  // a non-empty prompt shorter than max_model_len, max_tokens >= 1,
+  // 0 <= min_tokens <= max_tokens. EOS ids are all_stop_token_ids minus
+  // stop_token_ids; a missing max_tokens means "up to max_model_len".
+  static StatusOr<std::unique_ptr<Request>> Create(int32_t handle, proto::EngineCoreRequest request,
+                                                   int32_t max_model_len);
+
+  // Prompt + output token ids so far.
+  std::span<const int32_t> all_token_ids() const { return token_ids_; }
+  // The prompt token ids.
+  std::span<const int32_t> prompt_token_ids() const {
+    return std::span<const int32_t>(token_ids_).first(num_prompt_tokens_);
+  }
+  // The output token ids so far.
+  std::span<const int32_t> output_token_ids() const {
+    return std::span<const int32_t>(token_ids_).subspan(num_prompt_tokens_);
+  }
+  int32_t num_tokens() const { return static_cast<int32_t>(token_ids_.size()); }
+  int32_t num_prompt_tokens() const { return num_prompt_tokens_; }
+  int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens_; }
+
+  // Appends one sampled token (block hashes are extended separately).
+  void AppendOutputToken(int32_t token) { token_ids_.push_back(token); }
+
+  // Hashes every block that became full since the last call (no-op when
+  // `hasher` is null, i.e. prefix caching is off).
+  void UpdateBlockHashes(const BlockHasher* hasher, int32_t block_size);
+
+  // Checks the stop conditions after a token was appended; on a stop sets
+  // `status` (and `stop_reason` for a stop token id) and returns true.
+  bool CheckStop(int32_t max_model_len);
+
+  bool is_finished() const { return IsFinished(status); }
+
+  // ---- identity and client data ----
+  const int32_t handle;            // the scheduler's dense id (index into its table)
+  const std::string request_id;    // the client-visible id
+  int32_t client_index = 0;        // which frontend process gets the outputs
+  int32_t priority = 0;            // lower value = served earlier (PRIORITY policy)
+  double arrival_time = 0;         // seconds, as the frontend stamped it
+  std::string lora_name;           // empty: no adapter; part of every block hash
+  std::string cache_salt;          // part of the first block hash; isolates tenants
+  StopConditions stop;             // when to finish
+  proto::SamplingParams sampling_params;  // as the client sent them (for the workers)
+
+  // ---- scheduling state ----
+  RequestStatus status = RequestStatus::kWaiting;
+  int32_t num_computed_tokens = 0;  // tokens whose KV is computed or scheduled
+  int32_t num_cached_tokens = -1;   // prefix-cache hit at first schedule (-1: not yet)
+  int32_t num_preemptions = 0;      // times preempted (recomputed)
+  int32_t stop_reason = -1;         // the stop token id that finished it, or -1
+  uint64_t sequence_number = 0;     // admission order, breaks priority ties
+  int64_t last_scheduled_step = -1; // the scheduler step that last scheduled it
+  int32_t scheduled_index = -1;     // its entry in that step's decision
+  std::vector<RequestEvent> events; // not yet reported events
+
+  // ---- KV cache state (written by KVCacheManager) ----
+  std::vector<BlockHash> block_hashes;  // one per full block of all_token_ids()
+  std::vector<int32_t> block_ids;       // the KV blocks, in token order
+  int32_t num_cached_blocks = 0;        // leading blocks already entered in the prefix cache
+
+ private:
+  std::vector<int32_t> token_ids_;
+  int32_t num_prompt_tokens_;
+};
+
+}  // namespace llmserve::engine_core

@@ -1,0 +1,450 @@
+#include "engine_core/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <tuple>
+
+#include <glog/logging.h>
+
+namespace llmserve::engine_core {
+
+namespace {
+std::optional<proto::FinishReason> FinishReasonOf(RequestStatus s) {
+  switch (s) {
+    case RequestStatus::kFinishedStopped: return proto::FinishReason::kStop;
+    case RequestStatus::kFinishedLengthCapped: return proto::FinishReason::kLength;
+    case RequestStatus::kFinishedAborted: return proto::FinishReason::kAbort;
+    case RequestStatus::kFinishedError: return proto::FinishReason::kError;
+    default: return std::nullopt;
+  }
+}
+}  // namespace
+
+StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& config,
+                                                       const KVCacheConfig& kv_config) {
+  LLMSERVE_RETURN_IF_ERROR(config.Validate());
+  if (kv_config.block_size <= 0) return Status::InvalidArgument("block_size must be > 0");
+  if (kv_config.max_model_len != config.max_model_len) {
+    return Status::InvalidArgument("KV cache and scheduler disagree on max_model_len");
+  }
+  const int64_t needed = (int64_t{config.max_model_len} + kv_config.block_size - 1) / kv_config.block_size;
+  if (kv_config.num_blocks - 1 < needed) {
+    return Status::InvalidArgument(
+        "the KV cache has " + std::to_string(kv_config.num_blocks - 1) + " blocks of " +
+        std::to_string(kv_config.block_size) + " tokens, fewer than the " + std::to_string(needed) +
+        " one request of max_model_len " + std::to_string(config.max_model_len) +
+        " needs; lower max_model_len or give the KV cache more memory");
+  }
+  return std::unique_ptr<Scheduler>(new Scheduler(config, kv_config));
+}
+
+Scheduler::Scheduler(const SchedulerConfig& config, const KVCacheConfig& kv_config)
+    : config_(config), kv_(kv_config), waiting_(config.policy, &requests_) {
+  decision_.reserve(static_cast<size_t>(config.max_num_seqs));
+  running_.reserve(static_cast<size_t>(config.max_num_seqs));
+}
+
+double Scheduler::Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void Scheduler::RecordEvent(Request& r, RequestEventType type) {
+  if (config_.log_stats) r.events.push_back(RequestEvent{type, Now()});
+}
+
+const Request* Scheduler::FindRequest(std::string_view request_id) const {
+  auto it = id_to_handle_.find(std::string(request_id));
+  return it == id_to_handle_.end() ? nullptr : requests_[it->second].get();
+}
+
+Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
+  if (config_.max_waiting_requests > 0 && waiting_.size() >= config_.max_waiting_requests) {
+    return Status::ResourceExhausted("the engine's waiting queue is full (" +
+                                     std::to_string(config_.max_waiting_requests) +
+                                     " requests); retry later");
+  }
+  if (id_to_handle_.count(request.request_id) != 0) {
+    return Status::InvalidArgument("request id '" + request.request_id + "' is already in use");
+  }
+  int32_t handle;
+  if (!free_handles_.empty()) {
+    handle = free_handles_.back();
+  } else {
+    handle = static_cast<int32_t>(requests_.size());
+  }
+  auto created = Request::Create(handle, std::move(request), config_.max_model_len);
+  if (!created.ok()) return created.status();
+  std::unique_ptr<Request> r = std::move(created).value();
+  if (!free_handles_.empty()) {
+    free_handles_.pop_back();
+  } else {
+    requests_.emplace_back();
+  }
+  r->sequence_number = next_sequence_number_++;
+  r->UpdateBlockHashes(kv_.hasher(), kv_.config().block_size);
+  RecordEvent(*r, RequestEventType::kQueued);
+  id_to_handle_.emplace(r->request_id, handle);
+  requests_[handle] = std::move(r);
+  waiting_.Push(handle);
+  return Status::Ok();
+}
+
+void Scheduler::FinishRequests(std::span<const std::string> request_ids, RequestStatus status) {
+  CHECK(IsFinished(status)) << "FinishRequests needs a FINISHED_* status";
+  for (const std::string& id : request_ids) {
+    auto it = id_to_handle_.find(id);
+    if (it == id_to_handle_.end()) continue;
+    const int32_t h = it->second;
+    Request& r = *requests_[h];
+    if (r.status == RequestStatus::kRunning) {
+      running_.erase(std::find(running_.begin(), running_.end(), h));
+    } else {
+      CHECK(waiting_.Remove(h)) << "request " << id << " is neither running nor waiting";
+    }
+    r.status = status;
+    ReleaseFinished(h);
+  }
+}
+
+void Scheduler::ReleaseFinished(int32_t handle) {
+  std::unique_ptr<Request> r = std::move(requests_[handle]);
+  kv_.Free(*r);
+  if (static_cast<size_t>(r->client_index) >= finished_for_clients_.size()) {
+    finished_for_clients_.resize(static_cast<size_t>(r->client_index) + 1);
+  }
+  finished_for_clients_[r->client_index].push_back(r->request_id);
+  id_to_handle_.erase(r->request_id);
+  finished_for_workers_.push_back(r->request_id);
+  free_handles_.push_back(handle);
+}
+
+// ---------------------------------------------------------------------------
+// Schedule
+// ---------------------------------------------------------------------------
+
+const proto::SchedulerOutput& Scheduler::Schedule() {
+  ++step_;
+  decision_.clear();
+  output_.preempted_req_ids.clear();
+  int32_t budget = config_.max_num_batched_tokens;
+  bool preempted = false;
+  ScheduleRunning(&budget, &preempted);
+  // As in vLLM: a step that had to preempt admits nobody new.
+  if (!preempted) ScheduleWaiting(&budget);
+
+  BuildOutput();  // reads last_scheduled_step of the previous step
+  // Advance computed tokens now, so the next step can be planned before this
+  // one's output arrives.
+  for (size_t i = 0; i < decision_.size(); ++i) {
+    Request& r = *requests_[decision_[i].handle];
+    r.num_computed_tokens += decision_[i].num_tokens;
+    r.last_scheduled_step = step_;
+    r.scheduled_index = static_cast<int32_t>(i);
+  }
+  if (config_.log_stats) iteration_tokens_.push_back(output_.total_num_scheduled_tokens);
+  return output_;
+}
+
+void Scheduler::ScheduleRunning(int32_t* budget, bool* preempted) {
+  const int32_t threshold = config_.long_prefill_token_threshold;
+  size_t i = 0;
+  while (i < running_.size() && *budget > 0) {
+    Request& r = *requests_[running_[i]];
+    int32_t n = r.num_tokens() - r.num_computed_tokens;
+    if (threshold > 0 && n > threshold) n = threshold;
+    n = std::min(n, *budget);
+    // Positions never pass max_model_len - 1.
+    n = std::min(n, config_.max_model_len - 1 - r.num_computed_tokens);
+    if (n <= 0) {
+      ++i;
+      continue;
+    }
+    const int32_t blocks_before = static_cast<int32_t>(r.block_ids.size());
+    bool scheduled = true;
+    while (!kv_.AllocateSlots(r, n, 0, {}, config_.num_lookahead_tokens)) {
+      const size_t victim_pos = PickVictim();
+      const int32_t victim = running_[victim_pos];
+      if (victim_pos < i) {
+        // Only under PRIORITY: the victim was scheduled earlier in this step.
+        // Give its tokens back; it loses its blocks below.
+        auto e = std::find_if(decision_.begin(), decision_.end(),
+                              [victim](const Scheduled& s) { return s.handle == victim; });
+        if (e != decision_.end()) {
+          *budget += e->num_tokens;
+          decision_.erase(e);
+        }
+        --i;
+      }
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(victim_pos));
+      Preempt(victim);
+      *preempted = true;
+      if (victim == r.handle) {
+        scheduled = false;
+        break;
+      }
+    }
+    if (!scheduled) break;
+    decision_.push_back(Scheduled{r.handle, n, r.num_computed_tokens, blocks_before, Kind::kRunning});
+    *budget -= n;
+    ++i;
+  }
+}
+
+size_t Scheduler::PickVictim() const {
+  if (config_.policy == SchedulingPolicy::kFcfs) return running_.size() - 1;
+  size_t best = 0;
+  for (size_t j = 1; j < running_.size(); ++j) {
+    const Request& a = *requests_[running_[j]];
+    const Request& b = *requests_[running_[best]];
+    if (std::tie(a.priority, a.arrival_time, a.sequence_number) >
+        std::tie(b.priority, b.arrival_time, b.sequence_number)) {
+      best = j;
+    }
+  }
+  return best;
+}
+
+void Scheduler::Preempt(int32_t handle) {
+  Request& r = *requests_[handle];
+  kv_.Free(r);
+  r.status = RequestStatus::kPreempted;
+  r.num_computed_tokens = 0;
+  ++r.num_preemptions;
+  ++num_preemptions_;
+  RecordEvent(r, RequestEventType::kPreempted);
+  output_.preempted_req_ids.push_back(r.request_id);
+  waiting_.PushFront(handle);
+}
+
+void Scheduler::ScheduleWaiting(int32_t* budget) {
+  const int32_t threshold = config_.long_prefill_token_threshold;
+  skipped_waiting_.clear();
+  while (!waiting_.empty() && *budget > 0 &&
+         static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
+    const int32_t h = waiting_.Front();
+    Request& r = *requests_[h];
+    if (r.status == RequestStatus::kWaitingForStructuredOutputGrammar) {
+      // Not ready; look past it without losing its place.
+      waiting_.Pop();
+      skipped_waiting_.push_back(h);
+      continue;
+    }
+    DCHECK_EQ(r.num_computed_tokens, 0);
+    hit_blocks_.clear();
+    const int32_t hit = kv_.GetComputedBlocks(r, &hit_blocks_);
+    int32_t n = r.num_tokens() - hit;
+    if (threshold > 0 && n > threshold) n = threshold;
+    if (!config_.enable_chunked_prefill && n > *budget) break;
+    n = std::min(n, *budget);
+    if (!kv_.AllocateSlots(r, n, hit, hit_blocks_, config_.num_lookahead_tokens,
+                           config_.reserve_full_prompt)) {
+      break;  // waiting requests never preempt
+    }
+    waiting_.Pop();
+    running_.push_back(h);
+    const Kind kind = r.status == RequestStatus::kPreempted ? Kind::kResumed : Kind::kNew;
+    r.status = RequestStatus::kRunning;
+    r.num_computed_tokens = hit;
+    if (r.num_cached_tokens < 0) r.num_cached_tokens = hit;
+    RecordEvent(r, RequestEventType::kScheduled);
+    decision_.push_back(Scheduled{h, n, hit, 0, kind});
+    *budget -= n;
+  }
+  for (auto it = skipped_waiting_.rbegin(); it != skipped_waiting_.rend(); ++it) {
+    waiting_.PushFront(*it);
+  }
+}
+
+void Scheduler::BuildOutput() {
+  proto::SchedulerOutput& o = output_;
+  proto::CachedRequestData& c = o.scheduled_cached_reqs;
+  size_t num_new = 0;
+  size_t num_cached = 0;
+  for (const Scheduled& s : decision_) (s.kind == Kind::kNew ? num_new : num_cached)++;
+  // resize() keeps the surviving elements' buffers, so steady-state steps reuse them.
+  o.scheduled_new_reqs.resize(num_new);
+  c.req_ids.resize(num_cached);
+  c.new_block_ids.resize(num_cached);
+  c.num_computed_tokens.resize(num_cached);
+  c.num_output_tokens.resize(num_cached);
+  c.resumed_req_ids.clear();
+  c.new_token_ids.clear();
+  c.all_token_ids.clear();
+
+  // num_scheduled_tokens is a std::map (the wire contract); recycle its nodes.
+  while (!o.num_scheduled_tokens.empty()) {
+    spare_nodes_.push_back(o.num_scheduled_tokens.extract(o.num_scheduled_tokens.begin()));
+  }
+
+  int32_t total = 0;
+  size_t ni = 0;
+  size_t ci = 0;
+  for (const Scheduled& s : decision_) {
+    const Request& r = *requests_[s.handle];
+    total += s.num_tokens;
+    if (spare_nodes_.empty()) {
+      o.num_scheduled_tokens.emplace(r.request_id, s.num_tokens);
+    } else {
+      auto node = std::move(spare_nodes_.back());
+      spare_nodes_.pop_back();
+      node.key().assign(r.request_id);
+      node.mapped() = s.num_tokens;
+      o.num_scheduled_tokens.insert(std::move(node));
+    }
+    if (s.kind == Kind::kNew) {
+      proto::NewRequestData& n = o.scheduled_new_reqs[ni++];
+      n.req_id.assign(r.request_id);
+      const auto prompt = r.prompt_token_ids();
+      n.prompt_token_ids.assign(prompt.begin(), prompt.end());
+      n.sampling_params = r.sampling_params;
+      n.block_ids.resize(1);
+      n.block_ids[0].assign(r.block_ids.begin(), r.block_ids.end());
+      n.num_computed_tokens = s.num_computed_before;
+      if (r.lora_name.empty()) {
+        n.lora_name.reset();
+      } else {
+        n.lora_name = r.lora_name;
+      }
+      continue;
+    }
+    c.req_ids[ci].assign(r.request_id);
+    c.num_computed_tokens[ci] = s.num_computed_before;
+    c.num_output_tokens[ci] = r.num_output_tokens();
+    auto& blocks = c.new_block_ids[ci];
+    if (static_cast<size_t>(s.first_new_block) < r.block_ids.size()) {
+      if (!blocks) blocks.emplace();
+      blocks->resize(1);
+      (*blocks)[0].assign(r.block_ids.begin() + s.first_new_block, r.block_ids.end());
+    } else {
+      blocks.reset();
+    }
+    // Workers hold tokens only of requests they saw last step; resend the rest.
+    const bool resumed = s.kind == Kind::kResumed;
+    if (resumed) c.resumed_req_ids.push_back(r.request_id);
+    if (resumed || r.last_scheduled_step != step_ - 1) {
+      const auto all = r.all_token_ids();
+      c.all_token_ids[r.request_id].assign(all.begin(), all.begin() + s.num_computed_before + s.num_tokens);
+    }
+    ++ci;
+  }
+  o.total_num_scheduled_tokens = total;
+  o.scheduled_spec_decode_tokens.clear();
+  o.num_common_prefix_blocks.assign(1, 0);
+  o.finished_req_ids.swap(finished_for_workers_);
+  finished_for_workers_.clear();
+}
+
+// ---------------------------------------------------------------------------
+// UpdateFromOutput
+// ---------------------------------------------------------------------------
+
+int32_t Scheduler::LocateScheduled(size_t row, const std::string& id) const {
+  // Fast path: the workers answered in the order we scheduled.
+  if (row < decision_.size()) {
+    const Request* r = requests_[decision_[row].handle].get();
+    if (r != nullptr && r->last_scheduled_step == step_ && r->request_id == id) {
+      return static_cast<int32_t>(row);
+    }
+  }
+  auto it = id_to_handle_.find(id);
+  if (it == id_to_handle_.end()) return -1;
+  const Request& r = *requests_[it->second];
+  return r.last_scheduled_step == step_ ? r.scheduled_index : -1;
+}
+
+std::vector<ClientOutputs> Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
+                                                       const proto::ModelRunnerOutput& model_output) {
+  CHECK_EQ(&scheduler_output, &output_) << "UpdateFromOutput needs the output of the last Schedule()";
+  const size_t rows = std::min(model_output.req_ids.size(), model_output.sampled_token_ids.size());
+  finished_handles_.clear();
+  for (size_t row = 0; row < rows; ++row) {
+    const int32_t idx = LocateScheduled(row, model_output.req_ids[row]);
+    if (idx < 0) continue;  // finished (e.g. aborted) since it was scheduled
+    const int32_t h = decision_[idx].handle;
+    Request& r = *requests_[h];
+    const std::vector<int32_t>& sampled = model_output.sampled_token_ids[row];
+    // A partial prefill chunk samples nothing (anything sampled is discarded).
+    if (sampled.empty() || r.num_computed_tokens < r.num_tokens()) continue;
+
+    const int32_t before = r.num_tokens();
+    bool stopped = false;
+    for (int32_t t : sampled) {
+      r.AppendOutputToken(t);
+      if (r.CheckStop(config_.max_model_len)) {
+        stopped = true;
+        break;
+      }
+    }
+    r.UpdateBlockHashes(kv_.hasher(), kv_.config().block_size);
+
+    if (static_cast<size_t>(r.client_index) >= per_client_.size()) {
+      per_client_.resize(static_cast<size_t>(r.client_index) + 1);
+    }
+    proto::EngineCoreOutput& out = per_client_[r.client_index].outputs.emplace_back();
+    out.request_id = r.request_id;
+    const auto all = r.all_token_ids();
+    out.new_token_ids.assign(all.begin() + before, all.end());
+    out.num_cached_tokens = std::max(r.num_cached_tokens, 0);
+    if (!r.events.empty()) {
+      out.events.reserve(r.events.size());
+      for (const RequestEvent& e : r.events) {
+        out.events.push_back(proto::EngineCoreEvent{static_cast<int32_t>(e.type), e.timestamp});
+      }
+      r.events.clear();
+    }
+    if (stopped) {
+      out.finish_reason = FinishReasonOf(r.status);
+      if (r.stop_reason >= 0) out.stop_token_id = r.stop_reason;
+      finished_handles_.push_back(h);
+    }
+  }
+
+  if (!finished_handles_.empty()) {
+    std::erase_if(running_, [this](int32_t h) { return requests_[h]->is_finished(); });
+    for (int32_t h : finished_handles_) ReleaseFinished(h);
+  }
+
+  std::vector<ClientOutputs> result;
+  const double now = Now();
+  const size_t clients = std::max(per_client_.size(), finished_for_clients_.size());
+  for (size_t ci = 0; ci < clients; ++ci) {
+    const bool has_outputs = ci < per_client_.size() && !per_client_[ci].outputs.empty();
+    const bool has_finished = ci < finished_for_clients_.size() && !finished_for_clients_[ci].empty();
+    if (!has_outputs && !has_finished) continue;
+    ClientOutputs& co = result.emplace_back();
+    co.client_index = static_cast<int32_t>(ci);
+    if (has_outputs) co.outputs.outputs.swap(per_client_[ci].outputs);
+    if (has_finished) co.outputs.finished_requests.emplace().swap(finished_for_clients_[ci]);
+    co.outputs.timestamp = now;
+  }
+  if (config_.log_stats) {
+    if (result.empty()) {
+      result.emplace_back().outputs.timestamp = now;
+    }
+    result.front().outputs.scheduler_stats = MakeStats();
+  }
+  return result;
+}
+
+proto::SchedulerStats Scheduler::MakeStats() {
+  proto::SchedulerStats s;
+  s.num_running_reqs = num_running();
+  s.num_waiting_reqs = num_waiting();
+  waiting_.ForEach([&](int32_t h) {
+    const Request& r = *requests_[h];
+    s.num_waiting_tokens += r.num_tokens() - r.num_computed_tokens;
+  });
+  s.kv_cache_usage = kv_.usage();
+  const PrefixCacheStats& p = kv_.prefix_cache_stats();
+  s.prefix_cache_queries = p.queries - reported_prefix_.queries;
+  s.prefix_cache_hits = p.hits - reported_prefix_.hits;
+  reported_prefix_ = p;
+  s.num_preemptions = num_preemptions_ - reported_preemptions_;
+  reported_preemptions_ = num_preemptions_;
+  s.step_counter = step_;
+  s.iteration_tokens.swap(iteration_tokens_);
+  iteration_tokens_.clear();
+  return s;
+}
+
+}  // namespace llmserve::engine_core

@@ -1,0 +1,140 @@
+#pragma once
+// The scheduler: each step it spends one token budget on running requests
+// first (decode steps, remaining prefill chunks), then on waiting ones
+// (prefill, chunked when long), and emits the decision as a SchedulerOutput
+// diff for the workers. When KV blocks run out it preempts (recompute) the
+// last running request (FCFS) or the lowest-priority latest arrival
+// (PRIORITY). UpdateFromOutput applies the sampled tokens, checks stop
+// conditions, frees finished requests and groups outputs per frontend.
+//
+// Not thread-safe: the engine's main loop owns it. Hot-path containers are
+// members reused across steps; requests are addressed by dense integer handles.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine_core/kv_cache_manager.h"
+#include "engine_core/request.h"
+#include "engine_core/scheduler_config.h"
+#include "engine_core/waiting_queue.h"
+#include "proto/engine_core_output.h"
+#include "proto/engine_core_request.h"
+#include "proto/model_runner_output.h"
+#include "proto/scheduler_output.h"
+#include "proto/status_or.h"
+
+namespace llmserve::engine_core {
+
+// One frontend's share of a step's outputs.
+struct ClientOutputs {
+  int32_t client_index = 0;          // the frontend (EngineCoreRequest.client_index)
+  proto::EngineCoreOutputs outputs;  // its outputs, finished ids and maybe the stats
+};
+
+class Scheduler final {
+ public:
+  // Validates both configs (and that one max_model_len request fits in the KV
+  // cache, so a lone request can always make progress).
+  static StatusOr<std::unique_ptr<Scheduler>> Create(const SchedulerConfig& config,
+                                                     const KVCacheConfig& kv_config);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a request. InvalidArgument for a bad or duplicate request,
+  // ResourceExhausted when max_waiting_requests are already waiting (HTTP 429).
+  Status AddRequest(proto::EngineCoreRequest request);
+
+  // Finishes the named requests with `status` (a FINISHED_* state; ABORTED for
+  // client aborts), freeing their blocks. Unknown or finished ids are ignored,
+  // so aborting twice is harmless. Produces no token outputs; the ids are
+  // reported to the workers and in `finished_requests`.
+  void FinishRequests(std::span<const std::string> request_ids, RequestStatus status);
+
+  // Decides this step. The returned object is reused by the next call.
+  const proto::SchedulerOutput& Schedule();
+
+  // Applies the workers' output for the step last returned by Schedule()
+  // (`scheduler_output` must be that object). Tokens of requests finished
+  // meanwhile are dropped. Returns the outputs per frontend.
+  std::vector<ClientOutputs> UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
+                                              const proto::ModelRunnerOutput& model_output);
+
+  // Load and cache figures; counters are deltas since the previous call.
+  proto::SchedulerStats MakeStats();
+
+  // Drops the prefix cache; false while requests hold blocks.
+  bool ResetPrefixCache() { return kv_.ResetPrefixCache(); }
+
+  // True when any request is waiting or running.
+  bool HasRequests() const { return !running_.empty() || !waiting_.empty(); }
+  int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
+  int32_t num_waiting() const { return waiting_.size(); }
+  // The live request with this id, or nullptr (tests, introspection).
+  const Request* FindRequest(std::string_view request_id) const;
+  // Handles of running requests in scheduling order (tests).
+  std::span<const int32_t> running() const { return running_; }
+  const KVCacheManager& kv_cache_manager() const { return kv_; }
+  const SchedulerConfig& config() const { return config_; }
+  // Steps scheduled so far.
+  int64_t step() const { return step_; }
+
+ private:
+  enum class Kind : uint8_t { kNew, kResumed, kRunning };
+  // One request in this step's decision.
+  struct Scheduled {
+    int32_t handle;
+    int32_t num_tokens;           // scheduled this step
+    int32_t num_computed_before;  // num_computed_tokens when scheduled
+    int32_t first_new_block;      // index of the first block added this step
+    Kind kind;
+  };
+
+  Scheduler(const SchedulerConfig& config, const KVCacheConfig& kv_config);
+
+  void ScheduleRunning(int32_t* budget, bool* preempted);
+  void ScheduleWaiting(int32_t* budget);
+  // Index in running_ of the request to preempt next.
+  size_t PickVictim() const;
+  void Preempt(int32_t handle);
+  void BuildOutput();
+  // Position of the decision entry for model-output row `row` with id `id`, or -1.
+  int32_t LocateScheduled(size_t row, const std::string& id) const;
+  // Releases blocks, handle and id of a request that reached a FINISHED_* state.
+  void ReleaseFinished(int32_t handle);
+  void RecordEvent(Request& r, RequestEventType type);
+  static double Now();
+
+  SchedulerConfig config_;
+  KVCacheManager kv_;
+  std::vector<std::unique_ptr<Request>> requests_;  // handle -> request (null: free slot)
+  std::vector<int32_t> free_handles_;
+  std::unordered_map<std::string, int32_t> id_to_handle_;
+  WaitingQueue waiting_;
+  std::vector<int32_t> running_;  // in admission order
+  uint64_t next_sequence_number_ = 0;
+  int64_t step_ = 0;
+
+  // Reused per-step state.
+  std::vector<Scheduled> decision_;
+  std::vector<int32_t> hit_blocks_;
+  std::vector<int32_t> skipped_waiting_;
+  std::vector<int32_t> finished_handles_;
+  std::vector<proto::EngineCoreOutputs> per_client_;  // indexed by client index
+  std::vector<std::string> finished_for_workers_;     // since the last Schedule()
+  std::vector<std::vector<std::string>> finished_for_clients_;  // since the last update
+  std::vector<std::map<std::string, int32_t>::node_type> spare_nodes_;
+  proto::SchedulerOutput output_;
+
+  // Stats.
+  int64_t num_preemptions_ = 0;
+  int64_t reported_preemptions_ = 0;
+  PrefixCacheStats reported_prefix_;
+  std::vector<int32_t> iteration_tokens_;
+};
+
+}  // namespace llmserve::engine_core

@@ -1,0 +1,30 @@
+#include "engine_core/scheduler_config.h"
+
+#include <string>
+
+namespace llmserve::engine_core {
+
+StatusOr<SchedulingPolicy> ParseSchedulingPolicy(std::string_view name) {
+  if (name == "fcfs") return SchedulingPolicy::kFcfs;
+  if (name == "priority") return SchedulingPolicy::kPriority;
+  return Status::InvalidArgument("unknown scheduling policy '" + std::string(name) +
+                                 "' (expected fcfs or priority)");
+}
+
+Status SchedulerConfig::Validate() const {
+  if (max_num_batched_tokens <= 0) return Status::InvalidArgument("max_num_batched_tokens must be > 0");
+  if (max_num_seqs <= 0) return Status::InvalidArgument("max_num_seqs must be > 0");
+  if (max_model_len < 2) return Status::InvalidArgument("max_model_len must be >= 2");
+  if (long_prefill_token_threshold < 0)
+    return Status::InvalidArgument("long_prefill_token_threshold must be >= 0");
+  if (max_waiting_requests < 0) return Status::InvalidArgument("max_waiting_requests must be >= 0");
+  if (num_lookahead_tokens < 0) return Status::InvalidArgument("num_lookahead_tokens must be >= 0");
+  if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len - 1)
+    return Status::InvalidArgument(
+        "without chunked prefill, max_num_batched_tokens (" + std::to_string(max_num_batched_tokens) +
+        ") must be at least max_model_len - 1 (" + std::to_string(max_model_len - 1) +
+        ") so that every prompt fits in one step");
+  return Status::Ok();
+}
+
+}  // namespace llmserve::engine_core

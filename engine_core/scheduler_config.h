@@ -1,0 +1,36 @@
+#pragma once
+// Scheduler knobs (vLLM's SchedulerConfig names; flags map onto these fields).
+
+#include <cstdint>
+#include <string_view>
+
+#include "proto/status_or.h"
+
+namespace llmserve::engine_core {
+
+// Which waiting request goes first, and which running request is preempted.
+enum class SchedulingPolicy : uint8_t {
+  kFcfs,      // arrival order; preempt the most recently admitted running request
+  kPriority,  // lowest (priority, arrival_time) first; preempt the max of those
+};
+
+// Parses "fcfs" or "priority" (`--scheduling-policy`).
+StatusOr<SchedulingPolicy> ParseSchedulingPolicy(std::string_view name);
+
+struct SchedulerConfig {
+  int32_t max_num_batched_tokens = 2048;  // token budget of one step
+  int32_t max_num_seqs = 256;             // running requests at most
+  int32_t max_model_len = 2048;           // prompt + output tokens at most
+  int32_t long_prefill_token_threshold = 0;  // >0: prefill chunks at most this long
+  bool enable_chunked_prefill = true;     // split prompts across steps
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  int32_t max_waiting_requests = 0;       // >0: AddRequest beyond this is ResourceExhausted
+  bool reserve_full_prompt = true;        // admit only when the whole prompt's blocks fit
+  int32_t num_lookahead_tokens = 0;       // extra KV slots per step (speculative decoding)
+  bool log_stats = true;                  // record request events and attach SchedulerStats
+
+  // InvalidArgument naming the first bad field, or Ok.
+  Status Validate() const;
+};
+
+}  // namespace llmserve::engine_core

@@ -1,0 +1,360 @@
+#include "frontend/engine_core_client.h"
+
+#include <glog/logging.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <limits>
+
+namespace llmserve::frontend {
+
+namespace {
+std::string Identity(uint32_t rank) {
+  return std::string{static_cast<char>(rank & 0xff), static_cast<char>((rank >> 8) & 0xff)};
+}
+uint32_t RankOf(const zmq::message_t& identity) {
+  const auto* b = static_cast<const uint8_t*>(identity.data());
+  return identity.size() == 2 ? static_cast<uint32_t>(b[0] | (b[1] << 8)) : std::numeric_limits<uint32_t>::max();
+}
+}  // namespace
+
+EngineCoreClient::EngineCoreClient(zmq::context_t& context, Options options)
+    : options_(std::move(options)),
+      input_(context, zmq::socket_type::router),
+      output_(context, zmq::socket_type::pull) {
+  for (uint32_t rank : options_.engine_ranks) engines_[rank].rank = rank;
+}
+
+StatusOr<std::unique_ptr<EngineCoreClient>> EngineCoreClient::Start(zmq::context_t& context, Options options) {
+  std::unique_ptr<EngineCoreClient> c(new EngineCoreClient(context, std::move(options)));
+  try {
+    for (zmq::socket_t* s : {&c->input_, &c->output_}) {
+      s->set(zmq::sockopt::linger, 0);
+      s->set(zmq::sockopt::rcvhwm, 0);
+      s->set(zmq::sockopt::sndhwm, 0);
+    }
+    c->input_.set(zmq::sockopt::router_mandatory, 1);
+    c->input_.set(zmq::sockopt::router_handover, 1);  // a restarted engine takes over its identity
+    c->input_.bind(c->options_.input_bind);
+    c->output_.bind(c->options_.output_bind);
+    c->input_address_ = c->input_.get(zmq::sockopt::last_endpoint);
+    c->output_address_ = c->output_.get(zmq::sockopt::last_endpoint);
+  } catch (const zmq::error_t& e) {
+    return Status::Unavailable(std::string("engine client: cannot bind its sockets: ") + e.what());
+  }
+  c->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (c->wake_fd_ < 0) return Status::Internal("engine client: eventfd failed");
+  c->thread_ = std::thread([raw = c.get()] { raw->Run(); });
+  return c;
+}
+
+EngineCoreClient::~EngineCoreClient() {
+  Stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void EngineCoreClient::Stop() {
+  if (stop_.exchange(true)) return;
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+  if (thread_.joinable()) thread_.join();
+  std::unordered_map<std::string, Pending> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_);
+  }
+  for (auto& [id, p] : pending) p.sink->OnError(Status::Unavailable("the frontend is shutting down"));
+}
+
+void EngineCoreClient::Post(Command command) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    commands_.push_back(std::move(command));
+  }
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+std::optional<uint32_t> EngineCoreClient::PickEngine(const proto::EngineCoreRequest& request) {
+  if (request.data_parallel_rank) {
+    auto it = engines_.find(static_cast<uint32_t>(*request.data_parallel_rank));
+    if (it == engines_.end() || !it->second.ready || it->second.dead) return std::nullopt;
+    return it->first;
+  }
+  // Fewest of this client's requests in flight; ties go to the lowest rank
+  // after a per-client offset so that several frontends do not herd.
+  std::optional<uint32_t> best;
+  int32_t best_load = std::numeric_limits<int32_t>::max();
+  const size_t n = engines_.size();
+  std::vector<const EngineState*> order;
+  for (const auto& [rank, e] : engines_) order.push_back(&e);
+  const size_t start = n == 0 ? 0 : static_cast<size_t>(options_.client_index) % n;
+  for (size_t i = 0; i < n; ++i) {
+    const EngineState* e = order[(start + i) % n];
+    if (!e->ready || e->dead) continue;
+    if (e->in_flight < best_load) {
+      best_load = e->in_flight;
+      best = e->rank;
+    }
+  }
+  return best;
+}
+
+Status EngineCoreClient::Submit(proto::EngineCoreRequest request, std::shared_ptr<OutputSink> sink) {
+  request.client_index = options_.client_index;
+  Command cmd{Command::kAdd, 0, proto::RequestType::kAdd, ""};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return Status::Unavailable("the frontend is shutting down");
+    std::optional<uint32_t> rank = PickEngine(request);
+    if (!rank) {
+      if (request.data_parallel_rank)
+        return Status::Unavailable("data parallel rank " + std::to_string(*request.data_parallel_rank) +
+                                   " is not serving");
+      return Status::Unavailable("no engine is ready to serve requests");
+    }
+    if (pending_.count(request.request_id))
+      return Status::InvalidArgument("request id '" + request.request_id + "' is already in flight");
+    pending_[request.request_id] = Pending{*rank, std::move(sink)};
+    engines_[*rank].in_flight++;
+    cmd.rank = *rank;
+  }
+  cmd.type = proto::RequestType::kAdd;
+  cmd.body = proto::Encode(request);
+  Post(std::move(cmd));
+  return Status::Ok();
+}
+
+void EngineCoreClient::Abort(const std::vector<std::string>& request_ids) {
+  std::map<uint32_t, std::vector<std::string>> by_rank;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& id : request_ids) {
+      auto it = pending_.find(id);
+      if (it == pending_.end()) continue;
+      by_rank[it->second.rank].push_back(id);
+      engines_[it->second.rank].in_flight--;
+      pending_.erase(it);
+    }
+  }
+  for (auto& [rank, ids] : by_rank) Post(Command{Command::kAbort, rank, proto::RequestType::kAbort, proto::Encode(ids)});
+}
+
+StatusOr<std::vector<std::string>> EngineCoreClient::CallUtility(const std::string& method,
+                                                                 std::vector<std::string> args,
+                                                                 std::chrono::milliseconds timeout) {
+  auto wait = std::make_shared<UtilityWait>();
+  int64_t call_id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    call_id = next_call_id_++;
+    for (const auto& [rank, e] : engines_)
+      if (e.ready && !e.dead) wait->ranks.push_back(rank);
+    if (wait->ranks.empty()) return Status::Unavailable("no engine is ready");
+    wait->results.resize(wait->ranks.size());
+    utility_waits_[call_id] = wait;
+  }
+  proto::UtilityRequest req{options_.client_index, call_id, method, std::move(args)};
+  const std::string body = proto::Encode(req);
+  for (uint32_t rank : wait->ranks) Post(Command{Command::kUtility, rank, proto::RequestType::kUtility, body});
+  std::unique_lock<std::mutex> lock(mu_);
+  const bool done = wait->cv.wait_for(lock, timeout, [&] {
+    for (const auto& r : wait->results)
+      if (!r) return false;
+    return true;
+  });
+  utility_waits_.erase(call_id);
+  if (!done) return Status::Unavailable("utility call '" + method + "' timed out");
+  std::vector<std::string> results;
+  for (const auto& r : wait->results) {
+    if (r->failure_message) return Status::Internal("utility call '" + method + "' failed: " + *r->failure_message);
+    results.push_back(r->result.value_or(""));
+  }
+  return results;
+}
+
+Status EngineCoreClient::WaitUntilReady(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto all_ready = [&] {
+    for (const auto& [rank, e] : engines_)
+      if (!e.ready) return false;
+    return true;
+  };
+  if (ready_cv_.wait_for(lock, timeout, all_ready)) return Status::Ok();
+  std::string missing;
+  for (const auto& [rank, e] : engines_)
+    if (!e.ready) missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
+  return Status::Unavailable("engines not ready after " + std::to_string(timeout.count()) + " ms: ranks " + missing);
+}
+
+std::vector<EngineState> EngineCoreClient::Engines() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<EngineState> out;
+  for (const auto& [rank, e] : engines_) out.push_back(e);
+  return out;
+}
+
+bool EngineCoreClient::IsReady() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [rank, e] : engines_)
+    if (!e.ready) return false;
+  return !engines_.empty();
+}
+
+bool EngineCoreClient::IsDead() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [rank, e] : engines_)
+    if (e.dead) return true;
+  return false;
+}
+
+int32_t EngineCoreClient::max_model_len() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int32_t len = 0;
+  for (const auto& [rank, e] : engines_)
+    if (e.ready && (len == 0 || static_cast<int32_t>(e.max_model_len) < len)) len = static_cast<int32_t>(e.max_model_len);
+  return len;
+}
+
+void EngineCoreClient::MarkDead(uint32_t rank, const std::string& why) {
+  std::vector<std::shared_ptr<OutputSink>> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = engines_.find(rank);
+    if (it == engines_.end()) return;
+    it->second.dead = true;
+    it->second.in_flight = 0;
+    for (auto p = pending_.begin(); p != pending_.end();) {
+      if (p->second.rank == rank) {
+        failed.push_back(std::move(p->second.sink));
+        p = pending_.erase(p);
+      } else {
+        ++p;
+      }
+    }
+  }
+  LOG(ERROR) << "engine rank " << rank << " is dead: " << why;
+  for (auto& sink : failed) sink->OnError(Status::Unavailable("engine rank " + std::to_string(rank) + " died"));
+}
+
+void EngineCoreClient::HandleInput() {
+  while (true) {
+    zmq::message_t identity, body;
+    if (!input_.recv(identity, zmq::recv_flags::dontwait)) return;
+    if (!identity.more()) continue;
+    (void)input_.recv(body);
+    while (body.more()) (void)input_.recv(body);
+    const uint32_t rank = RankOf(identity);
+    proto::ReadyResponse ready;
+    if (!ready.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+      LOG(WARNING) << "engine client: malformed message on the input socket from rank " << rank;
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = engines_.find(rank);
+    if (it == engines_.end()) {
+      LOG(WARNING) << "engine client: ReadyResponse from unexpected rank " << rank;
+      continue;
+    }
+    it->second.ready = true;
+    it->second.dead = false;
+    it->second.max_model_len = ready.max_model_len();
+    it->second.num_kv_blocks = ready.num_kv_blocks();
+    LOG(INFO) << "engine rank " << rank << " ready: " << ready.num_kv_blocks() << " KV blocks, max_model_len "
+              << ready.max_model_len();
+    ready_cv_.notify_all();
+  }
+}
+
+void EngineCoreClient::HandleOutput() {
+  while (true) {
+    zmq::message_t body;
+    if (!output_.recv(body, zmq::recv_flags::dontwait)) return;
+    std::vector<zmq::message_t> extra;
+    for (bool more = body.more(); more;) {
+      extra.emplace_back();
+      (void)output_.recv(extra.back());
+      more = extra.back().more();
+    }
+    if (body.to_string_view() == proto::kEngineCoreDead) {
+      // Our engines follow the dead frame with their 2-byte identity; a bare
+      // frame (vLLM's form) cannot be attributed, so every engine is suspect.
+      if (!extra.empty() && extra[0].size() == 2) {
+        MarkDead(RankOf(extra[0]), "it reported ENGINE_CORE_DEAD");
+      } else {
+        for (uint32_t rank : options_.engine_ranks) MarkDead(rank, "an engine reported ENGINE_CORE_DEAD");
+      }
+      continue;
+    }
+    proto::EngineCoreOutputs outs;
+    Status s = proto::Decode(static_cast<const char*>(body.data()), body.size(), &outs);
+    if (!s.ok()) {
+      LOG(ERROR) << "engine client: dropping a malformed output message: " << s.message();
+      continue;
+    }
+    std::vector<std::pair<std::shared_ptr<OutputSink>, const proto::EngineCoreOutput*>> deliveries;
+    std::shared_ptr<UtilityWait> notify;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto engine = engines_.find(static_cast<uint32_t>(outs.engine_index));
+      if (engine != engines_.end() && outs.scheduler_stats) engine->second.last_stats = outs.scheduler_stats;
+      for (const auto& out : outs.outputs) {
+        auto it = pending_.find(out.request_id);
+        if (it == pending_.end()) continue;  // aborted here already
+        deliveries.emplace_back(it->second.sink, &out);
+        if (out.finish_reason) {
+          engines_[it->second.rank].in_flight--;
+          pending_.erase(it);
+        }
+      }
+      if (outs.utility_output) {
+        auto w = utility_waits_.find(outs.utility_output->call_id);
+        if (w != utility_waits_.end()) {
+          for (size_t i = 0; i < w->second->ranks.size(); ++i)
+            if (w->second->ranks[i] == static_cast<uint32_t>(outs.engine_index)) w->second->results[i] = *outs.utility_output;
+          notify = w->second;
+        }
+      }
+    }
+    for (auto& [sink, out] : deliveries) sink->OnOutput(*out);
+    if (notify) notify->cv.notify_all();
+  }
+}
+
+void EngineCoreClient::Run() {
+  zmq::pollitem_t items[] = {{input_.handle(), 0, ZMQ_POLLIN, 0},
+                             {output_.handle(), 0, ZMQ_POLLIN, 0},
+                             {nullptr, wake_fd_, ZMQ_POLLIN, 0}};
+  while (!stop_) {
+    try {
+      zmq::poll(items, 3, std::chrono::milliseconds(-1));
+      if (items[2].revents & ZMQ_POLLIN) {
+        uint64_t count;
+        (void)!read(wake_fd_, &count, sizeof(count));
+      }
+      std::deque<Command> commands;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        commands.swap(commands_);
+      }
+      for (auto& cmd : commands) {
+        const uint8_t type = static_cast<uint8_t>(cmd.type);
+        try {
+          input_.send(zmq::buffer(Identity(cmd.rank)), zmq::send_flags::sndmore);
+          input_.send(zmq::buffer(&type, 1), zmq::send_flags::sndmore);
+          input_.send(zmq::buffer(cmd.body), zmq::send_flags::none);
+        } catch (const zmq::error_t& e) {
+          // EHOSTUNREACH: the engine's DEALER is gone (router_mandatory).
+          MarkDead(cmd.rank, std::string("cannot send to it: ") + e.what());
+        }
+      }
+      if (items[0].revents & ZMQ_POLLIN) HandleInput();
+      if (items[1].revents & ZMQ_POLLIN) HandleOutput();
+    } catch (const zmq::error_t& e) {
+      if (e.num() == ETERM) return;
+      LOG(ERROR) << "engine client I/O error: " << e.what();
+    }
+  }
+}
+
+}  // namespace llmserve::frontend
