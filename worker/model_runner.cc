@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <new>
 #include <set>
 
 namespace llmserve::worker {
@@ -107,7 +108,16 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
 
 Status ModelRunner::InitializeKvCache(size_t num_blocks) {
   if (num_blocks == 0) return Status::InvalidArgument("the KV cache needs at least one block");
-  cache_ = std::make_unique<KvCache>(model_->CacheShape(num_blocks, config_.block_size));
+  const KvCacheShape shape = model_->CacheShape(num_blocks, config_.block_size);
+  if (num_blocks > (size_t{1} << 48) / shape.bytes_per_block()) {
+    return Status::ResourceExhausted("a KV cache of " + std::to_string(num_blocks) + " blocks exceeds 256 TiB");
+  }
+  try {
+    cache_ = std::make_unique<KvCache>(shape);
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("cannot allocate a KV cache of " + std::to_string(num_blocks) + " blocks (" +
+                                     std::to_string(shape.bytes_per_block() * num_blocks) + " bytes)");
+  }
   return Status::Ok();
 }
 
