@@ -33,8 +33,9 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir, const LoadO
   return m;
 }
 
-KvCacheShape Model::CacheShape(size_t num_blocks, size_t block_size) const {
+KvCacheShape Model::CacheShape(size_t num_blocks, size_t block_size, kernels::cpu::KvDType dtype) const {
   KvCacheShape s;
+  s.dtype = dtype;
   s.num_layers = config_.num_layers;
   s.num_blocks = num_blocks;
   s.block_size = block_size;
@@ -112,6 +113,7 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
   shape.num_kv_heads = nkv;
   shape.head_dim = hd;
   shape.block_size = cache.shape().block_size;
+  shape.kv_dtype = cache.shape().dtype;
   shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
   shape.sliding_window = config_.sliding_window;
   cpu::WriteKvCache(k, qkv_stride, v, qkv_stride, t, b.slot_mapping.data(), shape, cache.keys(index),

@@ -1,5 +1,6 @@
 #include "kernels/cpu/paged_attention.h"
 
+#include "kernels/cpu/linear.h"
 #include "kernels/cpu/paged_attention_item.h"
 
 #include <glog/logging.h>
@@ -25,21 +26,38 @@ inline float Dot(const float* a, const float* b, size_t n) {
 }
 
 
+// Writes head_dim floats to cache element `off`, rounding to bf16 when the cache is.
+void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off) {
+  if (s.kv_dtype == KvDType::kF32) {
+    std::memcpy(static_cast<float*>(cache) + off, src, s.head_dim * sizeof(float));
+    return;
+  }
+  uint16_t* dst = static_cast<uint16_t*>(cache) + off;
+  for (size_t d = 0; d < s.head_dim; ++d) dst[d] = F32ToBf16(src[d]);
+}
+
+// The cache row at element `off` as floats: in place for fp32, widened into `tmp` for bf16.
+const float* LoadRow(const void* cache, const PagedAttentionShape& s, size_t off, float* tmp) {
+  if (s.kv_dtype == KvDType::kF32) return static_cast<const float*>(cache) + off;
+  const uint16_t* src = static_cast<const uint16_t*>(cache) + off;
+  for (size_t d = 0; d < s.head_dim; ++d) tmp[d] = Bf16ToF32(src[d]);
+  return tmp;
+}
+
 }  // namespace
 
 void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t tokens,
-                  const int64_t* slot_mapping, const PagedAttentionShape& s, float* k_cache,
-                  float* v_cache, ThreadPool& pool) {
+                  const int64_t* slot_mapping, const PagedAttentionShape& s, void* k_cache,
+                  void* v_cache, ThreadPool& pool) {
   pool.ParallelFor(tokens, 16, [&](size_t begin, size_t end, size_t) {
     for (size_t t = begin; t < end; ++t) {
       if (slot_mapping[t] < 0) continue;
       const size_t block = static_cast<size_t>(slot_mapping[t]) / s.block_size;
       const size_t slot = static_cast<size_t>(slot_mapping[t]) % s.block_size;
       for (size_t h = 0; h < s.num_kv_heads; ++h) {
-        std::memcpy(k_cache + internal::CacheOffset(s, block, h, slot), k + t * k_stride + h * s.head_dim,
-                    s.head_dim * sizeof(float));
-        std::memcpy(v_cache + internal::CacheOffset(s, block, h, slot), v + t * v_stride + h * s.head_dim,
-                    s.head_dim * sizeof(float));
+        const size_t off = internal::CacheOffset(s, block, h, slot);
+        StoreRow(k + t * k_stride + h * s.head_dim, s, k_cache, off);
+        StoreRow(v + t * v_stride + h * s.head_dim, s, v_cache, off);
       }
     }
   });
@@ -51,10 +69,11 @@ std::atomic<bool> g_allow_avx512{true};
 
 // Portable implementation of one item (the reference order of operations).
 void AttendGeneric(const internal::AttentionItem& it, const PagedAttentionShape& s, size_t group,
-                   const float* k_cache, const float* v_cache, float* scores, float* acc) {
+                   const void* k_cache, const void* v_cache, float* scores, float* acc, float* row) {
   const size_t hd = s.head_dim, ctx = it.last - it.first + 1;
   for (size_t j = it.first; j <= it.last; ++j) {
-    const float* key = k_cache + internal::CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size);
+    const float* key =
+        LoadRow(k_cache, s, internal::CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size), row);
     for (size_t g = 0; g < group; ++g) scores[g * ctx + (j - it.first)] = Dot(it.q + g * hd, key, hd) * s.scale;
   }
   std::fill(acc, acc + group * hd, 0.f);
@@ -68,7 +87,8 @@ void AttendGeneric(const internal::AttentionItem& it, const PagedAttentionShape&
       sum += sc[j];
     }
     for (size_t j = it.first; j <= it.last; ++j) {
-      const float* val = v_cache + internal::CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size);
+      const float* val =
+          LoadRow(v_cache, s, internal::CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size), row);
       const float p = sc[j - it.first];
       float* a = acc + g * hd;
       for (size_t d = 0; d < hd; ++d) a[d] += p * val[d];
@@ -83,7 +103,7 @@ void AttendGeneric(const internal::AttentionItem& it, const PagedAttentionShape&
 void PagedAttentionAllowAvx512(bool allow) { g_allow_avx512.store(allow); }
 
 void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& b,
-                    const PagedAttentionShape& s, const float* k_cache, const float* v_cache,
+                    const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
                     float* out, size_t out_stride, ThreadPool& pool) {
   CHECK_EQ(s.num_q_heads % s.num_kv_heads, 0u);
   const size_t group = s.num_q_heads / s.num_kv_heads;
@@ -112,8 +132,8 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
       const size_t ctx = it.last - it.first + 1;
       if (scores.size() < group * ctx) scores.resize(group * ctx);
       if (avx512 && internal::AttendAvx512(it, s, group, k_cache, v_cache, scores.data())) continue;
-      if (acc.size() < group * hd) acc.resize(group * hd);
-      AttendGeneric(it, s, group, k_cache, v_cache, scores.data(), acc.data());
+      if (acc.size() < (group + 1) * hd) acc.resize((group + 1) * hd);
+      AttendGeneric(it, s, group, k_cache, v_cache, scores.data(), acc.data(), acc.data() + group * hd);
     }
   });
 }

@@ -42,17 +42,28 @@ __attribute__((target("avx512f"))) inline __m512 Exp(__m512 x) {
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~tiny), _mm512_scalef_ps(p, n));
 }
 
-template <int NV>  // head_dim / 16
+// 16 cache elements at element `off` as floats (bf16 widened by a shift).
+template <bool BF16>
+__attribute__((target("avx512f"))) inline __m512 LoadCache(const void* cache, size_t off) {
+  if constexpr (BF16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(cache) + off));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  } else {
+    return _mm512_loadu_ps(static_cast<const float*>(cache) + off);
+  }
+}
+
+template <int NV, bool BF16>  // NV = head_dim / 16
 __attribute__((target("avx512f"))) void Attend(const AttentionItem& it, const PagedAttentionShape& s, size_t group,
-                                               const float* k_cache, const float* v_cache, float* scores) {
+                                               const void* k_cache, const void* v_cache, float* scores) {
   constexpr size_t hd = 16 * NV;
   const size_t ctx = it.last - it.first + 1;
   const __m512 scale = _mm512_set1_ps(s.scale);
   // Scores: each key row is loaded once for the whole group.
   for (size_t j = it.first; j <= it.last; ++j) {
-    const float* key = k_cache + CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size);
+    const size_t key = CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size);
     __m512 k[NV];
-    for (int v = 0; v < NV; ++v) k[v] = _mm512_loadu_ps(key + 16 * v);
+    for (int v = 0; v < NV; ++v) k[v] = LoadCache<BF16>(k_cache, key + 16 * v);
     for (size_t g = 0; g < group; ++g) {
       const float* q = it.q + g * hd;
       __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), k[0]);
@@ -92,10 +103,12 @@ __attribute__((target("avx512f"))) void Attend(const AttentionItem& it, const Pa
       for (int v = 0; v < NV; ++v) acc[g][v] = _mm512_setzero_ps();
     }
     for (size_t j = it.first; j <= it.last; ++j) {
-      const float* val = v_cache + CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size);
+      const size_t val = CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size);
+      __m512 vv[NV];
+      for (int v = 0; v < NV; ++v) vv[v] = LoadCache<BF16>(v_cache, val + 16 * v);
       for (size_t g = 0; g < gn; ++g) {
         const __m512 p = _mm512_set1_ps(scores[(g0 + g) * ctx + (j - it.first)]);
-        for (int v = 0; v < NV; ++v) acc[g][v] = _mm512_fmadd_ps(p, _mm512_loadu_ps(val + 16 * v), acc[g][v]);
+        for (int v = 0; v < NV; ++v) acc[g][v] = _mm512_fmadd_ps(p, vv[v], acc[g][v]);
       }
     }
     for (size_t g = 0; g < gn; ++g) {
@@ -107,17 +120,24 @@ __attribute__((target("avx512f"))) void Attend(const AttentionItem& it, const Pa
 
 }  // namespace
 
-bool AttendAvx512(const AttentionItem& item, const PagedAttentionShape& s, size_t group, const float* k_cache,
-                  const float* v_cache, float* scores) {
-  if (!HaveAvx512() || group > 64) return false;
+template <bool BF16>
+bool Dispatch(const AttentionItem& item, const PagedAttentionShape& s, size_t group, const void* k_cache,
+              const void* v_cache, float* scores) {
   switch (s.head_dim) {
-    case 16: Attend<1>(item, s, group, k_cache, v_cache, scores); return true;
-    case 32: Attend<2>(item, s, group, k_cache, v_cache, scores); return true;
-    case 64: Attend<4>(item, s, group, k_cache, v_cache, scores); return true;
-    case 128: Attend<8>(item, s, group, k_cache, v_cache, scores); return true;
-    case 256: Attend<16>(item, s, group, k_cache, v_cache, scores); return true;
+    case 16: Attend<1, BF16>(item, s, group, k_cache, v_cache, scores); return true;
+    case 32: Attend<2, BF16>(item, s, group, k_cache, v_cache, scores); return true;
+    case 64: Attend<4, BF16>(item, s, group, k_cache, v_cache, scores); return true;
+    case 128: Attend<8, BF16>(item, s, group, k_cache, v_cache, scores); return true;
+    case 256: Attend<16, BF16>(item, s, group, k_cache, v_cache, scores); return true;
     default: return false;
   }
+}
+
+bool AttendAvx512(const AttentionItem& item, const PagedAttentionShape& s, size_t group, const void* k_cache,
+                  const void* v_cache, float* scores) {
+  if (!HaveAvx512() || group > 64) return false;
+  return s.kv_dtype == KvDType::kBF16 ? Dispatch<true>(item, s, group, k_cache, v_cache, scores)
+                                      : Dispatch<false>(item, s, group, k_cache, v_cache, scores);
 }
 
 }  // namespace llmserve::kernels::cpu::internal

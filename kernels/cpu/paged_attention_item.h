@@ -18,7 +18,7 @@ struct AttentionItem {
   float* out = nullptr;       // the group's first output head; heads head_dim apart
 };
 
-// Offset of (block, kv_head, slot) in a cache pool.
+// Offset, in elements, of (block, kv_head, slot) in a cache pool.
 inline size_t CacheOffset(const PagedAttentionShape& s, size_t block, size_t kv_head, size_t slot) {
   return ((block * s.num_kv_heads + kv_head) * s.block_size + slot) * s.head_dim;
 }
@@ -26,8 +26,8 @@ inline size_t CacheOffset(const PagedAttentionShape& s, size_t block, size_t kv_
 // AVX-512 implementation; returns false (doing nothing) when the CPU lacks
 // AVX-512F or head_dim is not one it is built for (16, 32, 64, 128, 256).
 // `scores` has room for group × (last - first + 1) floats.
-bool AttendAvx512(const AttentionItem& item, const PagedAttentionShape& s, size_t group, const float* k_cache,
-                  const float* v_cache, float* scores);
+bool AttendAvx512(const AttentionItem& item, const PagedAttentionShape& s, size_t group, const void* k_cache,
+                  const void* v_cache, float* scores);
 
 // True when this CPU runs AttendAvx512.
 bool HaveAvx512();

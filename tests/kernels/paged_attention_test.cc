@@ -56,6 +56,50 @@ TEST(PagedAttention, MatchesDenseCausalReferenceThroughScatteredBlocks) {
   PagedAttentionAllowAvx512(true);
 }
 
+TEST(PagedAttention, Bf16CacheMatchesReferenceOnRoundedKeysAndValues) {
+  PagedAttentionShape s;
+  s.kv_dtype = KvDType::kBF16;
+  s.num_q_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_dim = 32;
+  s.block_size = 4;
+  s.scale = 0.2f;
+  const size_t tokens = 10;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d;
+  std::vector<float> q(tokens * 4 * 32), k(tokens * 2 * 32), v(k.size());
+  for (auto* a : {&q, &k, &v}) {
+    for (auto& x : *a) x = d(rng);
+  }
+  std::vector<float> kr = k, vr = v;  // what the cache holds
+  for (auto* a : {&kr, &vr}) {
+    for (auto& x : *a) x = Bf16ToF32(F32ToBf16(x));
+  }
+  const std::vector<int32_t> table = {3, 0, 1};
+  std::vector<int64_t> slots(tokens);
+  std::vector<int32_t> pos(tokens), req(tokens, 0);
+  for (size_t t = 0; t < tokens; ++t) {
+    slots[t] = table[t / 4] * 4 + static_cast<int64_t>(t % 4);
+    pos[t] = static_cast<int32_t>(t);
+  }
+  std::vector<uint16_t> kc(4 * 2 * 4 * 32), vc(kc.size());
+  ThreadPool pool(2);
+  WriteKvCache(k.data(), 64, v.data(), 64, tokens, slots.data(), s, kc.data(), vc.data(), pool);
+  EXPECT_EQ(kc[(3 * 2 * 4 + 0) * 32 + 5], F32ToBf16(k[5]));  // token 0, head 0, dim 5 in block 3
+  std::vector<float> ref(q.size());
+  CausalAttentionReference(q.data(), kr.data(), vr.data(), tokens, s, ref.data());
+  std::vector<std::vector<float>> outs;
+  for (const bool avx512 : {true, false}) {
+    PagedAttentionAllowAvx512(avx512);
+    PagedAttentionBatch b{tokens, pos.data(), req.data(), table.data(), table.size()};
+    std::vector<float> out(q.size());
+    PagedAttention(q.data(), 128, b, s, kc.data(), vc.data(), out.data(), 128, pool);
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5f) << "avx512 " << avx512 << " i " << i;
+    outs.push_back(out);
+  }
+  PagedAttentionAllowAvx512(true);
+}
+
 TEST(Activation, SiluMulMatchesReference) {
   const size_t rows = 3, ff = 1000;
   std::vector<float> gu(rows * 2 * ff), out(rows * ff), ref(rows * ff);

@@ -36,6 +36,7 @@ DEFINE_string(bench_batches, "1,4,16,64", "Decode batch sizes.");
 DEFINE_int32(bench_decode_steps, 4, "Timed decode steps per batch size (best step is reported).");
 DEFINE_int32(bench_prefill_tokens, 512, "Prompt length of the prefill measurement (0: skip).");
 DEFINE_int32(bench_context, 16, "Prompt tokens each decode request holds before the timed steps.");
+DEFINE_string(bench_kv_dtype, "f32", "KV cache element type: f32 or bf16.");
 DEFINE_bool(bench_attention_avx512, true, "Let attention use its AVX-512 path (false: the portable one).");
 DEFINE_int32(bench_bandwidth_mib, 1024, "Size of the buffer read for the bandwidth roofline.");
 
@@ -131,7 +132,9 @@ int main(int argc, char** argv) {
   const size_t max_batch = batches.empty() ? 1 : *std::max_element(batches.begin(), batches.end());
   const size_t prefill = static_cast<size_t>(std::max(0, FLAGS_bench_prefill_tokens));
   const size_t num_blocks = std::max(max_batch * blocks_per_req, (prefill + bs - 1) / bs);
-  w::KvCache cache(model.CacheShape(num_blocks, bs));
+  w::KvCache cache(model.CacheShape(num_blocks, bs,
+                                    FLAGS_bench_kv_dtype == "bf16" ? llmserve::kernels::cpu::KvDType::kBF16
+                                                                   : llmserve::kernels::cpu::KvDType::kF32));
   std::vector<float> logits;
   double step1 = 0;
   for (size_t batch : batches) {
