@@ -351,6 +351,12 @@ TEST(SchedulerTest, RejectsBadRequests) {
   auto min_gt_max = MakeRequest("mm", 4, 2);
   min_gt_max.sampling_params.min_tokens = 3;
   EXPECT_EQ(s->AddRequest(min_gt_max).code(), StatusCode::kInvalidArgument);
+  auto bad_client = MakeRequest("client", 4);
+  bad_client.client_index = -1;
+  EXPECT_EQ(s->AddRequest(bad_client).code(), StatusCode::kInvalidArgument);
+  auto negative_token = MakeRequest("neg", 4);
+  negative_token.prompt_token_ids[1] = -5;
+  EXPECT_EQ(s->AddRequest(negative_token).code(), StatusCode::kInvalidArgument);
   ASSERT_TRUE(s->AddRequest(MakeRequest("dup", 4)).ok());
   EXPECT_EQ(s->AddRequest(MakeRequest("dup", 4)).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s->num_waiting(), 1);
