@@ -59,6 +59,10 @@ std::string FlagsHelp(const std::string& usage) {
     std::string head = "  --" + Dashed(f->name);
     if (f->type == "bool") {
       head += " / --no-" + Dashed(f->name);
+    } else if (f->type == "double") {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%g", std::strtod(f->default_value.c_str(), nullptr));
+      head += std::string("=") + buf;
     } else {
       head += "=" + (f->default_value.empty() ? std::string("\"\"") : f->default_value);
     }

@@ -2,26 +2,229 @@
 
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
 
 #include "common/flags.h"
+#include "common/process/child_processes.h"
+#include "deploy/engine_flags.h"
+#include "deploy/serve_plan.h"
+#include "frontend/handshake_server.h"
 
-DEFINE_int32(data_parallel_size, 1, "Number of data-parallel engine ranks in the deployment.");
-DEFINE_int32(api_server_count, 1, "Number of frontend (API server) processes.");
-DEFINE_bool(headless, false, "Run only engines and workers on this node; no frontend.");
+DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
+DEFINE_int32(port, 8000, "Port the HTTP server listens on (shared by all API servers).");
+DEFINE_string(api_key, "", "If set, /v1/* requests must send 'Authorization: Bearer KEY'.");
+DEFINE_int64(max_request_body_bytes, 8 << 20, "Largest HTTP request body accepted (HTTP 413 beyond).");
+DEFINE_int32(data_parallel_size, 1, "Number of data-parallel engine ranks in the whole deployment.");
+DEFINE_int32(data_parallel_size_local, -1, "Engine ranks on this node (default: all of them, or the rest from --data-parallel-start-rank).");
+DEFINE_int32(data_parallel_start_rank, -1, "First engine rank on this node (headless nodes).");
+DEFINE_string(data_parallel_address, "", "Head node address engines dial for the handshake.");
+DEFINE_int32(data_parallel_rpc_port, 29550, "Head node handshake port (TCP, when engines run on other nodes).");
+DEFINE_bool(headless, false, "Run only engines and workers on this node; they dial the head node.");
+DEFINE_int32(api_server_count, -1, "Frontend (API server) processes on this node (default 1).");
+DEFINE_double(engine_ready_timeout, 600, "Seconds to wait for every engine to load its model and report ready.");
+DEFINE_string(restart_policy, "never",
+              "When an engine or frontend dies: never (stop the deployment, exit 1) or on-failure (restart it).");
 
 namespace llmserve::deploy {
+
+namespace {
+
+std::atomic<bool>* g_stop = nullptr;
+
+std::string JoinRanks(const std::vector<uint32_t>& ranks) {
+  std::string s;
+  for (uint32_t r : ranks) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(r);
+  }
+  return s;
+}
+
+std::vector<std::string> EngineArgv(const std::string& bin, const ServePlan& plan, uint32_t rank) {
+  return {bin + "/llmserve-engine",
+          "--handshake-address=" + plan.handshake_address,
+          "--data-parallel-rank=" + std::to_string(rank),
+          plan.headless ? "--headless" : "--noheadless",
+          plan.headless ? "--nolocal" : "--local",
+          "--engine-ready-timeout=" + std::to_string(static_cast<int>(FLAGS_engine_ready_timeout))};
+}
+
+std::vector<std::string> FrontendArgv(const std::string& bin, const proto::EngineConfig& config, int index,
+                                      int count, const std::string& run_dir, int dp_size) {
+  std::vector<uint32_t> ranks;
+  for (int r = 0; r < dp_size; ++r) ranks.push_back(static_cast<uint32_t>(r));
+  std::vector<std::string> argv = {
+      bin + "/llmserve-frontend",
+      "--model=" + config.model().model_dir(),
+      "--served-model-name=" + config.model().served_model_name(),
+      "--host=" + FLAGS_host,
+      "--port=" + std::to_string(FLAGS_port),
+      "--client-index=" + std::to_string(index),
+      "--api-server-count=" + std::to_string(count),
+      "--input-address=ipc://" + run_dir + "/frontend" + std::to_string(index) + "-in",
+      "--output-address=ipc://" + run_dir + "/frontend" + std::to_string(index) + "-out",
+      "--engine-ranks=" + JoinRanks(ranks),
+      "--max-request-body-bytes=" + std::to_string(FLAGS_max_request_body_bytes)};
+  if (!FLAGS_api_key.empty()) argv.push_back("--api-key=" + FLAGS_api_key);
+  return argv;
+}
+
+// Blocks SIGTERM/SIGINT here (children unblock them) and turns them into a flag.
+void InstallSignalWatcher(std::atomic<bool>* stop) {
+  g_stop = stop;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set] {
+    int sig = 0;
+    while (sigwait(&set, &sig) == 0) {
+      LOG(INFO) << "received " << strsignal(sig) << "; draining";
+      g_stop->store(true);
+    }
+  }).detach();
+}
+
+}  // namespace
 
 int RunServeCommand(int argc, char** argv) {
   common::InitProcess(&argc, &argv,
       "llmserve serve [MODEL_DIR] [--flags]\n"
-      "Serves MODEL_DIR (a Hugging Face model directory) over an OpenAI-compatible API.");
-  if (FLAGS_data_parallel_size < 1) {
-    LOG(ERROR) << "--data-parallel-size must be at least 1";
+      "Serves MODEL_DIR (a Hugging Face model directory) over an OpenAI-compatible HTTP API:\n"
+      "starts the frontend(s), one engine core per data-parallel rank and their workers, and\n"
+      "supervises them. SIGTERM/SIGINT drain in-flight requests, then stop everything.");
+  if (argc > 2) {
+    LOG(ERROR) << "llmserve serve takes one MODEL_DIR; got " << argc - 1 << " arguments";
     return 2;
   }
-  LOG(ERROR) << "llmserve serve: serving is not built yet in this version (the engine, worker "
-                "and HTTP frontend land with the serving work)";
-  return 1;
+  std::string model_dir = argc == 2 ? argv[1] : "";
+  if (model_dir.empty()) {
+    LOG(ERROR) << "llmserve serve: no MODEL_DIR given, and the built-in demo model generator is not "
+                  "part of this build yet; pass a Hugging Face model directory";
+    return 2;
+  }
+  if (!std::filesystem::is_directory(model_dir)) {
+    LOG(ERROR) << "model directory '" << model_dir << "' does not exist";
+    return 2;
+  }
+  model_dir = std::filesystem::absolute(model_dir).string();
+  if (FLAGS_restart_policy != "never" && FLAGS_restart_policy != "on-failure") {
+    LOG(ERROR) << "--restart-policy must be never or on-failure, got '" << FLAGS_restart_policy << "'";
+    return 2;
+  }
+  proto::EngineConfig config;
+  if (Status s = EngineConfigFromFlags(model_dir, &config); !s.ok()) {
+    LOG(ERROR) << s.message();
+    return 2;
+  }
+  const std::string run_dir = "/tmp/llmserve-" + std::to_string(getpid());
+  std::filesystem::create_directories(run_dir);
+  ServeFlags flags{FLAGS_data_parallel_size, FLAGS_data_parallel_size_local, FLAGS_data_parallel_start_rank,
+                   FLAGS_data_parallel_address, FLAGS_data_parallel_rpc_port, FLAGS_headless, FLAGS_api_server_count};
+  ServePlan plan;
+  if (Status s = MakeServePlan(flags, run_dir, &plan); !s.ok()) {
+    LOG(ERROR) << s.message();
+    return 2;
+  }
+  config.mutable_parallel()->set_data_parallel_size(static_cast<uint32_t>(plan.data_parallel_size));
+
+  std::atomic<bool> stop{false};
+  InstallSignalWatcher(&stop);
+  const std::string bin = common::ExecutableDirectory();
+  common::ChildProcesses children;
+  zmq::context_t zmq_context;
+
+  // The head node runs the handshake: it tells engines where the frontends are.
+  std::unique_ptr<frontend::HandshakeServer> handshake;
+  if (!plan.headless) {
+    proto::HandshakeReply reply;
+    *reply.mutable_config() = config;
+    for (int i = 0; i < plan.api_server_count; ++i) {
+      reply.mutable_addresses()->add_inputs("ipc://" + run_dir + "/frontend" + std::to_string(i) + "-in");
+      reply.mutable_addresses()->add_outputs("ipc://" + run_dir + "/frontend" + std::to_string(i) + "-out");
+    }
+    handshake = std::make_unique<frontend::HandshakeServer>(zmq_context, reply);
+    if (Status s = handshake->Bind(plan.handshake_bind); !s.ok()) {
+      LOG(ERROR) << s.message();
+      return 1;
+    }
+    for (int r = 0; r < plan.data_parallel_size; ++r) {
+      bool local = std::find(plan.local_ranks.begin(), plan.local_ranks.end(), static_cast<uint32_t>(r)) !=
+                   plan.local_ranks.end();
+      handshake->Expect(static_cast<uint32_t>(r), local);
+    }
+    for (int i = 0; i < plan.api_server_count; ++i) {
+      auto pid = children.Spawn("frontend" + std::to_string(i),
+                                FrontendArgv(bin, config, i, plan.api_server_count, run_dir, plan.data_parallel_size));
+      if (!pid.ok()) {
+        LOG(ERROR) << pid.status().message();
+        return 1;
+      }
+    }
+  }
+  for (uint32_t rank : plan.local_ranks) {
+    auto pid = children.Spawn("engine" + std::to_string(rank), EngineArgv(bin, plan, rank));
+    if (!pid.ok()) {
+      LOG(ERROR) << pid.status().message();
+      return 1;
+    }
+  }
+
+  // Startup: wait for every engine, failing fast if a process exits.
+  int exit_code = 0;
+  if (handshake) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(FLAGS_engine_ready_timeout * 1000));
+    auto next_progress = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (handshake->ReadyRanks().size() < static_cast<size_t>(plan.data_parallel_size)) {
+      if (stop) break;
+      if (auto exit = children.WaitAny(std::chrono::milliseconds(0))) {
+        LOG(ERROR) << exit->name << " " << exit->Describe() << " during startup; stopping";
+        exit_code = 1;
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        LOG(ERROR) << "engines not ready after " << FLAGS_engine_ready_timeout << " s: " << handshake->MissingDescription();
+        exit_code = 1;
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= next_progress) {
+        LOG(INFO) << "waiting for engines: " << handshake->MissingDescription();
+        next_progress += std::chrono::seconds(10);
+      }
+      handshake->PollOnce(std::chrono::milliseconds(100));
+    }
+    if (exit_code == 0 && !stop)
+      LOG(INFO) << "all " << plan.data_parallel_size << " engine(s) ready; serving on http://" << FLAGS_host << ":"
+                << FLAGS_port;
+  }
+
+  // Supervise until a signal or a death.
+  while (exit_code == 0 && !stop) {
+    if (handshake) handshake->PollOnce(std::chrono::milliseconds(100));  // restarted ranks re-handshake
+    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto exit = children.WaitAny(std::chrono::milliseconds(0));
+    if (!exit) continue;
+    LOG(ERROR) << exit->name << " " << exit->Describe();
+    if (FLAGS_restart_policy == "on-failure" && exit->name.rfind("engine", 0) == 0) {
+      const uint32_t rank = static_cast<uint32_t>(std::stoul(exit->name.substr(6)));
+      LOG(INFO) << "restarting engine rank " << rank;
+      if (handshake) handshake->Expect(rank, true);
+      if (children.Spawn(exit->name, EngineArgv(bin, plan, rank)).ok()) continue;
+    }
+    // Give frontends a moment to answer 503 to clients before stopping.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    exit_code = 1;
+  }
+  const auto grace = std::chrono::milliseconds(static_cast<int64_t>(config.shutdown_timeout_s() * 1000) + 5000);
+  for (const auto& e : children.TerminateAll(grace)) LOG(INFO) << e.name << " " << e.Describe();
+  std::filesystem::remove_all(run_dir);
+  return exit_code;
 }
 
 }  // namespace llmserve::deploy

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "deploy/make_model_command.h"
 #include "deploy/serve_command.h"
 
 namespace llmserve::deploy {
@@ -11,6 +12,8 @@ const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
       {"serve", "Serve a model over an OpenAI-compatible HTTP API (frontend + engines + workers).",
        RunServeCommand},
+      {"make-model", "Write a Hugging Face model directory with random weights and the Qwen3 tokenizer.",
+       RunMakeModelCommand},
   };
   return kSubcommands;
 }

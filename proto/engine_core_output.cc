@@ -88,13 +88,17 @@ void Pack(wire::Packer& p, const EngineCoreOutput& v) {
   std::optional<PrefillStats> prefill;
   if (v.num_cached_tokens != 0) prefill = PrefillStats{v.num_cached_tokens};
   e.Field(prefill, !prefill);
+  e.Field(none, true);  // routed_experts
+  e.Field(int32_t{0}, true);  // num_nans_in_logits
+  e.Field(v.error_code, !v.error_code);
+  e.Field(v.error_message, !v.error_message);
   e.Finish(p);
 }
 
 Status Read(const msgpack::object& o, std::string_view, EngineCoreOutput* out) {
   *out = EngineCoreOutput();
   wire::ArrayDecoder d(o, "EngineCoreOutput");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(13));
+  LLMSERVE_RETURN_IF_ERROR(d.Check(15));
   LLMSERVE_RETURN_IF_ERROR(d.Field("request_id", &out->request_id));
   LLMSERVE_RETURN_IF_ERROR(d.Field("new_token_ids", &out->new_token_ids));
   LLMSERVE_RETURN_IF_ERROR(d.Field("new_logprobs", &out->new_logprobs));
@@ -120,7 +124,14 @@ Status Read(const msgpack::object& o, std::string_view, EngineCoreOutput* out) {
   std::optional<PrefillStats> prefill;
   LLMSERVE_RETURN_IF_ERROR(d.Field("prefill_stats", &prefill));
   if (prefill) out->num_cached_tokens = prefill->num_cached_tokens;
-  return Status::Ok();
+  d.Skip();  // routed_experts
+  int32_t nans = 0;
+  LLMSERVE_RETURN_IF_ERROR(d.Field("num_nans_in_logits", &nans));
+  LLMSERVE_RETURN_IF_ERROR(d.Field("error_code", &out->error_code));
+  if (out->error_code && (static_cast<int>(*out->error_code) < 0 ||
+                          static_cast<int>(*out->error_code) > static_cast<int>(StatusCode::kInternal)))
+    return Status::InvalidArgument("EngineCoreOutput: error_code out of range");
+  return d.Field("error_message", &out->error_message);
 }
 
 // ---- SchedulerStats: map ----------------------------------------------------------

@@ -51,6 +51,11 @@ struct EngineCoreOutput {
   std::optional<std::string> stop_string;
   std::vector<EngineCoreEvent> events;
   int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
+  // Our extension: why the engine refused or failed the request (with
+  // finish_reason kAbort / kError). kResourceExhausted = waiting queue full
+  // (the frontend answers 429).
+  std::optional<StatusCode> error_code;
+  std::optional<std::string> error_message;
 
   bool operator==(const EngineCoreOutput&) const = default;
 };

@@ -115,9 +115,14 @@ TEST(RoundTrip, EngineCoreOutputs) {
   c.request_id = "r3";
   c.finish_reason = FinishReason::kStop;
   c.stop_string = "END";
+  EngineCoreOutput d;
+  d.request_id = "r4";
+  d.finish_reason = FinishReason::kAbort;
+  d.error_code = StatusCode::kResourceExhausted;
+  d.error_message = "waiting queue is full (256 requests)";
   EngineCoreOutputs outs;
   outs.engine_index = 2;
-  outs.outputs = {a, b, c};
+  outs.outputs = {a, b, c, d};
   outs.scheduler_stats = SchedulerStats{3, 4, 500, 0.25, 100, 64, 1, 77, 2, {256, 17}};
   outs.timestamp = 12345.5;
   outs.utility_output = UtilityOutput{9, std::nullopt, "{\"ok\":true}"};

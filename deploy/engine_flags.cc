@@ -1,0 +1,112 @@
+#include "deploy/engine_flags.h"
+
+#include <gflags/gflags.h>
+
+DEFINE_string(served_model_name, "", "Model name in the API; defaults to the model directory's name.");
+DEFINE_int32(max_model_len, 0, "Context length (prompt + output); 0 = the model's max_position_embeddings.");
+DEFINE_string(dtype, "auto", "Activation/weight compute type: auto, bfloat16, float16, float32.");
+DEFINE_int64(seed, 0, "Seed for requests that do not set one (0 = random per process).");
+DEFINE_int32(tensor_parallel_size, 1, "Worker processes per engine (tensor-parallel ranks).");
+DEFINE_string(device, "auto", "Device for workers: auto (cuda when a GPU is visible, else cpu), cpu, cuda.");
+DEFINE_int32(block_size, 0, "Tokens per KV-cache block; 0 = the device's default (CPU: 32, CUDA: 16).");
+DEFINE_bool(enable_prefix_caching, true, "Reuse KV blocks of identical prompt prefixes.");
+DEFINE_string(prefix_caching_hash_algo, "sha256", "Block hash for prefix caching: sha256 or xxhash.");
+DEFINE_string(kv_cache_memory, "",
+              "KV cache size: bytes (e.g. 4G, 512M) or a fraction of free memory (e.g. 0.5); "
+              "empty = 0.9 of what is free after the model.");
+DEFINE_double(gpu_memory_utilization, 0.9, "Fraction of GPU memory the worker may use (CUDA).");
+DEFINE_int32(max_num_seqs, 256, "Maximum number of requests in one step, per engine.");
+DEFINE_int32(max_num_batched_tokens, 2048, "Token budget of one step, per engine.");
+DEFINE_int32(long_prefill_token_threshold, 0, "Chunk prompts longer than this many tokens per step (0 = off).");
+DEFINE_string(scheduling_policy, "fcfs", "fcfs (first come first served) or priority.");
+DEFINE_int32(max_waiting_requests, 0, "Refuse requests (HTTP 429) beyond this many waiting per engine; 0 = no bound.");
+DEFINE_double(shutdown_timeout, 30, "Seconds a draining engine may spend finishing requests on SIGTERM.");
+
+namespace llmserve::deploy {
+
+namespace {
+// Parses "4G", "512M", "1000000" as bytes, or "0.5" as a fraction (returned negative).
+bool ParseMemory(const std::string& text, double* value) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  std::string suffix(end);
+  if (v <= 0) return false;
+  if (suffix.empty() && v < 1.0) {
+    *value = -v;
+    return true;
+  }
+  double scale = 1;
+  if (suffix == "K" || suffix == "k" || suffix == "KiB") scale = 1024.0;
+  else if (suffix == "M" || suffix == "MiB") scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GiB") scale = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty()) return false;
+  *value = v * scale;
+  return true;
+}
+}  // namespace
+
+Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* config) {
+  auto* model = config->mutable_model();
+  model->set_model_dir(model_dir);
+  std::string name = FLAGS_served_model_name;
+  if (name.empty()) {
+    name = model_dir;
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    name = name.substr(name.rfind('/') + 1);
+  }
+  model->set_served_model_name(name);
+  if (FLAGS_max_model_len < 0) return Status::InvalidArgument("--max-model-len must not be negative");
+  model->set_max_model_len(static_cast<uint32_t>(FLAGS_max_model_len));
+  if (FLAGS_dtype != "auto" && FLAGS_dtype != "bfloat16" && FLAGS_dtype != "float16" && FLAGS_dtype != "float32")
+    return Status::InvalidArgument("--dtype must be auto, bfloat16, float16 or float32, got '" + FLAGS_dtype + "'");
+  model->set_dtype(FLAGS_dtype);
+  model->set_seed(static_cast<uint64_t>(FLAGS_seed));
+
+  auto* parallel = config->mutable_parallel();
+  if (FLAGS_tensor_parallel_size < 1) return Status::InvalidArgument("--tensor-parallel-size must be at least 1");
+  parallel->set_tensor_parallel_size(static_cast<uint32_t>(FLAGS_tensor_parallel_size));
+  if (FLAGS_device != "auto" && FLAGS_device != "cpu" && FLAGS_device != "cuda")
+    return Status::InvalidArgument("--device must be auto, cpu or cuda, got '" + FLAGS_device + "'");
+  parallel->set_device(FLAGS_device);
+
+  auto* cache = config->mutable_cache();
+  if (FLAGS_block_size < 0 || FLAGS_block_size > 1024)
+    return Status::InvalidArgument("--block-size must be in 1..1024 (or 0 for the default)");
+  cache->set_block_size(static_cast<uint32_t>(FLAGS_block_size));
+  cache->set_enable_prefix_caching(FLAGS_enable_prefix_caching);
+  if (FLAGS_prefix_caching_hash_algo != "sha256" && FLAGS_prefix_caching_hash_algo != "xxhash")
+    return Status::InvalidArgument("--prefix-caching-hash-algo must be sha256 or xxhash");
+  cache->set_prefix_caching_hash_algo(FLAGS_prefix_caching_hash_algo);
+  if (!FLAGS_kv_cache_memory.empty()) {
+    double v = 0;
+    if (!ParseMemory(FLAGS_kv_cache_memory, &v))
+      return Status::InvalidArgument("--kv-cache-memory must be bytes (4G, 512M, 1000000) or a fraction (0.5), got '" +
+                                     FLAGS_kv_cache_memory + "'");
+    if (v < 0) cache->set_memory_utilization(-v);
+    else cache->set_kv_cache_memory_bytes(static_cast<uint64_t>(v));
+  }
+  if (FLAGS_gpu_memory_utilization <= 0 || FLAGS_gpu_memory_utilization > 1)
+    return Status::InvalidArgument("--gpu-memory-utilization must be in (0, 1]");
+  if (!cache->memory_utilization() && !cache->kv_cache_memory_bytes())
+    cache->set_memory_utilization(FLAGS_gpu_memory_utilization);
+
+  auto* sched = config->mutable_scheduler();
+  if (FLAGS_max_num_seqs < 1) return Status::InvalidArgument("--max-num-seqs must be at least 1");
+  if (FLAGS_max_num_batched_tokens < 1) return Status::InvalidArgument("--max-num-batched-tokens must be at least 1");
+  if (FLAGS_long_prefill_token_threshold < 0) return Status::InvalidArgument("--long-prefill-token-threshold must not be negative");
+  if (FLAGS_max_waiting_requests < 0) return Status::InvalidArgument("--max-waiting-requests must not be negative");
+  sched->set_max_num_seqs(static_cast<uint32_t>(FLAGS_max_num_seqs));
+  sched->set_max_num_batched_tokens(static_cast<uint32_t>(FLAGS_max_num_batched_tokens));
+  sched->set_long_prefill_token_threshold(static_cast<uint32_t>(FLAGS_long_prefill_token_threshold));
+  sched->set_max_waiting_requests(static_cast<uint32_t>(FLAGS_max_waiting_requests));
+  sched->set_enable_chunked_prefill(true);
+  if (FLAGS_scheduling_policy == "fcfs") sched->set_policy(proto::SchedulerConfig::FCFS);
+  else if (FLAGS_scheduling_policy == "priority") sched->set_policy(proto::SchedulerConfig::PRIORITY);
+  else return Status::InvalidArgument("--scheduling-policy must be fcfs or priority, got '" + FLAGS_scheduling_policy + "'");
+  if (FLAGS_shutdown_timeout < 0) return Status::InvalidArgument("--shutdown-timeout must not be negative");
+  config->set_shutdown_timeout_s(FLAGS_shutdown_timeout);
+  return Status::Ok();
+}
+
+}  // namespace llmserve::deploy

@@ -1,0 +1,16 @@
+#pragma once
+// The engine flags `llmserve serve` and `llmserve generate` share (vLLM's
+// names), and their translation into the EngineConfig sent to engines.
+
+#include <string>
+
+#include "proto/engine_config.pb.h"
+#include "proto/status.h"
+
+namespace llmserve::deploy {
+
+// Builds the engine configuration from the flags for `model_dir`; an error
+// names the offending flag.
+Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* config);
+
+}  // namespace llmserve::deploy

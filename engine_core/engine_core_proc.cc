@@ -1,0 +1,248 @@
+#include "engine_core/engine_core_proc.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+
+#include "engine_core/startup_handshake.h"
+
+namespace llmserve::engine_core {
+
+namespace {
+constexpr auto kIdlePoll = std::chrono::milliseconds(100);
+
+double MonotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+EngineCoreProc::EngineCoreProc(zmq::context_t& context, EngineProcOptions options,
+                               proto::EngineAddresses addresses, std::unique_ptr<EngineCore> core,
+                               uint32_t max_model_len)
+    : context_(context),
+      options_(options),
+      addresses_(std::move(addresses)),
+      core_(std::move(core)),
+      max_model_len_(max_model_len) {}
+
+EngineCoreProc::~EngineCoreProc() {
+  stop_io_ = true;
+  outputs_.Push(Output{});  // wake the output thread
+  if (input_thread_.joinable()) input_thread_.join();
+  if (output_thread_.joinable()) output_thread_.join();
+}
+
+Status EngineCoreProc::Start() {
+  if (addresses_.inputs_size() == 0 || addresses_.inputs_size() != addresses_.outputs_size())
+    return Status::InvalidArgument("handshake gave " + std::to_string(addresses_.inputs_size()) + " input and " +
+                                   std::to_string(addresses_.outputs_size()) + " output addresses");
+  input_thread_ = std::thread([this] { InputLoop(); });
+  output_thread_ = std::thread([this] { OutputLoop(); });
+  return Status::Ok();
+}
+
+void EngineCoreProc::InputLoop() {
+  std::vector<zmq::socket_t> sockets;
+  try {
+    proto::ReadyResponse ready;
+    ready.set_data_parallel_rank(options_.rank);
+    ready.set_max_model_len(max_model_len_);
+    ready.set_num_kv_blocks(static_cast<uint64_t>(core_->num_gpu_blocks()));
+    const std::string ready_bytes = ready.SerializeAsString();
+    for (const auto& address : addresses_.inputs()) {
+      zmq::socket_t s(context_, zmq::socket_type::dealer);
+      s.set(zmq::sockopt::routing_id, EngineIdentity(options_.rank));
+      s.set(zmq::sockopt::linger, 0);
+      s.set(zmq::sockopt::rcvhwm, 0);
+      s.set(zmq::sockopt::sndhwm, 0);
+      s.connect(address);
+      s.send(zmq::buffer(ready_bytes), zmq::send_flags::none);
+      sockets.push_back(std::move(s));
+    }
+  } catch (const zmq::error_t& e) {
+    LOG(ERROR) << "engine input: cannot connect to a frontend: " << e.what();
+    inputs_.Push(Input{});
+    return;
+  }
+  std::vector<zmq::pollitem_t> items;
+  for (auto& s : sockets) items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
+  while (!stop_io_) {
+    try {
+      zmq::poll(items.data(), items.size(), kIdlePoll);
+      for (size_t i = 0; i < sockets.size(); ++i) {
+        if (!(items[i].revents & ZMQ_POLLIN)) continue;
+        zmq::message_t type_frame, body;
+        while (sockets[i].recv(type_frame, zmq::recv_flags::dontwait)) {
+          body.rebuild();
+          if (type_frame.more()) (void)sockets[i].recv(body);
+          for (zmq::message_t extra; body.more();) (void)sockets[i].recv(extra), body.swap(extra);
+          proto::RequestType type;
+          Status s = proto::ParseRequestType(type_frame.data(), type_frame.size(), &type);
+          const char* data = static_cast<const char*>(body.data());
+          if (s.ok() && type == proto::RequestType::kAdd) {
+            proto::EngineCoreRequest request;
+            s = proto::Decode(data, body.size(), &request);
+            if (s.ok()) inputs_.Push(Input{std::move(request)});
+          } else if (s.ok() && type == proto::RequestType::kAbort) {
+            Abort abort;
+            s = proto::Decode(data, body.size(), &abort.ids);
+            if (s.ok()) inputs_.Push(Input{std::move(abort)});
+          } else if (s.ok() && type == proto::RequestType::kUtility) {
+            Utility utility;
+            s = proto::Decode(data, body.size(), &utility.request);
+            if (s.ok()) inputs_.Push(Input{std::move(utility)});
+          }
+          // START_DP_WAVE carries nothing dense models act on.
+          if (!s.ok()) LOG(WARNING) << "engine " << options_.rank << ": dropping a malformed message: " << s.message();
+        }
+      }
+    } catch (const zmq::error_t& e) {
+      if (e.num() == ETERM) return;
+      LOG(ERROR) << "engine input socket error: " << e.what();
+    }
+  }
+}
+
+void EngineCoreProc::OutputLoop() {
+  std::vector<zmq::socket_t> sockets;
+  try {
+    for (const auto& address : addresses_.outputs()) {
+      zmq::socket_t s(context_, zmq::socket_type::push);
+      s.set(zmq::sockopt::linger, 4000);
+      s.set(zmq::sockopt::sndhwm, 0);
+      s.connect(address);
+      sockets.push_back(std::move(s));
+    }
+  } catch (const zmq::error_t& e) {
+    LOG(ERROR) << "engine output: cannot connect to a frontend: " << e.what();
+    return;
+  }
+  proto::wire::Buffer buffer;  // reused for every message
+  while (true) {
+    std::optional<Output> item = outputs_.Pop(kIdlePoll);
+    if (!item) {
+      if (stop_io_) return;
+      continue;
+    }
+    try {
+      if (item->dead) {
+        const std::string identity = EngineIdentity(options_.rank);
+        for (auto& s : sockets) {
+          s.send(zmq::buffer(std::string(proto::kEngineCoreDead)), zmq::send_flags::sndmore);
+          s.send(zmq::buffer(identity), zmq::send_flags::none);
+        }
+        return;
+      }
+      if (stop_io_ && item->outputs.outputs.empty() && !item->outputs.utility_output) return;
+      const auto client = static_cast<size_t>(item->client_index);
+      if (client >= sockets.size()) {
+        LOG(ERROR) << "engine " << options_.rank << ": outputs for unknown client " << client;
+        continue;
+      }
+      item->outputs.engine_index = static_cast<int32_t>(options_.rank);
+      buffer.clear();
+      proto::EncodeInto(item->outputs, buffer);
+      sockets[client].send(zmq::const_buffer(buffer.data(), buffer.size()), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      LOG(ERROR) << "engine output socket error: " << e.what();
+    }
+  }
+}
+
+void EngineCoreProc::SendAbortOutput(const proto::EngineCoreRequest& request, const std::string& why) {
+  LOG(WARNING) << "engine " << options_.rank << ": request " << request.request_id << " refused: " << why;
+  Output out;
+  out.client_index = request.client_index;
+  proto::EngineCoreOutput o;
+  o.request_id = request.request_id;
+  o.finish_reason = proto::FinishReason::kAbort;
+  o.error_code = StatusCode::kUnavailable;
+  o.error_message = why;
+  out.outputs.outputs.push_back(std::move(o));
+  out.outputs.timestamp = MonotonicSeconds();
+  outputs_.Push(std::move(out));
+}
+
+void EngineCoreProc::HandleUtility(const proto::UtilityRequest& request) {
+  proto::UtilityOutput result{request.call_id, std::nullopt, std::nullopt};
+  if (shutdown_requested_) {
+    result.failure_message = "Server shutting down";
+  } else if (request.method == "reset_prefix_cache") {
+    result.result = core_->ResetPrefixCache() ? "true" : "false";
+  } else if (request.method == "health" || request.method == "check_health") {
+    result.result = "ok";
+  } else if (request.method == "stats") {
+    proto::SchedulerStats stats = core_->scheduler().MakeStats();
+    result.result = proto::Encode(stats);
+  } else {
+    result.failure_message = "unknown utility method '" + request.method + "'";
+  }
+  Output out;
+  out.client_index = request.client_index;
+  out.outputs.utility_output = std::move(result);
+  out.outputs.timestamp = MonotonicSeconds();
+  outputs_.Push(std::move(out));
+}
+
+void EngineCoreProc::HandleInput(Input input) {
+  if (auto* request = std::get_if<proto::EngineCoreRequest>(&input)) {
+    if (shutdown_requested_) return SendAbortOutput(*request, "the engine is shutting down");
+    Status s = core_->AddRequest(*request);
+    if (!s.ok()) {
+      // The frontend maps a full waiting queue to HTTP 429 from this abort.
+      Output out;
+      out.client_index = request->client_index;
+      proto::EngineCoreOutput o;
+      o.request_id = request->request_id;
+      o.finish_reason = s.code() == StatusCode::kResourceExhausted ? proto::FinishReason::kAbort
+                                                                     : proto::FinishReason::kError;
+      o.error_code = s.code();
+      o.error_message = s.message();
+      out.outputs.outputs.push_back(std::move(o));
+      outputs_.Push(std::move(out));
+    }
+  } else if (auto* abort = std::get_if<Abort>(&input)) {
+    core_->AbortRequests(abort->ids);
+  } else if (auto* utility = std::get_if<Utility>(&input)) {
+    HandleUtility(utility->request);
+  }
+}
+
+Status EngineCoreProc::Run() {
+  auto drain_deadline = std::chrono::steady_clock::time_point::max();
+  Status failure;
+  while (true) {
+    if (shutdown_requested_ && drain_deadline == std::chrono::steady_clock::time_point::max()) {
+      LOG(INFO) << "engine " << options_.rank << ": draining (up to " << options_.shutdown_timeout.count() << " ms)";
+      drain_deadline = std::chrono::steady_clock::now() + options_.shutdown_timeout;
+    }
+    if (shutdown_requested_ && (!core_->HasRequests() || std::chrono::steady_clock::now() >= drain_deadline)) break;
+    // Block for input only when there is nothing to step.
+    if (!core_->HasRequests()) {
+      if (auto input = inputs_.Pop(kIdlePoll)) HandleInput(std::move(*input));
+    }
+    for (auto& input : inputs_.PopAll()) HandleInput(std::move(input));
+    if (!core_->HasRequests()) continue;
+    auto step = core_->Step();
+    if (!step.ok()) {
+      failure = step.status();
+      break;
+    }
+    for (auto& client : *step) {
+      client.outputs.timestamp = MonotonicSeconds();
+      outputs_.Push(Output{client.client_index, std::move(client.outputs), false});
+    }
+  }
+  if (!failure.ok()) {
+    LOG(ERROR) << "engine " << options_.rank << " failed: " << failure.ToString();
+    outputs_.Push(Output{0, {}, true});
+  }
+  stop_io_ = true;
+  outputs_.Push(Output{});
+  if (output_thread_.joinable()) output_thread_.join();
+  if (input_thread_.joinable()) input_thread_.join();
+  core_->Shutdown();
+  return failure;
+}
+
+}  // namespace llmserve::engine_core

@@ -1,0 +1,58 @@
+#include "engine_core/engine_factory.h"
+
+#include <glog/logging.h>
+
+#include "engine_core/inproc_executor.h"
+#include "worker/model_config.h"
+#include "worker/model_runner.h"
+
+namespace llmserve::engine_core {
+
+StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t engine_index) {
+  const auto& model = config.model();
+  if (config.parallel().tensor_parallel_size() > 1)
+    return Status::Unimplemented("--tensor-parallel-size > 1 needs the multi-process executor, which this build lacks");
+  if (config.parallel().device() == "cuda")
+    return Status::Unimplemented("--device cuda: the CUDA backend is not part of this build's worker");
+  LLMSERVE_ASSIGN_OR_RETURN(worker::ModelConfig model_config, worker::LoadModelConfig(model.model_dir()));
+
+  worker::ModelRunnerConfig rc;
+  rc.model_dir = model.model_dir();
+  rc.block_size = config.cache().block_size() ? config.cache().block_size() : worker::kDefaultCpuBlockSize;
+  rc.max_num_batched_tokens = config.scheduler().max_num_batched_tokens();
+  rc.max_num_seqs = config.scheduler().max_num_seqs();
+  rc.kv_cache_memory_bytes = config.cache().kv_cache_memory_bytes();
+  if (config.cache().memory_utilization() > 0) rc.memory_fraction = config.cache().memory_utilization();
+  rc.process_seed = model.seed();
+  if (model.dtype() == "bfloat16") rc.precision = kernels::cpu::MatmulPrecision::kBF16;
+  LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<worker::ModelRunner> runner, worker::ModelRunner::Create(rc));
+
+  BuiltEngine built;
+  built.block_size = static_cast<uint32_t>(rc.block_size);
+  built.max_model_len = model.max_model_len() ? model.max_model_len()
+                                               : static_cast<uint32_t>(model_config.max_position_embeddings);
+  if (model_config.max_position_embeddings && built.max_model_len > model_config.max_position_embeddings)
+    return Status::InvalidArgument("--max-model-len " + std::to_string(built.max_model_len) +
+                                   " exceeds the model's max_position_embeddings " +
+                                   std::to_string(model_config.max_position_embeddings));
+
+  EngineCoreConfig ec;
+  ec.engine_index = engine_index;
+  ec.scheduler.max_num_batched_tokens = static_cast<int32_t>(config.scheduler().max_num_batched_tokens());
+  ec.scheduler.max_num_seqs = static_cast<int32_t>(config.scheduler().max_num_seqs());
+  ec.scheduler.max_model_len = static_cast<int32_t>(built.max_model_len);
+  ec.scheduler.long_prefill_token_threshold = static_cast<int32_t>(config.scheduler().long_prefill_token_threshold());
+  ec.scheduler.enable_chunked_prefill = config.scheduler().enable_chunked_prefill();
+  ec.scheduler.policy = config.scheduler().policy() == proto::SchedulerConfig::PRIORITY ? SchedulingPolicy::kPriority
+                                                                                         : SchedulingPolicy::kFcfs;
+  ec.scheduler.max_waiting_requests = static_cast<int32_t>(config.scheduler().max_waiting_requests());
+  ec.kv.block_size = static_cast<int32_t>(rc.block_size);
+  ec.kv.max_model_len = static_cast<int32_t>(built.max_model_len);
+  ec.kv.enable_prefix_caching = config.cache().enable_prefix_caching();
+  ec.kv.hash_algo = config.cache().prefix_caching_hash_algo() == "xxhash" ? HashAlgo::kXxHash : HashAlgo::kSha256;
+  ec.kv.num_blocks = static_cast<int32_t>(config.cache().num_kv_blocks_override());
+  LLMSERVE_ASSIGN_OR_RETURN(built.core, EngineCore::Create(ec, std::make_unique<InProcExecutor>(std::move(runner))));
+  return built;
+}
+
+}  // namespace llmserve::engine_core

@@ -1,0 +1,23 @@
+#pragma once
+// Builds a ready-to-step EngineCore for a deployment's EngineConfig: loads the
+// model (in this process for tensor_parallel_size 1), sizes the KV cache and
+// sets the scheduler's budgets. Shared by llmserve-engine and the offline LLM.
+
+#include <memory>
+
+#include "engine_core/engine_core.h"
+#include "proto/engine_config.pb.h"
+#include "proto/status_or.h"
+
+namespace llmserve::engine_core {
+
+struct BuiltEngine {
+  std::unique_ptr<EngineCore> core;
+  uint32_t max_model_len = 0;   // what the engine serves (prompt + output)
+  uint32_t block_size = 0;
+};
+
+// `engine_index` is the engine's DP rank (stamped on its outputs).
+StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t engine_index);
+
+}  // namespace llmserve::engine_core

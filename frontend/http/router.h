@@ -1,0 +1,59 @@
+#pragma once
+// Router: maps (method, exact path) to a handler, runs prefix filters (such as
+// the API-key check on /v1/) before dispatch, and answers unknown paths with
+// 404 and a known path with the wrong method with 405. Error bodies come from
+// an ErrorResponder so that the HTTP layer does not know the OpenAI format.
+// Routes are registered before the server starts and never change after.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frontend/http/http_message.h"
+#include "frontend/http/response_writer.h"
+
+namespace llmserve::frontend::http {
+
+// Answers one request; runs on an I/O thread and must not block: long work
+// keeps `writer` and answers later from any thread.
+using Handler = std::function<void(HttpRequest request, std::shared_ptr<ResponseWriter> writer)>;
+
+// Looks at a request before its handler; returning a response answers it instead.
+using Filter = std::function<std::optional<HttpResponse>(const HttpRequest& request)>;
+
+// Builds the error response for a status and message (404, 405, 413, 400, 500...).
+using ErrorResponder = std::function<HttpResponse(int status, const std::string& message)>;
+
+// A text/plain error response: the default ErrorResponder.
+HttpResponse PlainErrorResponse(int status, const std::string& message);
+
+class Router {
+ public:
+  Router() : error_responder_(PlainErrorResponse) {}
+
+  // Registers `handler` for `method` (e.g. "POST") on exactly `path`.
+  void Add(std::string method, std::string path, Handler handler);
+
+  // Runs `filter` before the handler of every request whose path starts with `prefix`.
+  void AddFilter(std::string prefix, Filter filter);
+
+  // Replaces the error body format.
+  void set_error_responder(ErrorResponder responder) { error_responder_ = std::move(responder); }
+
+  // Builds an error response with the configured format.
+  HttpResponse Error(int status, const std::string& message) const { return error_responder_(status, message); }
+
+  // Routes `request` to its handler, or answers it with a filter's response or an error.
+  void Dispatch(HttpRequest request, std::shared_ptr<ResponseWriter> writer) const;
+
+ private:
+  std::map<std::string, std::map<std::string, Handler>> routes_;  // path -> method -> handler
+  std::vector<std::pair<std::string, Filter>> filters_;
+  ErrorResponder error_responder_;
+};
+
+}  // namespace llmserve::frontend::http

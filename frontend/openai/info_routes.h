@@ -1,0 +1,30 @@
+#pragma once
+// Registers the routes that need no tokenizer or engine request on a Router:
+// GET /health (200, or 503 while not healthy; empty body, as vLLM), GET /version,
+// GET /v1/models; installs the API-key filter on /v1 and OpenAI-style error
+// bodies for the router's own errors (404, 405, 413, ...).
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "frontend/http/router.h"
+
+namespace llmserve::frontend::openai {
+
+struct InfoRoutesConfig {
+  std::vector<std::string> served_model_names;  // first = the default model
+  std::string model_root;                       // the model path, reported as "root"
+  int32_t max_model_len = 0;
+  std::string version;                          // reported by GET /version
+  std::string api_key;                          // empty = /v1 is open
+  int64_t created = 0;                          // model "created" time (seconds since the epoch)
+  // True when every engine is ready and none is dead (EngineClient::IsReady() && !IsDead()).
+  std::function<bool()> healthy;
+};
+
+// Adds the routes, the /v1 API-key filter and the OpenAI error format to `router`.
+void RegisterInfoRoutes(const InfoRoutesConfig& config, http::Router* router);
+
+}  // namespace llmserve::frontend::openai

@@ -1,0 +1,18 @@
+#pragma once
+// Gated activations of the MLP: out = act(gate) * up.
+
+#include <cstddef>
+
+#include "kernels/cpu/thread_pool.h"
+
+namespace llmserve::kernels::cpu {
+
+// For each of `rows` rows of gate_up = [gate (ff) | up (ff)] (row stride 2*ff):
+// out[r][i] = silu(gate[i]) * up[i], with silu(g) = g / (1 + exp(-g)). Out row
+// stride is ff.
+void SiluMul(const float* gate_up, size_t rows, size_t ff, float* out, ThreadPool& pool);
+
+// Scalar reference of SiluMul.
+void SiluMulReference(const float* gate_up, size_t rows, size_t ff, float* out);
+
+}  // namespace llmserve::kernels::cpu

@@ -1,0 +1,61 @@
+#pragma once
+// Attention over a paged KV cache for one flattened batch (vLLM's "super
+// sequence": the query tokens of every request back to back).
+//
+// Cache layout, per layer, for K and V alike:
+//   [num_blocks][num_kv_heads][block_size][head_dim] fp32
+// so one KV head's keys within a block are contiguous. Logical position j of a
+// request lives in block block_table[j / block_size], slot j % block_size.
+//
+// Determinism: each (token, kv head) item is computed by one thread, reducing
+// over the context in position order, so a token's output depends only on its
+// query, its position and the cached K/V of its request — never on the rest of
+// the batch, on how its prompt was chunked, or on the thread count.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/thread_pool.h"
+
+namespace llmserve::kernels::cpu {
+
+// Shapes shared by the cache writer and the attention kernel.
+struct PagedAttentionShape {
+  size_t num_q_heads = 0;
+  size_t num_kv_heads = 0;
+  size_t head_dim = 0;
+  size_t block_size = 0;
+  float scale = 1.0f;         // multiplies q·k
+  size_t sliding_window = 0;  // 0: attend to the whole prefix
+};
+
+// Writes K and V of `tokens` tokens (token t's KV heads at k + t * k_stride,
+// v + t * v_stride) into the cache slots slot_mapping[t] = block * block_size +
+// offset. Negative slots are skipped (padding).
+void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t tokens,
+                  const int64_t* slot_mapping, const PagedAttentionShape& shape, float* k_cache,
+                  float* v_cache, ThreadPool& pool);
+
+// Per-token inputs to the attention kernel.
+struct PagedAttentionBatch {
+  size_t tokens = 0;
+  const int32_t* positions = nullptr;          // logical position of each query token
+  const int32_t* token_request = nullptr;      // request index of each query token
+  const int32_t* block_tables = nullptr;       // [num_requests × block_table_stride]
+  size_t block_table_stride = 0;
+};
+
+// out[t][h] = softmax_j(scale * q[t][h]·K[j]) · V[j] over the request's cached
+// positions j ≤ positions[t] (and > positions[t] - sliding_window when set).
+// The token's own K/V must already be in the cache.
+void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& batch,
+                    const PagedAttentionShape& shape, const float* k_cache, const float* v_cache,
+                    float* out, size_t out_stride, ThreadPool& pool);
+
+// Scalar reference over contiguous per-token keys/values: for a single
+// sequence of `tokens` tokens at positions 0..tokens-1 with k/v [tokens ×
+// num_kv_heads × head_dim], causal attention in double precision.
+void CausalAttentionReference(const float* q, const float* k, const float* v, size_t tokens,
+                              const PagedAttentionShape& shape, float* out);
+
+}  // namespace llmserve::kernels::cpu

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Independent numpy reference forward pass for Hugging Face decoder checkpoints:
+LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM.
+
+Written from the Hugging Face modeling equations (not from llmserve's C++):
+  h = embed[tokens]
+  per layer:  x = rmsnorm(h) * w_in
+              q = x Wq^T (+bq), k = x Wk^T (+bk), v = x Wv^T (+bv)       (bias: Qwen2)
+              q, k = rmsnorm_per_head(q) * q_norm, ... * k_norm            (Qwen3)
+              q, k = rope(q), rope(k)   rotate_half layout, inv_freq from rope_theta and
+                                        rope_scaling (linear, llama3, yarn; yarn scales cos/sin)
+              a = softmax(q k^T / sqrt(head_dim) + causal[/sliding window] mask) v   (GQA)
+              h = h + a Wo^T
+              x = rmsnorm(h) * w_post;  h = h + (silu(x Wg^T) * (x Wu^T)) Wd^T
+  logits = rmsnorm(h) * w_final  @ lm_head^T   (lm_head = embed when tied)
+Math in float32 on the 16-bit weights widened to float32 (float64 for the norms'
+mean of squares, rope angles and softmax).
+
+Usage: ref_forward.py MODEL_DIR --tokens 1,2,3 --out LOGITS.f32
+Writes logits [len(tokens) x vocab] as raw little-endian float32.
+Run it with /usr/bin/python3 (Debian's numpy).
+"""
+import argparse
+import json
+import math
+import os
+import struct
+
+import numpy as np
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+    mm = np.memmap(path, dtype=np.uint8, mode="r")
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = info["data_offsets"]
+        raw = np.asarray(mm[8 + n + a: 8 + n + b])
+        dt = info["dtype"]
+        if dt == "BF16":
+            arr = (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        elif dt == "F16":
+            arr = raw.view(np.float16).astype(np.float32)
+        elif dt == "F32":
+            arr = raw.view(np.float32).copy()
+        else:
+            raise SystemExit(f"{path}: unsupported dtype {dt} for {name}")
+        out[name] = arr.reshape(info["shape"])
+    return out
+
+
+def load(model_dir):
+    with open(os.path.join(model_dir, "config.json")) as f:
+        cfg = json.load(f)
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    W = {}
+    if os.path.exists(index):
+        with open(index) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+        for fn in files:
+            W.update(read_safetensors(os.path.join(model_dir, fn)))
+    else:
+        W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
+    return cfg, W
+
+
+def inv_freq_and_scale(cfg, dim):
+    base = float(cfg.get("rope_theta", 10000.0))
+    inv = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / dim))
+    inv = inv.astype(np.float64)
+    rs = cfg.get("rope_scaling")
+    if not rs:
+        return inv, 1.0
+    kind = rs.get("rope_type", rs.get("type", "default"))
+    factor = float(rs.get("factor", 1.0))
+    if kind == "default":
+        return inv, 1.0
+    if kind == "linear":
+        return inv / factor, 1.0
+    if kind == "llama3":
+        lf, hf = float(rs["low_freq_factor"]), float(rs["high_freq_factor"])
+        old = float(rs["original_max_position_embeddings"])
+        low_wl, high_wl = old / lf, old / hf
+        wl = 2 * math.pi / inv
+        out = np.where(wl > low_wl, inv / factor, inv)
+        smooth = (old / wl - lf) / (hf - lf)
+        smoothed = (1 - smooth) * out / factor + smooth * out
+        medium = ~(wl < high_wl) & ~(wl > low_wl)
+        return np.where(medium, smoothed, out), 1.0
+    if kind == "yarn":
+        orig = float(rs.get("original_max_position_embeddings") or cfg["max_position_embeddings"])
+        beta_fast = float(rs.get("beta_fast") or 32)
+        beta_slow = float(rs.get("beta_slow") or 1)
+
+        def get_mscale(scale, m=1.0):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+        att = rs.get("attention_factor")
+        if att is None:
+            if rs.get("mscale") and rs.get("mscale_all_dim"):
+                att = get_mscale(factor, rs["mscale"]) / get_mscale(factor, rs["mscale_all_dim"])
+            else:
+                att = get_mscale(factor)
+
+        def corr_dim(rot):
+            return (dim * math.log(orig / (rot * 2 * math.pi))) / (2 * math.log(base))
+
+        low, high = corr_dim(beta_fast), corr_dim(beta_slow)
+        if rs.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+        extra = 1 - ramp
+        return (inv / factor) * (1 - extra) + inv * extra, float(att)
+    raise SystemExit(f"unsupported rope_scaling {kind}")
+
+
+def rms(x, w, eps):
+    x64 = x.astype(np.float64)
+    return (x64 / np.sqrt(np.mean(x64 * x64, axis=-1, keepdims=True) + eps)).astype(np.float32) * w
+
+
+def forward(cfg, W, toks):
+    arch = cfg["architectures"][0]
+    H, L = cfg["hidden_size"], cfg["num_hidden_layers"]
+    nh = cfg["num_attention_heads"]
+    nkv = cfg.get("num_key_value_heads", nh)
+    hd = cfg.get("head_dim") or H // nh
+    eps = float(cfg.get("rms_norm_eps", 1e-6))
+    window = cfg.get("sliding_window") if arch == "MistralForCausalLM" else None
+    T = len(toks)
+    inv, att_scale = inv_freq_and_scale(cfg, hd)
+    ang = np.arange(T, dtype=np.float64)[:, None] * inv[None, :]
+    cos = (np.cos(ang) * att_scale).astype(np.float32)[:, None, :]
+    sin = (np.sin(ang) * att_scale).astype(np.float32)[:, None, :]
+
+    def rope(x):  # [T, heads, hd]
+        x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
+        return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+    i = np.arange(T)
+    mask = i[None, :] <= i[:, None]
+    if window:
+        mask &= (i[:, None] - i[None, :]) < window
+    h = W["model.embed_tokens.weight"][toks].astype(np.float32)
+    for l in range(L):
+        p = f"model.layers.{l}."
+        x = rms(h, W[p + "input_layernorm.weight"], eps)
+        q = x @ W[p + "self_attn.q_proj.weight"].T
+        k = x @ W[p + "self_attn.k_proj.weight"].T
+        v = x @ W[p + "self_attn.v_proj.weight"].T
+        if p + "self_attn.q_proj.bias" in W:
+            q = q + W[p + "self_attn.q_proj.bias"]
+            k = k + W[p + "self_attn.k_proj.bias"]
+            v = v + W[p + "self_attn.v_proj.bias"]
+        q, k, v = q.reshape(T, nh, hd), k.reshape(T, nkv, hd), v.reshape(T, nkv, hd)
+        if arch == "Qwen3ForCausalLM":
+            q = rms(q, W[p + "self_attn.q_norm.weight"], eps)
+            k = rms(k, W[p + "self_attn.k_norm.weight"], eps)
+        q, k = rope(q), rope(k)
+        g = nh // nkv
+        out = np.empty((T, nh, hd), np.float32)
+        for hh in range(nh):
+            s = (q[:, hh, :].astype(np.float64) @ k[:, hh // g, :].T.astype(np.float64)) / math.sqrt(hd)
+            s = np.where(mask, s, -np.inf)
+            s = np.exp(s - s.max(axis=-1, keepdims=True))
+            s /= s.sum(axis=-1, keepdims=True)
+            out[:, hh, :] = (s @ v[:, hh // g, :].astype(np.float64)).astype(np.float32)
+        o = out.reshape(T, nh * hd) @ W[p + "self_attn.o_proj.weight"].T
+        if p + "self_attn.o_proj.bias" in W:
+            o = o + W[p + "self_attn.o_proj.bias"]
+        h = h + o
+        x = rms(h, W[p + "post_attention_layernorm.weight"], eps)
+        gt = x @ W[p + "mlp.gate_proj.weight"].T
+        up = x @ W[p + "mlp.up_proj.weight"].T
+        h = h + ((gt / (1 + np.exp(-gt))) * up) @ W[p + "mlp.down_proj.weight"].T
+    x = rms(h, W["model.norm.weight"], eps)
+    head = W.get("lm_head.weight")
+    if head is None or cfg.get("tie_word_embeddings", False):
+        head = W["model.embed_tokens.weight"]
+    return (x @ head.T).astype(np.float32)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model_dir")
+    ap.add_argument("--tokens", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    cfg, W = load(args.model_dir)
+    toks = [int(t) for t in args.tokens.split(",")]
+    logits = forward(cfg, W, toks)
+    logits.astype("<f4").tofile(args.out)
+
+
+if __name__ == "__main__":
+    main()

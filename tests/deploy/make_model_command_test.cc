@@ -1,0 +1,46 @@
+#include "deploy/make_model_command.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "worker/model_config.h"
+
+namespace llmserve::deploy {
+namespace {
+
+int MakeModel(std::vector<std::string> args) {
+  args.insert(args.begin(), "llmserve make-model");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return RunMakeModelCommand(static_cast<int>(args.size()), argv.data());
+}
+
+TEST(MakeModelCommand, WritesALoadableShardedModelWithTheTokenizer) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "llmserve_make_model_XXXXXX").string();
+  const std::string dir = ::mkdtemp(tmpl.data());
+  ASSERT_EQ(MakeModel({"--out", dir + "/m", "--arch", "mistral", "--preset", "tiny", "--seed=5", "--vocab", "300",
+                 "--shards", "2", "--dtype", "f16", "--tie", "false", "--sliding-window", "8"}),
+            0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/m/model.safetensors.index.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/m/model-00002-of-00002.safetensors"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/m/tokenizer.json"));
+  auto c = worker::LoadModelConfig(dir + "/m");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->architecture, worker::Architecture::kMistral);
+  EXPECT_EQ(c->vocab_size, 300u);
+  EXPECT_EQ(c->sliding_window, 8u);
+  EXPECT_FALSE(c->tie_word_embeddings);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "gpt2"}), 2);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--layers", "two"}), 2);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--frobnicate", "1"}), 2);
+  EXPECT_EQ(MakeModel({"--arch", "llama"}), 2);  // --out is required
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace llmserve::deploy

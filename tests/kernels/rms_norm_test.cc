@@ -1,0 +1,29 @@
+#include "kernels/cpu/rms_norm.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/rms_norm_reference.h"
+
+namespace llmserve::kernels::cpu {
+namespace {
+
+TEST(RmsNorm, MatchesReferenceAndIsRowInvariant) {
+  const size_t rows = 37, dim = 100;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> d;
+  std::vector<float> x(rows * dim), w(dim), ref(rows * dim), out(rows * dim), one(dim);
+  for (auto& v : x) v = d(rng);
+  for (auto& v : w) v = 1 + 0.1f * d(rng);
+  ThreadPool pool(2);
+  RmsNorm(x.data(), dim, w.data(), out.data(), dim, rows, dim, 1e-6f, pool);
+  RmsNormReference(x.data(), w.data(), ref.data(), rows, dim, 1e-6f);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5f * (1 + std::abs(ref[i])));
+  RmsNorm(x.data() + 11 * dim, dim, w.data(), one.data(), dim, 1, dim, 1e-6f, pool);
+  for (size_t i = 0; i < dim; ++i) EXPECT_EQ(one[i], out[11 * dim + i]);
+}
+
+}  // namespace
+}  // namespace llmserve::kernels::cpu

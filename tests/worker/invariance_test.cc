@@ -1,0 +1,106 @@
+// Determinism: a request's logits are bitwise identical whatever else is in
+// the batch, however its prompt was chunked, and whether its prefix came from
+// the cache.
+#include <gtest/gtest.h>
+
+#include "tests/worker/worker_test_util.h"
+
+namespace llmserve::worker {
+namespace {
+
+using testing::Blocks;
+using testing::ScratchDir;
+
+class InvarianceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto spec = testing::TinySpec("qwen3", 11);
+    spec.num_layers = 3;
+    ASSERT_TRUE(WriteTestModel(spec, dir_ / "m").ok());
+    LoadOptions opts;
+    opts.show_progress = false;
+    auto m = Model::Load(dir_ / "m", opts, nullptr, &pool_);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    model_ = std::move(m).value();
+    cache_ = std::make_unique<KvCache>(model_->CacheShape(64, 4));
+  }
+  std::vector<int32_t> Tokens(size_t n, int salt) {
+    std::vector<int32_t> t(n);
+    for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 37 + salt * 101 + 5) % 512);
+    return t;
+  }
+
+  ScratchDir dir_;
+  kernels::cpu::ThreadPool pool_{2};
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<KvCache> cache_;
+};
+
+TEST_F(InvarianceTest, ChunkingDoesNotChangeLogits) {
+  const auto tokens = Tokens(23, 1);
+  const auto whole = testing::RunPrompt(*model_, *cache_, tokens, {23}, Blocks(0, 6));
+  for (const auto& chunks : std::vector<std::vector<size_t>>{{1}, {5, 2}, {7, 1, 3}, {22}}) {
+    const auto chunked = testing::RunPrompt(*model_, *cache_, tokens, chunks, Blocks(10, 6));
+    ASSERT_EQ(chunked.size(), whole.size());
+    EXPECT_TRUE(chunked == whole) << "chunks " << chunks[0] << "...";
+  }
+}
+
+TEST_F(InvarianceTest, BatchCompositionDoesNotChangeLogits) {
+  const auto x = Tokens(13, 2);
+  // X alone: prefill 10 then decode 3 single tokens.
+  const auto alone = testing::RunPrompt(*model_, *cache_, x, {10, 1}, Blocks(0, 4));
+  // X again, sharing each step with other requests (a prefill and decodes) in different orders.
+  const auto other = Tokens(30, 3), third = Tokens(9, 4);
+  std::vector<float> mixed;
+  const size_t vocab = model_->config().vocab_size;
+  size_t done = 0, other_done = 0, step = 0;
+  while (done < x.size()) {
+    const size_t n = done == 0 ? 10 : 1;
+    ForwardBatch b;
+    const size_t on = std::min<size_t>(step % 2 ? 7 : 3, other.size() - other_done);
+    if (step % 2 == 0) b.AddRequest(third, 0, Blocks(40, 3), 4, true);
+    if (on > 0) {
+      b.AddRequest(std::vector<int32_t>(other.begin() + other_done, other.begin() + other_done + on),
+                   static_cast<int32_t>(other_done), Blocks(20, 8), 4, true);
+    }
+    const size_t first_x = b.num_tokens();
+    b.AddRequest(std::vector<int32_t>(x.begin() + done, x.begin() + done + n), static_cast<int32_t>(done), Blocks(50, 4), 4,
+                 false);
+    if (step % 3 == 1) b.AddRequest({7}, 0, Blocks(60, 1), 4, true);
+    const size_t logits_before = b.logits_indices.size();
+    for (size_t i = 0; i < n; ++i) b.logits_indices.push_back(static_cast<int32_t>(first_x + i));
+    b.FinishBlockTables();
+    std::vector<float> logits;
+    ASSERT_TRUE(model_->Forward(b, *cache_, &logits).ok());
+    mixed.insert(mixed.end(), logits.begin() + logits_before * vocab, logits.begin() + (logits_before + n) * vocab);
+    done += n;
+    other_done += on;
+    ++step;
+  }
+  ASSERT_EQ(mixed.size(), alone.size());
+  EXPECT_TRUE(mixed == alone);
+}
+
+TEST_F(InvarianceTest, PrefixFromCacheDoesNotChangeLogits) {
+  // Y shares X's first 12 tokens (3 blocks of 4). Y from scratch vs Y whose
+  // first 3 blocks are X's cached blocks and only the rest is computed.
+  const auto x = Tokens(15, 5);
+  auto y = std::vector<int32_t>(x.begin(), x.begin() + 12);
+  for (int32_t t : Tokens(6, 6)) y.push_back(t);
+  const auto scratch = testing::RunPrompt(*model_, *cache_, y, {18}, Blocks(0, 5));
+  testing::RunPrompt(*model_, *cache_, x, {15}, Blocks(10, 4));  // fills blocks 10..13
+  std::vector<int32_t> blocks = {10, 11, 12, 30, 31};
+  ForwardBatch b;
+  b.AddRequest(std::vector<int32_t>(y.begin() + 12, y.end()), 12, blocks, 4, false);
+  for (int32_t i = 0; i < 6; ++i) b.logits_indices.push_back(i);
+  b.FinishBlockTables();
+  std::vector<float> reused;
+  ASSERT_TRUE(model_->Forward(b, *cache_, &reused).ok());
+  const size_t vocab = model_->config().vocab_size;
+  std::vector<float> tail(scratch.begin() + 12 * vocab, scratch.end());
+  EXPECT_TRUE(reused == tail);
+}
+
+}  // namespace
+}  // namespace llmserve::worker

@@ -1,0 +1,175 @@
+#include "worker/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+namespace llmserve::worker {
+namespace {
+
+const std::vector<float> kLogits = {1.0f, 2.0f, 0.5f, -1.0f, 3.0f, 0.0f, 1.5f, -0.5f};
+
+std::vector<double> Softmax(const std::vector<float>& l, double temperature) {
+  std::vector<double> p(l.size());
+  double mx = -1e30, sum = 0;
+  for (float v : l) mx = std::max(mx, static_cast<double>(v));
+  for (size_t i = 0; i < l.size(); ++i) sum += (p[i] = std::exp((l[i] - mx) / temperature));
+  for (auto& v : p) v /= sum;
+  return p;
+}
+
+// Draws n samples (seed i, position 0) and returns the chi-square statistic
+// against `expected` (probabilities; zero-probability tokens must never appear).
+double ChiSquare(const SamplingParams& sp, const std::vector<double>& expected, int n) {
+  std::vector<int> count(kLogits.size(), 0);
+  for (int i = 0; i < n; ++i) {
+    SamplerRow row{kLogits.data(), &sp, nullptr, nullptr, static_cast<uint64_t>(i) * 7 + 3, 0};
+    ++count[Sampler::SampleRow(row, kLogits.size()).token];
+  }
+  double chi = 0;
+  for (size_t t = 0; t < expected.size(); ++t) {
+    if (expected[t] == 0) {
+      EXPECT_EQ(count[t], 0) << "token " << t << " is outside the allowed set";
+      continue;
+    }
+    const double e = expected[t] * n;
+    chi += (count[t] - e) * (count[t] - e) / e;
+  }
+  return chi;
+}
+
+// 99.9% quantiles of chi-square with k degrees of freedom, k = 1..7.
+const double kChi999[] = {0, 10.83, 13.82, 16.27, 18.47, 20.52, 22.46, 24.32};
+
+TEST(Sampler, TemperatureDistributionPassesChiSquare) {
+  SamplingParams sp;
+  sp.temperature = 0.8f;
+  EXPECT_LT(ChiSquare(sp, Softmax(kLogits, 0.8), 20000), kChi999[7]);
+}
+
+TEST(Sampler, TopKTopPMinPRenormaliseTheKeptSet) {
+  auto p = Softmax(kLogits, 1.0);
+  {  // top_k 3: tokens 4, 1, 6.
+    SamplingParams sp;
+    sp.top_k = 3;
+    std::vector<double> e(8, 0);
+    const double z = p[4] + p[1] + p[6];
+    e[4] = p[4] / z, e[1] = p[1] / z, e[6] = p[6] / z;
+    EXPECT_LT(ChiSquare(sp, e, 20000), kChi999[2]);
+  }
+  {  // top_p 0.8: smallest best-first set reaching 0.8.
+    SamplingParams sp;
+    sp.top_p = 0.8f;
+    std::vector<size_t> order = {4, 1, 6, 0, 2, 5, 7, 3};
+    std::vector<double> e(8, 0);
+    double acc = 0, z = 0;
+    std::vector<size_t> kept;
+    for (size_t t : order) {
+      if (acc >= 0.8) break;
+      acc += p[t];
+      kept.push_back(t);
+    }
+    for (size_t t : kept) z += p[t];
+    for (size_t t : kept) e[t] = p[t] / z;
+    EXPECT_LT(ChiSquare(sp, e, 20000), kChi999[kept.size() - 1]);
+  }
+  {  // min_p 0.2: keep p ≥ 0.2 · p_max.
+    SamplingParams sp;
+    sp.min_p = 0.2f;
+    std::vector<double> e(8, 0);
+    double z = 0;
+    for (size_t t = 0; t < 8; ++t) {
+      if (p[t] >= 0.2 * p[4]) z += p[t];
+    }
+    int kept = 0;
+    for (size_t t = 0; t < 8; ++t) {
+      if (p[t] >= 0.2 * p[4]) e[t] = p[t] / z, ++kept;
+    }
+    EXPECT_LT(ChiSquare(sp, e, 20000), kChi999[kept - 1]);
+  }
+}
+
+TEST(Sampler, GreedyPenaltiesBiasAndAllowedIds) {
+  SamplingParams sp;
+  sp.temperature = 0;
+  SamplerRow row{kLogits.data(), &sp, nullptr, nullptr, 0, 0};
+  EXPECT_EQ(Sampler::SampleRow(row, 8).token, 4);
+  sp.logit_bias = {{2, 10.0f}};
+  EXPECT_EQ(Sampler::SampleRow(row, 8).token, 2);
+  sp.logit_bias.clear();
+  sp.allowed_token_ids = {0, 5, 7};
+  EXPECT_EQ(Sampler::SampleRow(row, 8).token, 0);
+  sp.allowed_token_ids.clear();
+  // Repetition penalty 2 on token 4 (3.0 -> 1.5, prompt) leaves token 1 (2.0) best.
+  std::vector<int32_t> prompt = {4}, output;
+  row.prompt_tokens = &prompt;
+  row.output_tokens = &output;
+  sp.repetition_penalty = 2.0f;
+  EXPECT_EQ(Sampler::SampleRow(row, 8).token, 1);
+  sp.repetition_penalty = 1.0f;
+  // Frequency 0.6 × 2 occurrences of 4 (3.0 -> 1.8) < 2.0 of token 1.
+  output = {4, 4};
+  sp.frequency_penalty = 0.6f;
+  EXPECT_EQ(Sampler::SampleRow(row, 8).token, 1);
+  sp.frequency_penalty = 0;
+  sp.presence_penalty = 1.1f;  // 3.0 -> 1.9 < 2.0
+  EXPECT_EQ(Sampler::SampleRow(row, 8).token, 1);
+  sp.presence_penalty = 0.9f;  // 3.0 -> 2.1 > 2.0
+  EXPECT_EQ(Sampler::SampleRow(row, 8).token, 4);
+}
+
+TEST(Sampler, LogprobsAreRawLogSoftmaxWithTopCandidates) {
+  SamplingParams sp;
+  sp.temperature = 0;
+  sp.logprobs = 3;
+  sp.logit_bias = {{2, 10.0f}};  // changes the choice, not the raw logprobs
+  SamplerRow row{kLogits.data(), &sp, nullptr, nullptr, 0, 0};
+  const auto r = Sampler::SampleRow(row, 8);
+  const auto p = Softmax(kLogits, 1.0);
+  EXPECT_EQ(r.token, 2);
+  EXPECT_NEAR(r.logprob, std::log(p[2]), 1e-6);
+  EXPECT_EQ(r.rank, 5);  // four raw logits (3.0, 2.0, 1.5, 1.0) beat 0.5
+  ASSERT_EQ(r.top.size(), 3u);
+  EXPECT_EQ(r.top[0].first, 4);
+  EXPECT_EQ(r.top[1].first, 1);
+  EXPECT_EQ(r.top[2].first, 6);
+  EXPECT_NEAR(r.top[0].second, std::log(p[4]), 1e-6);
+}
+
+TEST(Sampler, SeedsReproduceAcrossBatchCompositions) {
+  SamplingParams a, b, c;
+  a.seed = 1234;
+  a.temperature = 1.3f;
+  b.temperature = 0.9f;
+  c.seed = 99;
+  c.top_k = 4;
+  Sampler sampler(/*process_seed=*/42);
+  kernels::cpu::ThreadPool pool(2);
+  std::vector<int32_t> alone, mixed;
+  for (uint64_t pos = 0; pos < 50; ++pos) {
+    SamplerRow ra{kLogits.data(), &a, nullptr, nullptr, sampler.EffectiveSeed(a, "a"), pos};
+    SamplerRow rb{kLogits.data(), &b, nullptr, nullptr, sampler.EffectiveSeed(b, "b"), pos};
+    SamplerRow rc{kLogits.data(), &c, nullptr, nullptr, sampler.EffectiveSeed(c, "c"), pos};
+    alone.push_back(sampler.Sample({ra}, 8, pool)[0].token);
+    mixed.push_back(sampler.Sample({rb, rc, ra, rb}, 8, pool)[2].token);
+  }
+  EXPECT_EQ(alone, mixed);
+  // A different seed gives a different sequence; the same seed in a new sampler the same one.
+  Sampler other(7);
+  std::vector<int32_t> again, different;
+  SamplingParams d = a;
+  d.seed = 1235;
+  for (uint64_t pos = 0; pos < 50; ++pos) {
+    again.push_back(Sampler::SampleRow({kLogits.data(), &a, nullptr, nullptr, other.EffectiveSeed(a, "zz"), pos}, 8).token);
+    different.push_back(Sampler::SampleRow({kLogits.data(), &d, nullptr, nullptr, other.EffectiveSeed(d, "a"), pos}, 8).token);
+  }
+  EXPECT_EQ(again, alone);
+  EXPECT_NE(different, alone);
+  // Unseeded requests differ by request id and by process seed.
+  EXPECT_NE(sampler.EffectiveSeed(b, "x"), sampler.EffectiveSeed(b, "y"));
+  EXPECT_NE(sampler.EffectiveSeed(b, "x"), other.EffectiveSeed(b, "x"));
+}
+
+}  // namespace
+}  // namespace llmserve::worker

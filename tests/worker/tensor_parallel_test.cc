@@ -1,0 +1,92 @@
+// Megatron-style sharding: two ranks (threads here, with an in-process
+// communicator) together produce the logits of the unsharded model.
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <thread>
+
+#include "tests/worker/worker_test_util.h"
+
+namespace llmserve::worker {
+namespace {
+
+// Ranks of one process exchanging through shared buffers; sums in rank order.
+class InProcessGroup {
+ public:
+  explicit InProcessGroup(size_t size) : size_(size), slots_(size), barrier_(static_cast<std::ptrdiff_t>(size)) {}
+
+  class Member final : public Communicator {
+   public:
+    Member(InProcessGroup* g, size_t rank) : g_(g), rank_(rank) {}
+    size_t rank() const override { return rank_; }
+    size_t size() const override { return g_->size_; }
+    Status AllReduceSum(float* data, size_t n) override {
+      g_->slots_[rank_].assign(data, data + n);
+      g_->barrier_.arrive_and_wait();
+      for (size_t i = 0; i < n; ++i) {
+        float s = 0;
+        for (size_t r = 0; r < g_->size_; ++r) s += g_->slots_[r][i];
+        data[i] = s;
+      }
+      g_->barrier_.arrive_and_wait();
+      return Status::Ok();
+    }
+    Status AllGather(const float* in, size_t n, float* out) override {
+      g_->slots_[rank_].assign(in, in + n);
+      g_->barrier_.arrive_and_wait();
+      for (size_t r = 0; r < g_->size_; ++r) std::copy_n(g_->slots_[r].data(), n, out + r * n);
+      g_->barrier_.arrive_and_wait();
+      return Status::Ok();
+    }
+
+   private:
+    InProcessGroup* g_;
+    size_t rank_;
+  };
+
+ private:
+  size_t size_;
+  std::vector<std::vector<float>> slots_;
+  std::barrier<> barrier_;
+};
+
+TEST(TensorParallel, TwoRanksMatchOneRank) {
+  testing::ScratchDir dir;
+  auto spec = testing::TinySpec("qwen2", 31);  // qkv bias is sharded too
+  spec.vocab_size = 509;                      // uneven vocab split
+  spec.tie_word_embeddings = false;
+  ASSERT_TRUE(WriteTestModel(spec, dir / "m").ok());
+  const std::vector<int32_t> tokens = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
+
+  kernels::cpu::ThreadPool pool(1);
+  LoadOptions o;
+  o.show_progress = false;
+  auto full = Model::Load(dir / "m", o, nullptr, &pool);
+  ASSERT_TRUE(full.ok());
+  KvCache cache((*full)->CacheShape(4, 4));
+  const auto want = testing::RunPrompt(**full, cache, tokens, {7, 1}, testing::Blocks(0, 3));
+
+  InProcessGroup group(2);
+  std::vector<std::vector<float>> got(2);
+  std::vector<std::thread> ranks;
+  for (size_t r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      InProcessGroup::Member comm(&group, r);
+      kernels::cpu::ThreadPool p(1);
+      LoadOptions lo = o;
+      lo.tp_rank = r;
+      lo.tp_size = 2;
+      auto m = Model::Load(dir / "m", lo, &comm, &p);
+      ASSERT_TRUE(m.ok()) << m.status().ToString();
+      EXPECT_EQ((*m)->shard().num_heads, 2u);
+      KvCache c((*m)->CacheShape(4, 4));
+      got[r] = testing::RunPrompt(**m, c, tokens, {7, 1}, testing::Blocks(0, 3));
+    });
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_TRUE(got[0] == got[1]);
+  EXPECT_LE(testing::MaxRelativeError(got[0], want), 1e-5);
+}
+
+}  // namespace
+}  // namespace llmserve::worker

@@ -1,0 +1,118 @@
+#pragma once
+// Helpers shared by the worker tests: scratch directories, generated tiny
+// models, running the numpy reference, and running our model over a prompt.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "worker/forward_batch.h"
+#include "worker/kv_cache.h"
+#include "worker/model.h"
+#include "worker/test_model.h"
+
+namespace llmserve::worker::testing {
+
+// A fresh directory under $TMPDIR, removed when this goes out of scope.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "llmserve_worker_XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// True when /usr/bin/python3 can import numpy (the references need it).
+inline bool HaveNumpy() {
+  static const bool ok = std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;
+  return ok;
+}
+
+// A tiny spec with a small vocabulary (fast; the tokenizer is not used).
+inline TestModelSpec TinySpec(const std::string& arch, uint64_t seed = 1) {
+  TestModelSpec s;
+  s.arch = arch;
+  s.vocab_size = 512;
+  s.seed = seed;
+  s.std = 0.15;
+  s.norm_jitter = 0.2;
+  return s;
+}
+
+// Runs scripts/ref_forward.py on `tokens` and returns logits [tokens × vocab].
+inline std::vector<float> ReferenceLogits(const std::string& model_dir, const std::vector<int32_t>& tokens,
+                                          size_t vocab, const std::string& out_path) {
+  std::string list;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (i > 0) list.push_back(',');
+    list.append(std::to_string(tokens[i]));
+  }
+  const std::string cmd = "/usr/bin/python3 scripts/ref_forward.py " + model_dir + " --tokens " + list +
+                          " --out " + out_path;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::vector<float> out(tokens.size() * vocab);
+  std::ifstream in(out_path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size() * 4));
+  EXPECT_TRUE(in.good()) << "short reference output " << out_path;
+  return out;
+}
+
+// max |a - b| / max |b|: the relative error of a logits block.
+inline double MaxRelativeError(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < b.size() && i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+  }
+  return diff / std::max(scale, 1e-30);
+}
+
+// Runs one request's `tokens` through `model` in chunks of the given sizes
+// (cycled), blocks 0.. of `cache` in order, and returns logits for every position.
+inline std::vector<float> RunPrompt(Model& model, KvCache& cache, const std::vector<int32_t>& tokens,
+                                    const std::vector<size_t>& chunks, const std::vector<int32_t>& blocks) {
+  const size_t vocab = model.config().vocab_size;
+  std::vector<float> all;
+  size_t done = 0, ci = 0;
+  while (done < tokens.size()) {
+    const size_t n = std::min(chunks[ci++ % chunks.size()], tokens.size() - done);
+    ForwardBatch b;
+    std::vector<int32_t> chunk(tokens.begin() + done, tokens.begin() + done + n);
+    b.AddRequest(chunk, static_cast<int32_t>(done), blocks, cache.shape().block_size, false);
+    for (size_t i = 0; i < n; ++i) b.logits_indices.push_back(static_cast<int32_t>(i));
+    b.FinishBlockTables();
+    std::vector<float> logits;
+    Status st = model.Forward(b, cache, &logits);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(logits.size(), n * vocab);
+    all.insert(all.end(), logits.begin(), logits.end());
+    done += n;
+  }
+  return all;
+}
+
+// Block ids [first, first + count).
+inline std::vector<int32_t> Blocks(int32_t first, int32_t count) {
+  std::vector<int32_t> b(count);
+  for (int32_t i = 0; i < count; ++i) b[i] = first + i;
+  return b;
+}
+
+}  // namespace llmserve::worker::testing

@@ -1,0 +1,46 @@
+#pragma once
+// The paged KV cache of one worker: for every layer, K and V pools of
+// num_blocks blocks laid out [block][kv_head][slot][head_dim] in fp32.
+//
+// Default block size on CPU: 32 tokens (kDefaultCpuBlockSize). One KV head's
+// block is then 32 × head_dim contiguous floats (16 KiB at head_dim 128):
+// long enough to stream at full bandwidth in attention, small enough that
+// prefix caching still shares most of a prompt.
+
+#include <cstddef>
+#include <memory>
+
+namespace llmserve::worker {
+
+inline constexpr size_t kDefaultCpuBlockSize = 32;
+
+struct KvCacheShape {
+  size_t num_layers = 0;
+  size_t num_blocks = 0;
+  size_t block_size = kDefaultCpuBlockSize;
+  size_t num_kv_heads = 0;  // this shard's KV heads
+  size_t head_dim = 0;
+  // Bytes one block takes across all layers, K and V.
+  size_t bytes_per_block() const { return 2 * num_layers * block_size * num_kv_heads * head_dim * sizeof(float); }
+};
+
+class KvCache {
+ public:
+  // Allocates the pools (untouched pages are not committed until written).
+  explicit KvCache(const KvCacheShape& shape);
+  KvCache(const KvCache&) = delete;
+  KvCache& operator=(const KvCache&) = delete;
+
+  const KvCacheShape& shape() const { return shape_; }
+  float* keys(size_t layer) { return data_.get() + (2 * layer) * layer_elems_; }      // layer's K pool
+  float* values(size_t layer) { return data_.get() + (2 * layer + 1) * layer_elems_; }  // layer's V pool
+  // Total bytes held.
+  size_t bytes() const { return 2 * shape_.num_layers * layer_elems_ * sizeof(float); }
+
+ private:
+  KvCacheShape shape_;
+  size_t layer_elems_ = 0;
+  std::unique_ptr<float[]> data_;
+};
+
+}  // namespace llmserve::worker

@@ -1,0 +1,184 @@
+#include "worker/model.h"
+
+#include <glog/logging.h>
+
+#include <cmath>
+
+#include "kernels/cpu/activation.h"
+#include "kernels/cpu/embedding.h"
+#include "kernels/cpu/paged_attention.h"
+#include "kernels/cpu/rms_norm.h"
+
+namespace llmserve::worker {
+
+namespace cpu = kernels::cpu;
+
+StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir, const LoadOptions& options,
+                                             Communicator* comm, cpu::ThreadPool* pool) {
+  CHECK(pool != nullptr);
+  std::unique_ptr<Model> m(new Model());
+  LLMSERVE_ASSIGN_OR_RETURN(m->config_, LoadModelConfig(dir));
+  if (comm == nullptr) {
+    if (options.tp_size != 1) return Status::InvalidArgument("tp_size > 1 needs a Communicator");
+    m->own_comm_ = std::make_unique<SingleProcessCommunicator>();
+    comm = m->own_comm_.get();
+  } else if (comm->size() != options.tp_size || comm->rank() != options.tp_rank) {
+    return Status::InvalidArgument("the Communicator's rank/size differ from tp_rank/tp_size");
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(m->shard_, ComputeShardDims(m->config_, options.tp_rank, options.tp_size));
+  LLMSERVE_ASSIGN_OR_RETURN(m->weights_, LoadModelWeights(dir, m->config_, options));
+  m->rope_ = cpu::ComputeRopeFrequencies(m->config_.head_dim, m->config_.rope_theta, m->config_.rope_scaling);
+  m->comm_ = comm;
+  m->pool_ = pool;
+  return m;
+}
+
+KvCacheShape Model::CacheShape(size_t num_blocks, size_t block_size) const {
+  KvCacheShape s;
+  s.num_layers = config_.num_layers;
+  s.num_blocks = num_blocks;
+  s.block_size = block_size;
+  s.num_kv_heads = shard_.num_kv_heads;
+  s.head_dim = config_.head_dim;
+  return s;
+}
+
+void Model::Reserve(size_t t, size_t num_logits) {
+  const size_t h = config_.hidden_size, hd = config_.head_dim;
+  const size_t qkv = (shard_.num_heads + 2 * shard_.num_kv_heads) * hd;
+  hidden_.resize(t * h);
+  normed_.resize(t * h);
+  qkv_.resize(t * qkv);
+  attn_.resize(t * shard_.num_heads * hd);
+  proj_.resize(t * h);
+  gate_up_.resize(t * 2 * shard_.intermediate_size);
+  act_.resize(t * shard_.intermediate_size);
+  final_.resize(num_logits * h);
+  local_logits_.resize(num_logits * shard_.vocab_per_rank);
+  gathered_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank * shard_.tp_size : 0);
+  size_t bytes = 0;
+  for (const auto* v : {&hidden_, &normed_, &qkv_, &attn_, &proj_, &gate_up_, &act_, &final_, &local_logits_,
+                        &gathered_}) {
+    bytes += v->capacity() * sizeof(float);
+  }
+  // Attention scratch: per thread, scores for a GQA group over the longest context.
+  const size_t group = config_.num_heads / config_.num_kv_heads;
+  bytes += pool_->size() * group * (config_.max_position_embeddings + hd) * sizeof(float);
+  peak_activation_bytes_ = std::max(peak_activation_bytes_, bytes);
+}
+
+Status Model::ReduceAndAdd(std::vector<float>& partial, const std::vector<float>& bias, size_t t) {
+  const size_t h = config_.hidden_size;
+  if (shard_.tp_size > 1) LLMSERVE_RETURN_IF_ERROR(comm_->AllReduceSum(partial.data(), t * h));
+  pool_->ParallelFor(t * h, 4096, [&](size_t begin, size_t end, size_t) {
+    if (bias.empty()) {
+      for (size_t i = begin; i < end; ++i) hidden_[i] += partial[i];
+    } else {
+      for (size_t i = begin; i < end; ++i) hidden_[i] += partial[i] + bias[i % h];
+    }
+  });
+  return Status::Ok();
+}
+
+void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
+  const LayerWeights& w = weights_.layers[index];
+  const size_t t = b.num_tokens(), h = config_.hidden_size, hd = config_.head_dim;
+  const size_t nh = shard_.num_heads, nkv = shard_.num_kv_heads;
+  const size_t qkv_stride = (nh + 2 * nkv) * hd;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+
+  cpu::RmsNorm(hidden_.data(), h, w.input_norm.data(), normed_.data(), h, t, h, eps, *pool_);
+  w.qkv.Apply(normed_.data(), t, qkv_.data(), *pool_);
+  float* q = qkv_.data();
+  float* k = q + nh * hd;
+  float* v = k + nkv * hd;
+  pool_->ParallelFor(t, 4, [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i) {
+      float* row = qkv_.data() + i * qkv_stride;
+      if (!w.qkv_bias.empty()) {
+        for (size_t j = 0; j < qkv_stride; ++j) row[j] += w.qkv_bias[j];
+      }
+      if (config_.qk_norm) {
+        cpu::RmsNormRows(row, hd, w.q_norm.data(), row, hd, nh, hd, eps);
+        cpu::RmsNormRows(row + nh * hd, hd, w.k_norm.data(), row + nh * hd, hd, nkv, hd, eps);
+      }
+    }
+  });
+  cpu::ApplyRope(q, t, qkv_stride, nh, hd, rope_table_, *pool_);
+  cpu::ApplyRope(k, t, qkv_stride, nkv, hd, rope_table_, *pool_);
+
+  cpu::PagedAttentionShape shape;
+  shape.num_q_heads = nh;
+  shape.num_kv_heads = nkv;
+  shape.head_dim = hd;
+  shape.block_size = cache.shape().block_size;
+  shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  shape.sliding_window = config_.sliding_window;
+  cpu::WriteKvCache(k, qkv_stride, v, qkv_stride, t, b.slot_mapping.data(), shape, cache.keys(index),
+                    cache.values(index), *pool_);
+  cpu::PagedAttentionBatch ab;
+  ab.tokens = t;
+  ab.positions = b.positions.data();
+  ab.token_request = token_request_.data();
+  ab.block_tables = b.block_tables.data();
+  ab.block_table_stride = b.block_table_stride;
+  cpu::PagedAttention(q, qkv_stride, ab, shape, cache.keys(index), cache.values(index), attn_.data(), nh * hd,
+                      *pool_);
+  w.o.Apply(attn_.data(), t, proj_.data(), *pool_);
+}
+
+Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
+  const auto& cs = cache.shape();
+  if (cs.num_layers != config_.num_layers || cs.num_kv_heads != shard_.num_kv_heads ||
+      cs.head_dim != config_.head_dim) {
+    return Status::InvalidArgument("KV cache shape does not match the model");
+  }
+  LLMSERVE_RETURN_IF_ERROR(b.Validate(config_.vocab_size, cs.num_blocks, cs.block_size));
+  const size_t t = b.num_tokens(), h = config_.hidden_size, nl = b.logits_indices.size();
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  Reserve(t, nl);
+  token_request_.resize(t);
+  for (size_t r = 0; r < b.num_requests(); ++r) {
+    for (int32_t i = b.query_start[r]; i < b.query_start[r + 1]; ++i) token_request_[i] = static_cast<int32_t>(r);
+  }
+  cpu::BuildRopeTable(rope_, b.positions.data(), t, &rope_table_);
+  cpu::EmbeddingLookup(weights_.embedding.data, weights_.embedding.dtype, config_.vocab_size, h,
+                       b.token_ids.data(), t, hidden_.data(), *pool_);
+  static const std::vector<float> kNoBias;
+  for (size_t l = 0; l < config_.num_layers; ++l) {
+    const LayerWeights& w = weights_.layers[l];
+    Layer(l, b, cache);
+    LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, w.o_bias, t));
+    cpu::RmsNorm(hidden_.data(), h, w.post_attention_norm.data(), normed_.data(), h, t, h, eps, *pool_);
+    w.gate_up.Apply(normed_.data(), t, gate_up_.data(), *pool_);
+    cpu::SiluMul(gate_up_.data(), t, shard_.intermediate_size, act_.data(), *pool_);
+    w.down.Apply(act_.data(), t, proj_.data(), *pool_);
+    LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, kNoBias, t));
+  }
+  // Final norm and lm_head only for the rows that are sampled.
+  for (size_t i = 0; i < nl; ++i) {
+    std::copy_n(hidden_.data() + static_cast<size_t>(b.logits_indices[i]) * h, h, final_.data() + i * h);
+  }
+  cpu::RmsNorm(final_.data(), h, weights_.final_norm.data(), final_.data(), h, nl, h, eps, *pool_);
+  const size_t local = shard_.vocab_end - shard_.vocab_begin, vpr = shard_.vocab_per_rank, vocab = config_.vocab_size;
+  logits->resize(nl * vocab);
+  if (shard_.tp_size == 1) {
+    weights_.lm_head.Apply(final_.data(), nl, logits->data(), *pool_);
+    return Status::Ok();
+  }
+  // Vocab-parallel: each rank computes its rows, padded to vpr, then all_gather.
+  std::vector<float> mine(nl * local);
+  weights_.lm_head.Apply(final_.data(), nl, mine.data(), *pool_);
+  std::fill(local_logits_.begin(), local_logits_.end(), 0.f);
+  for (size_t i = 0; i < nl; ++i) std::copy_n(&mine[i * local], local, &local_logits_[i * vpr]);
+  LLMSERVE_RETURN_IF_ERROR(comm_->AllGather(local_logits_.data(), nl * vpr, gathered_.data()));
+  for (size_t r = 0; r < shard_.tp_size; ++r) {
+    const size_t begin = std::min(vocab, r * vpr), end = std::min(vocab, begin + vpr);
+    for (size_t i = 0; i < nl; ++i) {
+      std::copy_n(&gathered_[(r * nl + i) * vpr], end - begin, logits->data() + i * vocab + begin);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace llmserve::worker

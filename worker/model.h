@@ -1,0 +1,69 @@
+#pragma once
+// A decoder-only transformer (Llama / Mistral / Qwen2 / Qwen3 family) on CPU:
+// the forward pass over one flattened batch on a paged KV cache.
+//
+// Numerics: activations fp32; matmuls through LinearWeight at the loaded
+// MatmulPrecision; every non-matmul kernel reduces each row in a fixed order.
+// Hence a request's logits are bitwise the same whatever else is in the
+// batch, however its prompt was chunked, and whether its prefix came from the
+// cache (given a deterministic Communicator for tp_size > 1).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/rope.h"
+#include "kernels/cpu/thread_pool.h"
+#include "proto/status_or.h"
+#include "worker/communicator.h"
+#include "worker/forward_batch.h"
+#include "worker/kv_cache.h"
+#include "worker/model_config.h"
+#include "worker/model_loader.h"
+#include "worker/model_weights.h"
+
+namespace llmserve::worker {
+
+class Model {
+ public:
+  // Loads DIR for options.tp_rank of options.tp_size. `comm` (not owned, may
+  // be null for tp_size 1) must outlive the model; `pool` likewise.
+  static StatusOr<std::unique_ptr<Model>> Load(const std::string& dir, const LoadOptions& options,
+                                               Communicator* comm, kernels::cpu::ThreadPool* pool);
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  // Runs the batch: writes every token's K/V into `cache`, and fills
+  // logits [batch.logits_indices.size() × vocab_size] (full vocabulary).
+  Status Forward(const ForwardBatch& batch, KvCache& cache, std::vector<float>* logits);
+
+  const ModelConfig& config() const { return config_; }
+  const ShardDims& shard() const { return shard_; }
+  const ModelWeights& weights() const { return weights_; }
+  // The cache shape this shard needs for `num_blocks` blocks of `block_size`.
+  KvCacheShape CacheShape(size_t num_blocks, size_t block_size) const;
+  // Peak bytes of activation buffers used by any Forward so far.
+  size_t peak_activation_bytes() const { return peak_activation_bytes_; }
+
+ private:
+  Model() = default;
+  void Layer(size_t index, const ForwardBatch& batch, KvCache& cache);
+  Status ReduceAndAdd(std::vector<float>& partial, const std::vector<float>& bias, size_t tokens);
+  void Reserve(size_t tokens, size_t num_logits);
+
+  ModelConfig config_;
+  ShardDims shard_;
+  ModelWeights weights_;
+  kernels::cpu::RopeFrequencies rope_;
+  std::unique_ptr<Communicator> own_comm_;
+  Communicator* comm_ = nullptr;
+  kernels::cpu::ThreadPool* pool_ = nullptr;
+
+  // Activations, reused across calls.
+  std::vector<float> hidden_, normed_, qkv_, attn_, proj_, gate_up_, act_, final_, local_logits_, gathered_;
+  std::vector<int32_t> token_request_;
+  kernels::cpu::RopeTable rope_table_;
+  size_t peak_activation_bytes_ = 0;
+};
+
+}  // namespace llmserve::worker

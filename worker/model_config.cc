@@ -1,0 +1,200 @@
+#include "worker/model_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace llmserve::worker {
+
+const char* ArchitectureName(Architecture arch) {
+  switch (arch) {
+    case Architecture::kLlama: return "LlamaForCausalLM";
+    case Architecture::kMistral: return "MistralForCausalLM";
+    case Architecture::kQwen2: return "Qwen2ForCausalLM";
+    case Architecture::kQwen3: return "Qwen3ForCausalLM";
+  }
+  return "?";
+}
+
+namespace {
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+template <typename T>
+T Or(const nlohmann::json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<T>();
+}
+
+Status ParseRopeScaling(const nlohmann::json& j, const std::string& source, ModelConfig* c) {
+  auto it = j.find("rope_scaling");
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  const auto& rs = *it;
+  std::string type = Or<std::string>(rs, "rope_type", Or<std::string>(rs, "type", "default"));
+  auto& s = c->rope_scaling;
+  s.factor = Or<double>(rs, "factor", 1.0);
+  if (type == "default") {
+    s.type = kernels::cpu::RopeScaling::Type::kNone;
+  } else if (type == "linear") {
+    s.type = kernels::cpu::RopeScaling::Type::kLinear;
+  } else if (type == "llama3") {
+    s.type = kernels::cpu::RopeScaling::Type::kLlama3;
+    s.low_freq_factor = Or<double>(rs, "low_freq_factor", 1.0);
+    s.high_freq_factor = Or<double>(rs, "high_freq_factor", 4.0);
+    s.original_max_position = Or<double>(rs, "original_max_position_embeddings", 8192.0);
+    if (s.high_freq_factor == s.low_freq_factor) {
+      return Status::InvalidArgument(source + ": rope_scaling llama3 needs high_freq_factor != low_freq_factor");
+    }
+  } else if (type == "yarn") {
+    s.type = kernels::cpu::RopeScaling::Type::kYarn;
+    s.original_max_position = Or<double>(rs, "original_max_position_embeddings",
+                                         static_cast<double>(c->max_position_embeddings));
+    s.beta_fast = Or<double>(rs, "beta_fast", 32.0);
+    s.beta_slow = Or<double>(rs, "beta_slow", 1.0);
+    s.mscale = Or<double>(rs, "mscale", 0.0);
+    s.mscale_all_dim = Or<double>(rs, "mscale_all_dim", 0.0);
+    s.attention_factor = Or<double>(rs, "attention_factor", 0.0);
+    s.truncate = Or<bool>(rs, "truncate", true);
+  } else {
+    return Status::Unimplemented(source + ": rope_scaling type '" + type +
+                                 "' is not supported (supported: default, linear, llama3, yarn)");
+  }
+  if (s.factor <= 0) return Status::InvalidArgument(source + ": rope_scaling factor must be positive");
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::string& source) {
+  ModelConfig c;
+  try {
+    const auto j = nlohmann::json::parse(text);
+    std::string arch;
+    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty()) {
+      arch = j["architectures"][0].get<std::string>();
+    }
+    if (arch == "LlamaForCausalLM") {
+      c.architecture = Architecture::kLlama;
+    } else if (arch == "MistralForCausalLM") {
+      c.architecture = Architecture::kMistral;
+    } else if (arch == "Qwen2ForCausalLM") {
+      c.architecture = Architecture::kQwen2;
+    } else if (arch == "Qwen3ForCausalLM") {
+      c.architecture = Architecture::kQwen3;
+    } else {
+      return Status::Unimplemented(source + ": architecture '" + arch +
+                                   "' is not supported (supported: LlamaForCausalLM, "
+                                   "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+    }
+    for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                            "intermediate_size", "vocab_size"}) {
+      if (!j.contains(key) || !j[key].is_number_integer() || j[key].get<int64_t>() <= 0) {
+        return Status::InvalidArgument(source + ": '" + key + "' must be a positive integer");
+      }
+    }
+    c.hidden_size = j["hidden_size"].get<size_t>();
+    c.num_layers = j["num_hidden_layers"].get<size_t>();
+    c.num_heads = j["num_attention_heads"].get<size_t>();
+    c.intermediate_size = j["intermediate_size"].get<size_t>();
+    c.vocab_size = j["vocab_size"].get<size_t>();
+    c.num_kv_heads = Or<size_t>(j, "num_key_value_heads", c.num_heads);
+    c.head_dim = Or<size_t>(j, "head_dim", c.hidden_size / c.num_heads);
+    c.max_position_embeddings = Or<size_t>(j, "max_position_embeddings", 4096);
+    c.rms_norm_eps = Or<double>(j, "rms_norm_eps", 1e-6);
+    c.rope_theta = Or<double>(j, "rope_theta", 10000.0);
+    c.tie_word_embeddings = Or<bool>(j, "tie_word_embeddings", false);
+    c.torch_dtype = Or<std::string>(j, "torch_dtype", "");
+    const bool attention_bias = Or<bool>(j, "attention_bias", false);
+    switch (c.architecture) {
+      case Architecture::kQwen2:
+        c.qkv_bias = true;
+        if (Or<bool>(j, "use_sliding_window", false)) {
+          return Status::Unimplemented(source + ": Qwen2 use_sliding_window=true is not supported");
+        }
+        break;
+      case Architecture::kQwen3:
+        c.qk_norm = true;
+        c.qkv_bias = attention_bias;
+        c.o_bias = attention_bias;
+        if (Or<bool>(j, "use_sliding_window", false)) {
+          return Status::Unimplemented(source + ": Qwen3 use_sliding_window=true is not supported");
+        }
+        break;
+      case Architecture::kMistral:
+        c.sliding_window = Or<size_t>(j, "sliding_window", 0);
+        [[fallthrough]];
+      case Architecture::kLlama:
+        c.qkv_bias = attention_bias;
+        c.o_bias = attention_bias;
+        if (Or<bool>(j, "mlp_bias", false)) {
+          return Status::Unimplemented(source + ": mlp_bias=true is not supported");
+        }
+        break;
+    }
+    const std::string act = Or<std::string>(j, "hidden_act", "silu");
+    if (act != "silu") return Status::Unimplemented(source + ": hidden_act '" + act + "' is not supported (silu only)");
+    if (c.num_kv_heads == 0 || c.num_heads % c.num_kv_heads != 0) {
+      return Status::InvalidArgument(source + ": num_attention_heads must be a multiple of num_key_value_heads");
+    }
+    if (c.head_dim == 0 || c.head_dim % 2 != 0) {
+      return Status::InvalidArgument(source + ": head_dim must be even and positive");
+    }
+    LLMSERVE_RETURN_IF_ERROR(ParseRopeScaling(j, source, &c));
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(source + ": " + e.what());
+  }
+  return c;
+}
+
+StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "config.json").string();
+  LLMSERVE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseModelConfig(text, path);
+}
+
+StatusOr<GenerationConfig> LoadGenerationConfig(const std::string& dir) {
+  GenerationConfig g;
+  auto ids = [](const nlohmann::json& v, std::vector<int32_t>* out) {
+    if (v.is_number_integer()) out->push_back(v.get<int32_t>());
+    if (v.is_array()) {
+      for (const auto& e : v) {
+        if (e.is_number_integer()) out->push_back(e.get<int32_t>());
+      }
+    }
+  };
+  for (const char* name : {"config.json", "generation_config.json"}) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    if (!std::filesystem::exists(path)) continue;
+    LLMSERVE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    try {
+      const auto j = nlohmann::json::parse(text);
+      if (j.contains("eos_token_id")) {
+        g.eos_token_ids.clear();
+        ids(j["eos_token_id"], &g.eos_token_ids);
+      }
+      if (j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()) {
+        g.bos_token_id = j["bos_token_id"].get<int32_t>();
+      }
+      if (std::string(name) == "generation_config.json") {
+        g.temperature = Or<double>(j, "temperature", g.temperature);
+        g.top_p = Or<double>(j, "top_p", g.top_p);
+        g.top_k = Or<int32_t>(j, "top_k", g.top_k);
+        g.do_sample = Or<bool>(j, "do_sample", g.do_sample);
+      }
+    } catch (const nlohmann::json::exception& e) {
+      return Status::InvalidArgument(path + ": " + e.what());
+    }
+  }
+  return g;
+}
+
+}  // namespace llmserve::worker

@@ -1,0 +1,60 @@
+#pragma once
+// The parts of a Hugging Face config.json / generation_config.json the
+// worker needs, validated.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/rope.h"
+#include "proto/status_or.h"
+
+namespace llmserve::worker {
+
+// Decoder-only architectures the worker runs.
+enum class Architecture { kLlama, kMistral, kQwen2, kQwen3 };
+
+// Hugging Face class name of an architecture, e.g. "Qwen3ForCausalLM".
+const char* ArchitectureName(Architecture arch);
+
+struct ModelConfig {
+  Architecture architecture = Architecture::kLlama;
+  size_t hidden_size = 0;
+  size_t num_layers = 0;
+  size_t num_heads = 0;
+  size_t num_kv_heads = 0;
+  size_t head_dim = 0;             // hidden/heads unless config.json says otherwise
+  size_t intermediate_size = 0;
+  size_t vocab_size = 0;
+  size_t max_position_embeddings = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  kernels::cpu::RopeScaling rope_scaling;
+  bool tie_word_embeddings = false;
+  bool qkv_bias = false;           // Qwen2 always; Llama/Mistral with attention_bias
+  bool o_bias = false;             // Llama/Mistral with attention_bias
+  bool qk_norm = false;            // Qwen3: per-head RMSNorm on q and k
+  size_t sliding_window = 0;       // Mistral (0 = none)
+  std::string torch_dtype;         // as written in config.json
+};
+
+// Sampling defaults and stop tokens from generation_config.json.
+struct GenerationConfig {
+  std::vector<int32_t> eos_token_ids;
+  int32_t bos_token_id = -1;
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int32_t top_k = 0;
+  bool do_sample = false;
+};
+
+// Parses config.json text; errors name `source` (the file).
+StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::string& source);
+// Reads DIR/config.json.
+StatusOr<ModelConfig> LoadModelConfig(const std::string& dir);
+// Reads DIR/generation_config.json; a missing file gives the defaults (with
+// eos from config.json when present).
+StatusOr<GenerationConfig> LoadGenerationConfig(const std::string& dir);
+
+}  // namespace llmserve::worker

@@ -1,0 +1,261 @@
+#include "worker/model_runner.h"
+
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+namespace llmserve::worker {
+
+SamplingParams FromProto(const proto::SamplingParams& p) {
+  SamplingParams s;
+  s.temperature = static_cast<float>(p.temperature);
+  s.top_k = p.top_k;
+  s.top_p = static_cast<float>(p.top_p);
+  s.min_p = static_cast<float>(p.min_p);
+  if (p.seed.has_value()) s.seed = static_cast<uint64_t>(*p.seed);
+  s.repetition_penalty = static_cast<float>(p.repetition_penalty);
+  s.presence_penalty = static_cast<float>(p.presence_penalty);
+  s.frequency_penalty = static_cast<float>(p.frequency_penalty);
+  for (const auto& [t, b] : p.logit_bias) s.logit_bias.emplace_back(t, static_cast<float>(b));
+  s.allowed_token_ids = p.allowed_token_ids;
+  s.logprobs = p.logprobs.has_value() ? *p.logprobs : -1;
+  s.min_tokens = p.min_tokens;
+  s.stop_token_ids = p.all_stop_token_ids;
+  for (int32_t t : p.stop_token_ids) s.stop_token_ids.push_back(t);
+  return s;
+}
+
+size_t AvailableMemoryBytes() {
+  size_t bytes = static_cast<size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::ifstream cg("/sys/fs/cgroup/memory.max");
+  std::string limit;
+  if (cg >> limit && limit != "max") {
+    try {
+      bytes = std::min<size_t>(bytes, std::stoull(limit));
+    } catch (const std::exception&) {
+    }
+  }
+  return bytes;
+}
+
+StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConfig& config, Communicator* comm) {
+  if (config.block_size == 0) return Status::InvalidArgument("block_size must be positive");
+  if (config.max_num_batched_tokens == 0 || config.max_num_seqs == 0) {
+    return Status::InvalidArgument("max_num_batched_tokens and max_num_seqs must be positive");
+  }
+  std::unique_ptr<ModelRunner> r(new ModelRunner());
+  r->config_ = config;
+  r->pool_ = std::make_unique<kernels::cpu::ThreadPool>(config.num_threads);
+  LoadOptions opts;
+  opts.tp_rank = config.tp_rank;
+  opts.tp_size = config.tp_size;
+  opts.precision = config.precision;
+  opts.show_progress = config.show_progress;
+  LLMSERVE_ASSIGN_OR_RETURN(r->model_, Model::Load(config.model_dir, opts, comm, r->pool_.get()));
+  r->sampler_ = std::make_unique<Sampler>(config.process_seed != 0 ? config.process_seed : RandomProcessSeed());
+  return r;
+}
+
+StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
+  // Dummy batch: max_num_batched_tokens tokens over up to max_num_seqs
+  // requests, logits for each request. Every block table points at one
+  // zeroed block and no K/V is written, so the run needs no real cache.
+  const size_t tokens = config_.max_num_batched_tokens;
+  const size_t reqs = std::min(config_.max_num_seqs, tokens);
+  KvCache scratch(model_->CacheShape(1, config_.block_size));
+  std::fill_n(scratch.keys(0), 2 * model_->config().num_layers * config_.block_size *
+                                   model_->shard().num_kv_heads * model_->config().head_dim, 0.f);
+  ForwardBatch b;
+  b.query_start.push_back(0);
+  size_t max_len = 0;
+  for (size_t r = 0; r < reqs; ++r) {
+    const size_t n = tokens / reqs + (r < tokens % reqs ? 1 : 0);
+    max_len = std::max(max_len, n);
+    for (size_t i = 0; i < n; ++i) {
+      b.token_ids.push_back(static_cast<int32_t>((r * 31 + i) % model_->config().vocab_size));
+      b.positions.push_back(static_cast<int32_t>(i));
+      b.slot_mapping.push_back(-1);
+    }
+    b.query_start.push_back(static_cast<int32_t>(b.token_ids.size()));
+    b.context_lens.push_back(static_cast<int32_t>(n));
+    b.logits_indices.push_back(static_cast<int32_t>(b.token_ids.size()) - 1);
+  }
+  b.block_table_stride = (max_len + config_.block_size - 1) / config_.block_size;
+  b.block_tables.assign(reqs * b.block_table_stride, 0);
+  LLMSERVE_RETURN_IF_ERROR(model_->Forward(b, scratch, &logits_));
+  KvCacheBudget budget;
+  budget.bytes_per_block = model_->CacheShape(1, config_.block_size).bytes_per_block();
+  budget.weight_bytes = model_->weights().matmul_bytes();
+  budget.activation_peak_bytes = model_->peak_activation_bytes() + logits_.capacity() * sizeof(float);
+  if (config_.kv_cache_memory_bytes > 0) {
+    budget.budget_bytes = config_.kv_cache_memory_bytes;
+  } else {
+    const double total = static_cast<double>(AvailableMemoryBytes()) * config_.memory_fraction;
+    const double used = static_cast<double>(budget.weight_bytes + budget.activation_peak_bytes);
+    budget.budget_bytes = total > used ? static_cast<size_t>(total - used) : 0;
+  }
+  budget.num_blocks = budget.budget_bytes / budget.bytes_per_block;
+  if (budget.num_blocks == 0) {
+    return Status::ResourceExhausted("no KV cache block fits: budget " + std::to_string(budget.budget_bytes) +
+                                     " bytes, one block needs " + std::to_string(budget.bytes_per_block));
+  }
+  return budget;
+}
+
+Status ModelRunner::InitializeKvCache(size_t num_blocks) {
+  if (num_blocks == 0) return Status::InvalidArgument("the KV cache needs at least one block");
+  cache_ = std::make_unique<KvCache>(model_->CacheShape(num_blocks, config_.block_size));
+  return Status::Ok();
+}
+
+Status ModelRunner::ValidateDiff(const proto::SchedulerOutput& step) const {
+  std::set<std::string> known;
+  for (const auto& [id, st] : requests_) known.insert(id);
+  for (const auto& id : step.finished_req_ids) known.erase(id);
+  for (const auto& nr : step.scheduled_new_reqs) {
+    if (nr.num_computed_tokens < 0 || static_cast<size_t>(nr.num_computed_tokens) > nr.prompt_token_ids.size()) {
+      return Status::InvalidArgument("request " + nr.req_id + ": num_computed_tokens outside its prompt");
+    }
+    known.insert(nr.req_id);
+  }
+  const auto& c = step.scheduled_cached_reqs;
+  const size_t n = c.req_ids.size();
+  if (c.num_computed_tokens.size() != n || c.new_block_ids.size() != n ||
+      (!c.new_token_ids.empty() && c.new_token_ids.size() != n)) {
+    return Status::InvalidArgument("scheduled_cached_reqs: parallel lists differ in length");
+  }
+  for (const auto& id : c.req_ids) {
+    if (!known.count(id)) return Status::InvalidArgument("cached request " + id + " is unknown to the worker");
+  }
+  for (const auto& [id, count] : step.num_scheduled_tokens) {
+    if (!known.count(id)) return Status::InvalidArgument("scheduled request " + id + " is unknown to the worker");
+    if (count <= 0) return Status::InvalidArgument("request " + id + ": non-positive num_scheduled_tokens");
+  }
+  if (!step.scheduled_spec_decode_tokens.empty()) {
+    return Status::Unimplemented("speculative decoding tokens are not supported by the CPU model runner");
+  }
+  return Status::Ok();
+}
+
+void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step) {
+  for (const auto& id : step.finished_req_ids) requests_.erase(id);
+  for (const auto& nr : step.scheduled_new_reqs) {
+    RequestState st;
+    st.prompt_tokens = nr.prompt_token_ids;
+    st.params = FromProto(nr.sampling_params);
+    st.seed = sampler_->EffectiveSeed(st.params, nr.req_id);
+    if (!nr.block_ids.empty()) st.block_ids = nr.block_ids[0];
+    st.num_computed_tokens = nr.num_computed_tokens;
+    requests_[nr.req_id] = std::move(st);
+  }
+  const auto& c = step.scheduled_cached_reqs;
+  std::set<std::string> resumed(c.resumed_req_ids.begin(), c.resumed_req_ids.end());
+  for (size_t i = 0; i < c.req_ids.size(); ++i) {
+    RequestState& st = requests_[c.req_ids[i]];
+    st.num_computed_tokens = c.num_computed_tokens[i];
+    if (auto it = c.all_token_ids.find(c.req_ids[i]); it != c.all_token_ids.end()) {
+      const auto& all = it->second;
+      const size_t np = std::min(st.prompt_tokens.size(), all.size());
+      st.output_tokens.assign(all.begin() + static_cast<std::ptrdiff_t>(np), all.end());
+    }
+    if (!c.new_token_ids.empty() && !c.new_token_ids[i].empty()) {
+      // Tokens the workers could not know (pipeline parallel): the request's
+      // tokens end at num_computed + these; append the ones not held yet.
+      const auto& fresh = c.new_token_ids[i];
+      const size_t have = st.num_tokens(), computed = static_cast<size_t>(st.num_computed_tokens);
+      const size_t want = computed + fresh.size();
+      if (have >= computed) {
+        for (size_t k = have; k < want; ++k) st.output_tokens.push_back(fresh[fresh.size() - (want - k)]);
+      }
+    }
+    const auto& nb = c.new_block_ids[i];
+    if (resumed.count(c.req_ids[i])) st.block_ids.clear();
+    if (nb.has_value() && !nb->empty()) st.block_ids.insert(st.block_ids.end(), (*nb)[0].begin(), (*nb)[0].end());
+  }
+}
+
+StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput& step) {
+  if (cache_ == nullptr) return Status::Unavailable("the KV cache is not initialized");
+  LLMSERVE_RETURN_IF_ERROR(ValidateDiff(step));
+  // Lengths are checked against the state the diff produces before anything changes.
+  ApplyDiff(step);
+  ForwardBatch batch;
+  std::vector<std::string> ids;
+  std::vector<bool> samples;
+  const size_t bs = config_.block_size;
+  for (const auto& [id, count] : step.num_scheduled_tokens) {
+    RequestState& st = requests_[id];
+    const size_t start = static_cast<size_t>(st.num_computed_tokens), n = static_cast<size_t>(count);
+    if (start + n > st.num_tokens()) {
+      return Status::InvalidArgument("request " + id + ": scheduled tokens [" + std::to_string(start) + ", " +
+                                     std::to_string(start + n) + ") go past its " + std::to_string(st.num_tokens()) +
+                                     " known tokens");
+    }
+    if ((start + n + bs - 1) / bs > st.block_ids.size()) {
+      return Status::InvalidArgument("request " + id + ": its block table has " + std::to_string(st.block_ids.size()) +
+                                     " blocks, too few for " + std::to_string(start + n) + " tokens");
+    }
+    std::vector<int32_t> chunk(n);
+    for (size_t i = 0; i < n; ++i) chunk[i] = st.token(start + i);
+    const bool sample = start + n == st.num_tokens();
+    batch.AddRequest(chunk, static_cast<int32_t>(start), st.block_ids, bs, sample);
+    ids.push_back(id);
+    samples.push_back(sample);
+  }
+  batch.FinishBlockTables();
+  proto::ModelRunnerOutput out;
+  if (batch.num_tokens() == 0) return out;
+  LLMSERVE_RETURN_IF_ERROR(model_->Forward(batch, *cache_, &logits_));
+  const size_t vocab = model_->config().vocab_size;
+  std::vector<SamplerRow> rows;
+  for (size_t r = 0, li = 0; r < ids.size(); ++r) {
+    if (!samples[r]) continue;
+    const RequestState& st = requests_[ids[r]];
+    rows.push_back({&logits_[li * vocab], &st.params, &st.prompt_tokens, &st.output_tokens, st.seed,
+                    st.output_tokens.size()});
+    ++li;
+  }
+  for (float v : logits_) out.num_nans_in_logits += std::isnan(v) ? 1 : 0;
+  const auto sampled = sampler_->Sample(rows, vocab, *pool_);
+  for (size_t r = 0, si = 0; r < ids.size(); ++r) {
+    out.req_ids.push_back(ids[r]);
+    if (!samples[r]) {
+      out.sampled_token_ids.emplace_back();
+      out.logprobs.emplace_back();
+      continue;
+    }
+    const SampledToken& s = sampled[si++];
+    requests_[ids[r]].output_tokens.push_back(s.token);
+    out.sampled_token_ids.push_back({s.token});
+    if (requests_[ids[r]].params.logprobs >= 0) {
+      proto::Logprobs lp;
+      std::vector<int32_t> toks = {s.token};
+      std::vector<float> vals = {s.logprob};
+      for (const auto& [t, v] : s.top) {
+        toks.push_back(t);
+        vals.push_back(v);
+      }
+      lp.token_ids.push_back(std::move(toks));
+      lp.logprobs.push_back(std::move(vals));
+      lp.sampled_token_ranks.push_back(s.rank);
+      out.logprobs.emplace_back(std::move(lp));
+    } else {
+      out.logprobs.emplace_back();
+    }
+  }
+  return out;
+}
+
+proto::ModelRunnerOutput ModelRunner::Execute(const proto::SchedulerOutput& step) {
+  auto result = Run(step);
+  if (result.ok()) return std::move(result).value();
+  LOG(ERROR) << "model runner step failed: " << result.status().ToString();
+  proto::ModelRunnerOutput out;
+  out.error = result.status().ToString();
+  return out;
+}
+
+}  // namespace llmserve::worker

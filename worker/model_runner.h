@@ -1,0 +1,118 @@
+#pragma once
+// ModelRunner: the worker's per-step entry point. It keeps every running
+// request's state (token ids, block table, sampling parameters) keyed by
+// request id, applies the scheduler's per-step diff to it, lays the
+// scheduled tokens out as one flattened batch, runs the model, samples, and
+// reports the sampled tokens.
+//
+// Lifecycle (vLLM's): Create → ProfileKvCache (dummy forward at the largest
+// batch, measures the activation peak, says how many KV blocks fit) →
+// InitializeKvCache(num_blocks) → Execute per step.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/thread_pool.h"
+#include "proto/model_runner_output.h"
+#include "proto/scheduler_output.h"
+#include "proto/status_or.h"
+#include "worker/communicator.h"
+#include "worker/kv_cache.h"
+#include "worker/model.h"
+#include "worker/sampler.h"
+#include "worker/sampling_params.h"
+
+namespace llmserve::worker {
+
+struct ModelRunnerConfig {
+  std::string model_dir;
+  size_t tp_rank = 0;
+  size_t tp_size = 1;
+  // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX.
+  kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32;
+  size_t block_size = kDefaultCpuBlockSize;  // tokens per KV block
+  size_t num_threads = 0;                    // 0: all hardware threads
+  size_t max_num_batched_tokens = 2048;      // largest step (the profile run's size)
+  size_t max_num_seqs = 256;                 // most requests in a step
+  size_t kv_cache_memory_bytes = 0;          // > 0: the KV cache gets exactly this much
+  double memory_fraction = 0.5;              // else: this share of RAM for weights + activations + KV
+  uint64_t process_seed = 0;                 // seed of unseeded requests; 0: random
+  bool show_progress = true;                 // loading progress on a terminal
+};
+
+// What ProfileKvCache measured and decided.
+struct KvCacheBudget {
+  size_t num_blocks = 0;               // KV blocks that fit
+  size_t bytes_per_block = 0;          // across layers, K and V
+  size_t weight_bytes = 0;             // packed matmul weights held
+  size_t activation_peak_bytes = 0;    // measured by the dummy forward
+  size_t budget_bytes = 0;             // memory the blocks were fitted into
+};
+
+class ModelRunner {
+ public:
+  // Loads the model. `comm` (may be null for tp_size 1) must outlive the runner.
+  static StatusOr<std::unique_ptr<ModelRunner>> Create(const ModelRunnerConfig& config,
+                                                       Communicator* comm = nullptr);
+  ModelRunner(const ModelRunner&) = delete;
+  ModelRunner& operator=(const ModelRunner&) = delete;
+
+  // Runs a dummy forward of max_num_batched_tokens tokens over max_num_seqs
+  // requests, then fits KV blocks into the budget (kv_cache_memory_bytes, or
+  // memory_fraction × RAM minus weights and the activation peak).
+  StatusOr<KvCacheBudget> ProfileKvCache();
+  // Allocates the KV cache. Must precede Execute.
+  Status InitializeKvCache(size_t num_blocks);
+
+  // One engine step: applies the diff, runs the scheduled tokens, samples
+  // where a request's chunk reaches its last known token. On failure the
+  // output's `error` says why; a diff naming unknown requests or malformed
+  // lists is rejected before any state changes.
+  proto::ModelRunnerOutput Execute(const proto::SchedulerOutput& step);
+
+  // Number of requests whose state is held.
+  size_t num_requests() const { return requests_.size(); }
+  Model& model() { return *model_; }
+  kernels::cpu::ThreadPool& pool() { return *pool_; }
+  const ModelRunnerConfig& config() const { return config_; }
+
+ private:
+  struct RequestState {
+    std::vector<int32_t> prompt_tokens;
+    std::vector<int32_t> output_tokens;
+    SamplingParams params;
+    uint64_t seed = 0;
+    std::vector<int32_t> block_ids;
+    int32_t num_computed_tokens = 0;
+    size_t num_tokens() const { return prompt_tokens.size() + output_tokens.size(); }
+    int32_t token(size_t i) const {
+      return i < prompt_tokens.size() ? prompt_tokens[i] : output_tokens[i - prompt_tokens.size()];
+    }
+  };
+
+  ModelRunner() = default;
+  // Checks that the diff can be applied (known ids, consistent lengths).
+  Status ValidateDiff(const proto::SchedulerOutput& step) const;
+  // Applies a validated diff to requests_.
+  void ApplyDiff(const proto::SchedulerOutput& step);
+  StatusOr<proto::ModelRunnerOutput> Run(const proto::SchedulerOutput& step);
+
+  ModelRunnerConfig config_;
+  std::unique_ptr<kernels::cpu::ThreadPool> pool_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<KvCache> cache_;
+  std::unique_ptr<Sampler> sampler_;
+  std::map<std::string, RequestState> requests_;
+  std::vector<float> logits_;
+};
+
+// Converts the wire's sampling parameters to the sampler's.
+SamplingParams FromProto(const proto::SamplingParams& p);
+
+// Physical memory available to this process: RAM, capped by a cgroup limit.
+size_t AvailableMemoryBytes();
+
+}  // namespace llmserve::worker

