@@ -406,18 +406,13 @@ proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
   std::vector<proto::EngineCoreOutput>& v = per_client_[ci].outputs.outputs;
   const auto used = static_cast<size_t>(per_client_used_[ci]++);
   if (used == v.size()) return v.emplace_back();
-  // Reuse the slot: the caller overwrites id and tokens; reset the rest.
-  // (Resetting field by field is much cheaper than assigning a fresh struct;
-  // the size check flags a field added to the wire struct but not here.)
-  static_assert(sizeof(proto::EngineCoreOutput) == 224,
-                "EngineCoreOutput changed: reset the new field in Scheduler::NextOutput");
+  // Reuse the slot: keep the id and token buffers (the caller overwrites
+  // them), reset every other field, whatever fields the wire struct grows.
   proto::EngineCoreOutput& out = v[used];
-  out.new_logprobs.reset();
-  out.finish_reason.reset();
-  out.stop_token_id.reset();
-  out.stop_string.reset();
-  out.events.clear();
-  out.num_cached_tokens = 0;
+  proto::EngineCoreOutput fresh;
+  fresh.request_id.swap(out.request_id);
+  fresh.new_token_ids.swap(out.new_token_ids);
+  out = std::move(fresh);
   return out;
 }
 
@@ -508,7 +503,7 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
   }
 }
 
-proto::SchedulerStats Scheduler::MakeStats() {
+proto::SchedulerStats Scheduler::PeekStats() const {
   proto::SchedulerStats s;
   s.num_running_reqs = num_running();
   s.num_waiting_reqs = num_waiting();
@@ -520,11 +515,16 @@ proto::SchedulerStats Scheduler::MakeStats() {
   const PrefixCacheStats& p = kv_.prefix_cache_stats();
   s.prefix_cache_queries = p.queries - reported_prefix_.queries;
   s.prefix_cache_hits = p.hits - reported_prefix_.hits;
-  reported_prefix_ = p;
   s.num_preemptions = num_preemptions_ - reported_preemptions_;
-  reported_preemptions_ = num_preemptions_;
   s.step_counter = step_;
-  s.iteration_tokens.swap(iteration_tokens_);
+  s.iteration_tokens = iteration_tokens_;
+  return s;
+}
+
+proto::SchedulerStats Scheduler::MakeStats() {
+  proto::SchedulerStats s = PeekStats();
+  reported_prefix_ = kv_.prefix_cache_stats();
+  reported_preemptions_ = num_preemptions_;
   iteration_tokens_.clear();
   return s;
 }

@@ -74,8 +74,12 @@ class Scheduler final {
     return outputs;
   }
 
-  // Load and cache figures; counters are deltas since the previous call.
+  // Load and cache figures; counters are deltas since the previous call
+  // (with log_stats, UpdateFromOutput calls it once per step).
   proto::SchedulerStats MakeStats();
+  // The same figures without consuming the deltas (for ad-hoc queries such
+  // as a "stats" utility call, so per-step stats stay complete).
+  proto::SchedulerStats PeekStats() const;
 
   // Drops the prefix cache; false while requests hold blocks.
   bool ResetPrefixCache() { return kv_.ResetPrefixCache(); }
