@@ -34,15 +34,24 @@ EngineCore::EngineCore(EngineCoreConfig config, std::unique_ptr<Executor> execut
 EngineCore::~EngineCore() { Shutdown(); }
 
 StatusOr<std::vector<ClientOutputs>> EngineCore::Step() {
+  std::vector<ClientOutputs> outputs;
+  LLMSERVE_RETURN_IF_ERROR(Step(&outputs));
+  return outputs;
+}
+
+Status EngineCore::Step(std::vector<ClientOutputs>* outputs) {
   if (shut_down_) return Status::Unavailable("the engine core is shut down");
-  if (!scheduler_->HasRequests()) return std::vector<ClientOutputs>{};
+  if (!scheduler_->HasRequests()) {
+    outputs->clear();
+    return Status::Ok();
+  }
   const proto::SchedulerOutput& so = scheduler_->Schedule();
   auto mro = executor_->ExecuteModel(so);
   if (!mro.ok()) return mro.status().WithContext("executing the model");
   if (mro->error) return Status::Internal("worker failed: " + *mro->error);
-  std::vector<ClientOutputs> outputs = scheduler_->UpdateFromOutput(so, *mro);
-  for (ClientOutputs& o : outputs) o.outputs.engine_index = config_.engine_index;
-  return outputs;
+  scheduler_->UpdateFromOutput(so, *mro, outputs);
+  for (ClientOutputs& o : *outputs) o.outputs.engine_index = config_.engine_index;
+  return Status::Ok();
 }
 
 void EngineCore::Shutdown() {

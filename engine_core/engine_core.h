@@ -45,6 +45,9 @@ class EngineCore final {
   // One step. With no requests it does nothing and returns no outputs.
   // An executor failure is returned as the error; the engine is then unusable.
   StatusOr<std::vector<ClientOutputs>> Step();
+  // The same, replacing `*outputs`; pass the same vector every step so its
+  // buffers are reused (no per-request allocations in steady decode).
+  Status Step(std::vector<ClientOutputs>* outputs);
   // True while requests are waiting or running.
   bool HasRequests() const { return scheduler_->HasRequests(); }
   // Drops the prefix cache (false while requests hold blocks).

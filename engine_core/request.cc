@@ -31,6 +31,10 @@ StatusOr<std::unique_ptr<Request>> Request::Create(int32_t handle, proto::Engine
   for (int32_t t : req.prompt_token_ids) {
     if (t < 0) return Status::InvalidArgument("request " + id + ": negative prompt token id");
   }
+  if (req.client_index < 0 || req.client_index > 65535) {
+    return Status::InvalidArgument("request " + id + ": client_index " +
+                                   std::to_string(req.client_index) + " is out of range");
+  }
   const proto::SamplingParams& sp = req.sampling_params;
   StopConditions stop;
   stop.max_tokens = sp.max_tokens.value_or(max_model_len - static_cast<int32_t>(prompt_len));

@@ -79,6 +79,9 @@ Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
     free_handles_.pop_back();
   } else {
     requests_.emplace_back();
+    map_entry_.emplace_back();
+    in_map_.push_back(0);
+    map_stamp_.push_back(-1);
   }
   r->sequence_number = next_sequence_number_++;
   r->UpdateBlockHashes(kv_.hasher(), kv_.config().block_size);
@@ -108,6 +111,7 @@ void Scheduler::FinishRequests(std::span<const std::string> request_ids, Request
 
 void Scheduler::ReleaseFinished(int32_t handle) {
   std::unique_ptr<Request> r = std::move(requests_[handle]);
+  EraseMapEntry(handle);
   kv_.Free(*r);
   if (static_cast<size_t>(r->client_index) >= finished_for_clients_.size()) {
     finished_for_clients_.resize(static_cast<size_t>(r->client_index) + 1);
@@ -264,6 +268,7 @@ void Scheduler::BuildOutput() {
   // resize() keeps the surviving elements' buffers, so steady-state steps reuse them.
   o.scheduled_new_reqs.resize(num_new);
   c.req_ids.resize(num_cached);
+  req_id_owner_.resize(num_cached, 0);
   c.new_block_ids.resize(num_cached);
   c.num_computed_tokens.resize(num_cached);
   c.num_output_tokens.resize(num_cached);
@@ -271,10 +276,7 @@ void Scheduler::BuildOutput() {
   c.new_token_ids.clear();
   c.all_token_ids.clear();
 
-  // num_scheduled_tokens is a std::map (the wire contract); recycle its nodes.
-  while (!o.num_scheduled_tokens.empty()) {
-    spare_nodes_.push_back(o.num_scheduled_tokens.extract(o.num_scheduled_tokens.begin()));
-  }
+  UpdateScheduledMap();
 
   int32_t total = 0;
   size_t ni = 0;
@@ -282,15 +284,6 @@ void Scheduler::BuildOutput() {
   for (const Scheduled& s : decision_) {
     const Request& r = *requests_[s.handle];
     total += s.num_tokens;
-    if (spare_nodes_.empty()) {
-      o.num_scheduled_tokens.emplace(r.request_id, s.num_tokens);
-    } else {
-      auto node = std::move(spare_nodes_.back());
-      spare_nodes_.pop_back();
-      node.key().assign(r.request_id);
-      node.mapped() = s.num_tokens;
-      o.num_scheduled_tokens.insert(std::move(node));
-    }
     if (s.kind == Kind::kNew) {
       proto::NewRequestData& n = o.scheduled_new_reqs[ni++];
       n.req_id.assign(r.request_id);
@@ -307,15 +300,29 @@ void Scheduler::BuildOutput() {
       }
       continue;
     }
-    c.req_ids[ci].assign(r.request_id);
+    // Decode steps list the same requests in the same slots: skip the copy.
+    const uint64_t owner = r.sequence_number + 1;
+    if (req_id_owner_[ci] != owner) {
+      c.req_ids[ci].assign(r.request_id);
+      req_id_owner_[ci] = owner;
+    }
     c.num_computed_tokens[ci] = s.num_computed_before;
     c.num_output_tokens[ci] = r.num_output_tokens();
     auto& blocks = c.new_block_ids[ci];
     if (static_cast<size_t>(s.first_new_block) < r.block_ids.size()) {
-      if (!blocks) blocks.emplace();
+      if (!blocks) {
+        if (spare_block_lists_.empty()) {
+          blocks.emplace();
+        } else {
+          blocks.emplace(std::move(spare_block_lists_.back()));
+          spare_block_lists_.pop_back();
+        }
+      }
       blocks->resize(1);
       (*blocks)[0].assign(r.block_ids.begin() + s.first_new_block, r.block_ids.end());
-    } else {
+    } else if (blocks) {
+      // Keep the lists' capacity for the next request that gets blocks.
+      spare_block_lists_.push_back(std::move(*blocks));
       blocks.reset();
     }
     // Workers hold tokens only of requests they saw last step; resend the rest.
@@ -332,6 +339,44 @@ void Scheduler::BuildOutput() {
   o.num_common_prefix_blocks.assign(1, 0);
   o.finished_req_ids.swap(finished_for_workers_);
   finished_for_workers_.clear();
+}
+
+void Scheduler::EraseMapEntry(int32_t handle) {
+  if (!in_map_[handle]) return;
+  spare_nodes_.push_back(output_.num_scheduled_tokens.extract(map_entry_[handle]));
+  in_map_[handle] = 0;
+}
+
+void Scheduler::UpdateScheduledMap() {
+  ScheduledMap& m = output_.num_scheduled_tokens;
+  for (const Scheduled& s : decision_) {
+    const int32_t h = s.handle;
+    map_stamp_[h] = step_;
+    if (in_map_[h]) {
+      map_entry_[h]->second = s.num_tokens;
+      continue;
+    }
+    const std::string& id = requests_[h]->request_id;
+    ScheduledMap::iterator it;
+    if (spare_nodes_.empty()) {
+      it = m.emplace(id, s.num_tokens).first;
+    } else {
+      auto node = std::move(spare_nodes_.back());
+      spare_nodes_.pop_back();
+      node.key().assign(id);
+      node.mapped() = s.num_tokens;
+      it = m.insert(std::move(node)).position;
+    }
+    map_entry_[h] = it;
+    in_map_[h] = 1;
+  }
+  // Entries from the previous step whose request was not scheduled now.
+  for (int32_t h : map_handles_) {
+    if (in_map_[h] && map_stamp_[h] != step_) EraseMapEntry(h);
+  }
+  map_handles_.clear();
+  for (const Scheduled& s : decision_) map_handles_.push_back(s.handle);
+  DCHECK_EQ(m.size(), decision_.size());
 }
 
 // ---------------------------------------------------------------------------
@@ -352,9 +397,30 @@ int32_t Scheduler::LocateScheduled(size_t row, const std::string& id) const {
   return r.last_scheduled_step == step_ ? r.scheduled_index : -1;
 }
 
-std::vector<ClientOutputs> Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
-                                                       const proto::ModelRunnerOutput& model_output) {
+proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
+  const auto ci = static_cast<size_t>(client);
+  if (ci >= per_client_.size()) {
+    per_client_.resize(ci + 1);
+    per_client_used_.resize(ci + 1, 0);
+  }
+  std::vector<proto::EngineCoreOutput>& v = per_client_[ci].outputs.outputs;
+  const auto used = static_cast<size_t>(per_client_used_[ci]++);
+  if (used == v.size()) return v.emplace_back();
+  // Reuse the slot: keep the id and token buffers (the caller overwrites
+  // them), reset every other field, whatever fields the wire struct grows.
+  proto::EngineCoreOutput& out = v[used];
+  proto::EngineCoreOutput fresh;
+  fresh.request_id.swap(out.request_id);
+  fresh.new_token_ids.swap(out.new_token_ids);
+  out = std::move(fresh);
+  return out;
+}
+
+void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
+                                 const proto::ModelRunnerOutput& model_output,
+                                 std::vector<ClientOutputs>* outputs) {
   CHECK_EQ(&scheduler_output, &output_) << "UpdateFromOutput needs the output of the last Schedule()";
+  std::fill(per_client_used_.begin(), per_client_used_.end(), 0);
   const size_t rows = std::min(model_output.req_ids.size(), model_output.sampled_token_ids.size());
   finished_handles_.clear();
   for (size_t row = 0; row < rows; ++row) {
@@ -377,11 +443,8 @@ std::vector<ClientOutputs> Scheduler::UpdateFromOutput(const proto::SchedulerOut
     }
     r.UpdateBlockHashes(kv_.hasher(), kv_.config().block_size);
 
-    if (static_cast<size_t>(r.client_index) >= per_client_.size()) {
-      per_client_.resize(static_cast<size_t>(r.client_index) + 1);
-    }
-    proto::EngineCoreOutput& out = per_client_[r.client_index].outputs.emplace_back();
-    out.request_id = r.request_id;
+    proto::EngineCoreOutput& out = NextOutput(r.client_index);
+    out.request_id.assign(r.request_id);
     const auto all = r.all_token_ids();
     out.new_token_ids.assign(all.begin() + before, all.end());
     if (row < model_output.logprobs.size() && model_output.logprobs[row]) {
@@ -414,29 +477,43 @@ std::vector<ClientOutputs> Scheduler::UpdateFromOutput(const proto::SchedulerOut
     for (int32_t h : finished_handles_) ReleaseFinished(h);
   }
 
-  std::vector<ClientOutputs> result;
+  // Hand each frontend's share over by swapping buffers with `outputs`, whose
+  // entries (last step's) become this scheduler's buffers for the next step.
   const double now = Now();
   const size_t clients = std::max(per_client_.size(), finished_for_clients_.size());
+  if (per_client_.size() < clients) {
+    per_client_.resize(clients);
+    per_client_used_.resize(clients, 0);
+  }
+  size_t k = 0;
   for (size_t ci = 0; ci < clients; ++ci) {
-    const bool has_outputs = ci < per_client_.size() && !per_client_[ci].outputs.empty();
+    const auto used = static_cast<size_t>(per_client_used_[ci]);
     const bool has_finished = ci < finished_for_clients_.size() && !finished_for_clients_[ci].empty();
-    if (!has_outputs && !has_finished) continue;
-    ClientOutputs& co = result.emplace_back();
-    co.client_index = static_cast<int32_t>(ci);
-    if (has_outputs) co.outputs.outputs.swap(per_client_[ci].outputs);
-    if (has_finished) co.outputs.finished_requests.emplace().swap(finished_for_clients_[ci]);
-    co.outputs.timestamp = now;
+    if (used == 0 && !has_finished) continue;
+    ClientOutputs& mine = per_client_[ci];
+    // Everything but the output slots starts fresh (the caller may have set
+    // other fields on the buffers it handed back).
+    std::vector<proto::EngineCoreOutput> slots = std::move(mine.outputs.outputs);
+    slots.resize(used);
+    mine.outputs = proto::EngineCoreOutputs{};
+    mine.outputs.outputs = std::move(slots);
+    mine.client_index = static_cast<int32_t>(ci);
+    if (has_finished) mine.outputs.finished_requests.emplace().swap(finished_for_clients_[ci]);
+    mine.outputs.timestamp = now;
+    if (k == outputs->size()) outputs->emplace_back();
+    std::swap((*outputs)[k], mine);
+    ++k;
   }
+  outputs->resize(k);
   if (config_.log_stats) {
-    if (result.empty()) {
-      result.emplace_back().outputs.timestamp = now;
+    if (outputs->empty()) {
+      outputs->emplace_back().outputs.timestamp = now;
     }
-    result.front().outputs.scheduler_stats = MakeStats();
+    outputs->front().outputs.scheduler_stats = MakeStats();
   }
-  return result;
 }
 
-proto::SchedulerStats Scheduler::MakeStats() {
+proto::SchedulerStats Scheduler::PeekStats() const {
   proto::SchedulerStats s;
   s.num_running_reqs = num_running();
   s.num_waiting_reqs = num_waiting();
@@ -448,11 +525,16 @@ proto::SchedulerStats Scheduler::MakeStats() {
   const PrefixCacheStats& p = kv_.prefix_cache_stats();
   s.prefix_cache_queries = p.queries - reported_prefix_.queries;
   s.prefix_cache_hits = p.hits - reported_prefix_.hits;
-  reported_prefix_ = p;
   s.num_preemptions = num_preemptions_ - reported_preemptions_;
-  reported_preemptions_ = num_preemptions_;
   s.step_counter = step_;
-  s.iteration_tokens.swap(iteration_tokens_);
+  s.iteration_tokens = iteration_tokens_;
+  return s;
+}
+
+proto::SchedulerStats Scheduler::MakeStats() {
+  proto::SchedulerStats s = PeekStats();
+  reported_prefix_ = kv_.prefix_cache_stats();
+  reported_preemptions_ = num_preemptions_;
   iteration_tokens_.clear();
   return s;
 }

@@ -60,12 +60,26 @@ class Scheduler final {
 
   // Applies the workers' output for the step last returned by Schedule()
   // (`scheduler_output` must be that object). Tokens of requests finished
-  // meanwhile are dropped. Returns the outputs per frontend.
+  // meanwhile are dropped. Replaces `*outputs` with one entry per frontend
+  // that has outputs or finished ids (and, with log_stats, the stats on the
+  // first entry). Pass the same vector every step: its buffers are reused.
+  void UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
+                        const proto::ModelRunnerOutput& model_output,
+                        std::vector<ClientOutputs>* outputs);
+  // The same, returning a fresh vector (allocates; for tests and tools).
   std::vector<ClientOutputs> UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
-                                              const proto::ModelRunnerOutput& model_output);
+                                              const proto::ModelRunnerOutput& model_output) {
+    std::vector<ClientOutputs> outputs;
+    UpdateFromOutput(scheduler_output, model_output, &outputs);
+    return outputs;
+  }
 
-  // Load and cache figures; counters are deltas since the previous call.
+  // Load and cache figures; counters are deltas since the previous call
+  // (with log_stats, UpdateFromOutput calls it once per step).
   proto::SchedulerStats MakeStats();
+  // The same figures without consuming the deltas (for ad-hoc queries such
+  // as a "stats" utility call, so per-step stats stay complete).
+  proto::SchedulerStats PeekStats() const;
 
   // Drops the prefix cache; false while requests hold blocks.
   bool ResetPrefixCache() { return kv_.ResetPrefixCache(); }
@@ -102,11 +116,15 @@ class Scheduler final {
   size_t PickVictim() const;
   void Preempt(int32_t handle);
   void BuildOutput();
+  void UpdateScheduledMap();
+  void EraseMapEntry(int32_t handle);
   // Position of the decision entry for model-output row `row` with id `id`, or -1.
   int32_t LocateScheduled(size_t row, const std::string& id) const;
   // Releases blocks, handle and id of a request that reached a FINISHED_* state.
   void ReleaseFinished(int32_t handle);
   void RecordEvent(Request& r, RequestEventType type);
+  // The next output slot of `client`, reset but with its buffers kept.
+  proto::EngineCoreOutput& NextOutput(int32_t client);
   static double Now();
 
   SchedulerConfig config_;
@@ -124,10 +142,22 @@ class Scheduler final {
   std::vector<int32_t> hit_blocks_;
   std::vector<int32_t> skipped_waiting_;
   std::vector<int32_t> finished_handles_;
-  std::vector<proto::EngineCoreOutputs> per_client_;  // indexed by client index
+  std::vector<ClientOutputs> per_client_;  // indexed by client index; buffers reused
+  std::vector<int32_t> per_client_used_;   // outputs filled this update, per client
+  std::vector<std::vector<std::vector<int32_t>>> spare_block_lists_;  // for new_block_ids
+  std::vector<uint64_t> req_id_owner_;  // per cached slot: sequence_number + 1 of its id's request
   std::vector<std::string> finished_for_workers_;     // since the last Schedule()
   std::vector<std::vector<std::string>> finished_for_clients_;  // since the last update
-  std::vector<std::map<std::string, int32_t>::node_type> spare_nodes_;
+  // num_scheduled_tokens is a std::map (the wire contract). Steady decode
+  // steps schedule the same requests again, so each request keeps its map
+  // entry across steps (only the count is rewritten); entries of requests
+  // not scheduled again are erased, and their nodes recycled.
+  using ScheduledMap = std::map<std::string, int32_t>;
+  std::vector<ScheduledMap::iterator> map_entry_;  // per handle, valid when in_map_
+  std::vector<uint8_t> in_map_;                    // per handle
+  std::vector<int64_t> map_stamp_;                 // per handle: step that last set its entry
+  std::vector<int32_t> map_handles_;               // handles entered by the last BuildOutput
+  std::vector<ScheduledMap::node_type> spare_nodes_;
   proto::SchedulerOutput output_;
 
   // Stats.

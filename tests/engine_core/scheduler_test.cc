@@ -351,6 +351,12 @@ TEST(SchedulerTest, RejectsBadRequests) {
   auto min_gt_max = MakeRequest("mm", 4, 2);
   min_gt_max.sampling_params.min_tokens = 3;
   EXPECT_EQ(s->AddRequest(min_gt_max).code(), StatusCode::kInvalidArgument);
+  auto bad_client = MakeRequest("client", 4);
+  bad_client.client_index = -1;
+  EXPECT_EQ(s->AddRequest(bad_client).code(), StatusCode::kInvalidArgument);
+  auto negative_token = MakeRequest("neg", 4);
+  negative_token.prompt_token_ids[1] = -5;
+  EXPECT_EQ(s->AddRequest(negative_token).code(), StatusCode::kInvalidArgument);
   ASSERT_TRUE(s->AddRequest(MakeRequest("dup", 4)).ok());
   EXPECT_EQ(s->AddRequest(MakeRequest("dup", 4)).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s->num_waiting(), 1);
@@ -505,6 +511,68 @@ TEST(SchedulerTest, NoRequestStarves) {
   EXPECT_EQ(done.size(), 30u);
   EXPECT_GT(preemptions, 0);  // the test did exercise preemption
   EXPECT_EQ(s->kv_cache_manager().num_free_blocks(), 16);
+}
+
+}  // namespace
+}  // namespace llmserve::engine_core
+
+namespace llmserve::engine_core {
+namespace {
+
+// Reusing the output vector across steps (the engine's hot path) gives the
+// same outputs as fresh vectors, including after finishes, aborts and client
+// changes that shrink and regrow the buffers.
+TEST(SchedulerTest, ReusedOutputBuffersMatchFreshOnes) {
+  SchedulerConfig c = Config(48, 8, 64);
+  c.log_stats = false;
+  auto fresh = MakeScheduler(c, 40);
+  auto reused = MakeScheduler(c, 40);
+  std::vector<ClientOutputs> buffers;
+  int next = 0;
+  for (int step = 0; step < 300; ++step) {
+    if (step % 3 == 0 && next < 60) {
+      auto r = MakeRequest(Id(next), 3 + next % 17, 1 + (next * 5) % 13, 50 * next);
+      r.client_index = next % 3;
+      r.sampling_params.all_stop_token_ids = {2};
+      ++next;
+      ASSERT_TRUE(fresh->AddRequest(r).ok());
+      ASSERT_TRUE(reused->AddRequest(r).ok());
+    }
+    if (step % 17 == 5) {
+      const std::vector<std::string> ids = {Id(step % next)};
+      fresh->FinishRequests(ids, RequestStatus::kFinishedAborted);
+      reused->FinishRequests(ids, RequestStatus::kFinishedAborted);
+    }
+    auto token = [](const Request& r) { return r.num_tokens() % 7 == 0 ? 2 : 11; };
+    const proto::SchedulerOutput& a = fresh->Schedule();
+    const proto::SchedulerOutput& b = reused->Schedule();
+    ASSERT_EQ(a, b) << "step " << step;
+    std::vector<ClientOutputs> expect = fresh->UpdateFromOutput(a, ReplyFor(*fresh, a, token));
+    reused->UpdateFromOutput(b, ReplyFor(*reused, b, token), &buffers);
+    ASSERT_EQ(expect.size(), buffers.size()) << "step " << step;
+    for (size_t i = 0; i < expect.size(); ++i) {
+      expect[i].outputs.timestamp = buffers[i].outputs.timestamp = 0;
+      EXPECT_EQ(expect[i].client_index, buffers[i].client_index);
+      EXPECT_EQ(expect[i].outputs, buffers[i].outputs) << "step " << step;
+    }
+  }
+  EXPECT_GT(next, 50);
+}
+
+TEST(SchedulerTest, PeekStatsDoesNotConsumeDeltas) {
+  SchedulerConfig c = Config();
+  c.log_stats = false;
+  auto s = MakeScheduler(c, 64);
+  ASSERT_TRUE(s->AddRequest(MakeRequest("a", 10, 1)).ok());
+  Step(*s);
+  ASSERT_TRUE(s->AddRequest(MakeRequest("b", 10, 1)).ok());
+  Step(*s);
+  EXPECT_EQ(s->PeekStats().prefix_cache_hits, 8);
+  EXPECT_EQ(s->PeekStats().prefix_cache_hits, 8);
+  EXPECT_EQ(s->PeekStats().step_counter, 2);
+  EXPECT_EQ(s->MakeStats().prefix_cache_queries, 20);
+  EXPECT_EQ(s->MakeStats().prefix_cache_queries, 0);
+  EXPECT_EQ(s->PeekStats().prefix_cache_hits, 0);
 }
 
 }  // namespace
