@@ -117,9 +117,15 @@ Interpreter::Flow Interpreter::Exec(const Stmt& s) {
       case Stmt::Kind::kData:
         out_->append(s.text);
         break;
-      case Stmt::Kind::kOutput:
-        out_->append(PyStr(Eval(*s.expr)));
+      case Stmt::Kind::kOutput: {
+        Value v = Eval(*s.expr);
+        if (v.is_string()) {
+          out_->append(v.str());
+        } else {
+          out_->append(PyStr(v));
+        }
         break;
+      }
       case Stmt::Kind::kIf:
         for (size_t i = 0; i < s.conditions.size(); ++i) {
           if (Eval(*s.conditions[i]).Truthy()) return ExecList(s.bodies[i]);
@@ -427,7 +433,14 @@ Value Interpreter::EvalInner(const Expr& e) {
     }
     case Expr::Kind::kConcat: {
       std::string out;
-      for (const auto& op : e.operands) out += PyStr(Eval(*op));
+      for (const auto& op : e.operands) {
+        Value v = Eval(*op);
+        if (v.is_string()) {
+          out += v.str();
+        } else {
+          out += PyStr(v);
+        }
+      }
       return Value::String(std::move(out));
     }
     case Expr::Kind::kCompare: {

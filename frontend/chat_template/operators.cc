@@ -52,6 +52,14 @@ void RequireDefined(const Value& v) {
 Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   RequireDefined(a);
   RequireDefined(b);
+  if (op.size() == 1 && op[0] == '+' && a.is_string() && b.is_string()) {  // the common case first
+    if (a.str().size() + b.str().size() > kMaxStringBytes) Fail("string concatenation result is too large");
+    std::string out;
+    out.reserve(a.str().size() + b.str().size());
+    out += a.str();
+    out += b.str();
+    return Value::String(std::move(out));
+  }
   if (op == "+") {
     if (BothInts(a, b)) {
       int64_t r;
