@@ -104,6 +104,11 @@ S = [
     ("s_print", "{% print 'printed', 1 %}"),
     ("s_strftime", "{{ strftime_now('%Y-%m-%d %H:%M:%S %j %a %b %p %I %y %e') }}|{{ strftime_now('%d %B %Y') }}"),
     ("s_generated_range", "{{ range(3)|list }} {{ range(0)|list }} {{ range(10, 0, -3)|list }} {{ range(2, 5)|list }}"),
+    ("s_reassign_global", "{%- set users = users[1:] if users[0]['name'] == 'ann' else users %}{{ users|length }}{% for u in users %}{{ u.name }}{% endfor %}"),
+    ("s_key_membership", "{{ 'nick' in users[0] }}{{ 'nick' in users[1] }}{% for k, v in users[0]|items if k != 'age' %}{{ k }}={{ v }};{% endfor %}"),
+    ("s_macro_json_types", "{%- macro t(spec) -%}{%- if spec.type == 'string' -%}str{%- elif spec.type == 'array' -%}list[{{ t(spec['items']) }}]{%- elif spec.type is defined -%}{{ spec.type }}{%- else -%}Any{%- endif -%}{%- endmacro -%}{{ t({'type': 'array', 'items': {'type': 'string'}}) }} {{ t({}) }} {{ t({'type': 'integer'}) }}"),
+    ("s_generation_tag", "a{% generation %}gen {{ c }}{% endgeneration %}b"),
+    ("s_content_parts", "{{ data.nested | dictsort | map('last') | map('string') | join(';') }} {{ [{'type': 'text', 'text': 'x'}, {'type': 'image'}] | selectattr('type', 'equalto', 'text') | map(attribute='text') | join('\\n') }}"),
     # errors (both must raise)
     ("e_raise", "before{{ raise_exception('boom ' ~ 1) }}after"),
     ("e_undefined_attr", "{{ undefined_var.attr }}"),
