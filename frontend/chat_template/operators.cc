@@ -106,7 +106,7 @@ Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
     return Value::Float(a.as_double() / b.as_double());
   }
   if (op == "//" || op == "%") {
-    if (op == "%" && a.is_string()) Fail("unsupported: printf-style '%' string formatting; use format()");
+    if (op == "%" && a.is_string()) return Value::String(PercentFormat(a.str(), b));
     if (!a.is_number() || !b.is_number()) Unsupported(op, a, b);
     if (BothInts(a, b)) {
       int64_t x = a.as_int(), y = b.as_int();

@@ -109,6 +109,9 @@ S = [
     ("s_macro_json_types", "{%- macro t(spec) -%}{%- if spec.type == 'string' -%}str{%- elif spec.type == 'array' -%}list[{{ t(spec['items']) }}]{%- elif spec.type is defined -%}{{ spec.type }}{%- else -%}Any{%- endif -%}{%- endmacro -%}{{ t({'type': 'array', 'items': {'type': 'string'}}) }} {{ t({}) }} {{ t({'type': 'integer'}) }}"),
     ("s_generation_tag", "a{% generation %}gen {{ c }}{% endgeneration %}b"),
     ("s_content_parts", "{{ data.nested | dictsort | map('last') | map('string') | join(';') }} {{ [{'type': 'text', 'text': 'x'}, {'type': 'image'}] | selectattr('type', 'equalto', 'text') | map(attribute='text') | join('\\n') }}"),
+    ("s_percent_format", "{{ '%s=%d' % ('x', 3) }} {{ '%5.2f|%-4s|%04d|%x|%r|%%' % (3.14159, 'ab', 7, 255, 'q') }} {{ '%(a)s-%(b)s' % {'a': 1, 'b': 2} }} {{ '%s' % 'solo' }} {{ '%s and %s'|format('a', 'b') }} {{ '%(n)s'|format(n=5) }} {{ '%.3s|%e|%g' % ('abcdef', 12345.678, 0.0001) }} {{ '%+d % d' % (5, 5) }}"),
+    ("e_percent_args", "{{ '%s %s' % ('only one',) }}"),
+    ("e_percent_extra", "{{ '%s' % (1, 2) }}"),
     # errors (both must raise)
     ("e_raise", "before{{ raise_exception('boom ' ~ 1) }}after"),
     ("e_undefined_attr", "{{ undefined_var.attr }}"),
