@@ -315,11 +315,17 @@ std::string Interpreter::RunMacro(const Stmt& def, const std::shared_ptr<Frame>&
     }
     frame->Set(p.name, std::move(v));
   }
+  std::string name = def.kind == Stmt::Kind::kMacro ? def.text : "caller";
+  if (args.args.size() > def.params.size() && !def.uses_varargs) {
+    Fail("macro '" + name + "' takes not more than " + std::to_string(def.params.size()) + " argument(s)");
+  }
   std::vector<Value> varargs;
   for (size_t i = def.params.size(); i < args.args.size(); ++i) varargs.push_back(args.args[i]);
   Dict kwargs;
   for (size_t k = 0; k < args.kwargs.size(); ++k) {
-    if (!used_kw[k]) kwargs.items.push_back(args.kwargs[k]);
+    if (used_kw[k]) continue;
+    if (!def.uses_kwargs) Fail("macro '" + name + "' takes no keyword argument '" + args.kwargs[k].first + "'");
+    kwargs.items.push_back(args.kwargs[k]);
   }
   frame->Set("varargs", Value::Tuple(std::move(varargs)));
   frame->Set("kwargs", Value::MakeDict(std::move(kwargs)));

@@ -112,6 +112,10 @@ S = [
     ("s_percent_format", "{{ '%s=%d' % ('x', 3) }} {{ '%5.2f|%-4s|%04d|%x|%r|%%' % (3.14159, 'ab', 7, 255, 'q') }} {{ '%(a)s-%(b)s' % {'a': 1, 'b': 2} }} {{ '%s' % 'solo' }} {{ '%s and %s'|format('a', 'b') }} {{ '%(n)s'|format(n=5) }} {{ '%.3s|%e|%g' % ('abcdef', 12345.678, 0.0001) }} {{ '%+d % d' % (5, 5) }}"),
     ("e_percent_args", "{{ '%s %s' % ('only one',) }}"),
     ("e_percent_extra", "{{ '%s' % (1, 2) }}"),
+    ("s_macro_plain_args", "{% macro p(a, b=1) %}{{ a }}{{ b }}{% endmacro %}{{ p(1) }}{{ p(b=2, a=3) }}"),
+    ("e_macro_too_many_args", "{% macro p(a) %}{{ a }}{% endmacro %}{{ p(1, 2) }}"),
+    ("e_macro_unknown_kwarg", "{% macro p(a) %}{{ a }}{% endmacro %}{{ p(1, z=2) }}"),
+    ("e_macro_duplicate_arg", "{% macro p(a) %}{{ a }}{% endmacro %}{{ p(1, a=2) }}"),
     # errors (both must raise)
     ("e_raise", "before{{ raise_exception('boom ' ~ 1) }}after"),
     ("e_undefined_attr", "{{ undefined_var.attr }}"),
