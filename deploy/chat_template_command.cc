@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <iostream>

@@ -90,6 +90,8 @@ struct Stmt {
   Target target;                      // set/for target
   std::vector<MacroParam> params;     // macro / call-block parameters
   std::vector<std::pair<Target, ExprPtr>> assignments;  // kScope (with a = 1, b = 2)
+  bool uses_varargs = false;          // macro body mentions `varargs`: extra positional args allowed
+  bool uses_kwargs = false;           // macro body mentions `kwargs`: unknown keyword args allowed
 };
 
 }  // namespace llmserve::frontend::jinja

@@ -23,6 +23,8 @@ bool Equals(const Value& a, const Value& b);
 bool Less(const Value& a, const Value& b);
 // Python `needle in haystack`.
 bool Contains(const Value& haystack, const Value& needle);
+// Python `fmt % arg` (printf-style; a tuple is the argument list, a dict a mapping).
+std::string PercentFormat(const std::string& fmt, const Value& arg);
 // Python -x.
 Value Negate(const Value& v);
 // Throws jinja2's UndefinedError for an undefined value.

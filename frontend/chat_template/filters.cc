@@ -465,6 +465,17 @@ const std::map<std::string, FilterFn>& Filters() {
       CallMethod(Value::String(PyStr(v)), "center", margs, &out);
       return out;
     };
+    m["format"] = [](Interpreter&, const Value& v, CallArgs& args) {
+      if (!args.args.empty() && !args.kwargs.empty()) {
+        Fail("can't handle positional and keyword arguments at the same time");
+      }
+      if (!args.kwargs.empty()) {
+        Dict d;
+        d.items = args.kwargs;
+        return Value::String(PercentFormat(PyStr(v), Value::MakeDict(std::move(d))));
+      }
+      return Value::String(PercentFormat(PyStr(v), Value::Tuple(args.args)));
+    };
     m["attr"] = [](Interpreter&, const Value& v, CallArgs& args) {
       auto a = BindArgs("attr", args, {"name"}, 1);
       return GetAttr(v, AttrName(a[0]));

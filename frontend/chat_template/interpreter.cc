@@ -117,9 +117,15 @@ Interpreter::Flow Interpreter::Exec(const Stmt& s) {
       case Stmt::Kind::kData:
         out_->append(s.text);
         break;
-      case Stmt::Kind::kOutput:
-        out_->append(PyStr(Eval(*s.expr)));
+      case Stmt::Kind::kOutput: {
+        Value v = Eval(*s.expr);
+        if (v.is_string()) {
+          out_->append(v.str());
+        } else {
+          out_->append(PyStr(v));
+        }
         break;
+      }
       case Stmt::Kind::kIf:
         for (size_t i = 0; i < s.conditions.size(); ++i) {
           if (Eval(*s.conditions[i]).Truthy()) return ExecList(s.bodies[i]);
@@ -309,11 +315,17 @@ std::string Interpreter::RunMacro(const Stmt& def, const std::shared_ptr<Frame>&
     }
     frame->Set(p.name, std::move(v));
   }
+  std::string name = def.kind == Stmt::Kind::kMacro ? def.text : "caller";
+  if (args.args.size() > def.params.size() && !def.uses_varargs) {
+    Fail("macro '" + name + "' takes not more than " + std::to_string(def.params.size()) + " argument(s)");
+  }
   std::vector<Value> varargs;
   for (size_t i = def.params.size(); i < args.args.size(); ++i) varargs.push_back(args.args[i]);
   Dict kwargs;
   for (size_t k = 0; k < args.kwargs.size(); ++k) {
-    if (!used_kw[k]) kwargs.items.push_back(args.kwargs[k]);
+    if (used_kw[k]) continue;
+    if (!def.uses_kwargs) Fail("macro '" + name + "' takes no keyword argument '" + args.kwargs[k].first + "'");
+    kwargs.items.push_back(args.kwargs[k]);
   }
   frame->Set("varargs", Value::Tuple(std::move(varargs)));
   frame->Set("kwargs", Value::MakeDict(std::move(kwargs)));
@@ -427,7 +439,14 @@ Value Interpreter::EvalInner(const Expr& e) {
     }
     case Expr::Kind::kConcat: {
       std::string out;
-      for (const auto& op : e.operands) out += PyStr(Eval(*op));
+      for (const auto& op : e.operands) {
+        Value v = Eval(*op);
+        if (v.is_string()) {
+          out += v.str();
+        } else {
+          out += PyStr(v);
+        }
+      }
       return Value::String(std::move(out));
     }
     case Expr::Kind::kCompare: {

@@ -58,7 +58,7 @@ class Lexer {
     while (pos_ < src_.size()) {
       size_t tag = FindTagStart(pos_);
       if (tag == std::string::npos) {
-        Emit(Token::Type::kData, src_.substr(pos_), pos_);
+        Emit(Token::Type::kData, src_.substr(pos_));
         Advance(src_.size());
         break;
       }
@@ -82,15 +82,15 @@ class Lexer {
           if (i == tag) text_end = l_pos;
         }
       }
-      if (text_end > pos_) Emit(Token::Type::kData, src_.substr(pos_, text_end - pos_), pos_);
+      if (text_end > pos_) Emit(Token::Type::kData, src_.substr(pos_, text_end - pos_));
       Advance(tag);
       size_t after_open = tag + 2 + (sign ? 1 : 0);
       if (kind == '#') {
-        line_starting = LexComment(tag, after_open);
+        line_starting = LexComment(after_open);
       } else if (kind == '%' && IsRawBegin(after_open)) {
         line_starting = LexRaw(tag);
       } else {
-        line_starting = LexTag(kind == '{', tag, after_open);
+        line_starting = LexTag(kind == '{', after_open);
       }
     }
     tokens_.push_back(Token{Token::Type::kEof, "", line_, col_});
@@ -117,8 +117,7 @@ class Lexer {
     }
   }
 
-  void Emit(Token::Type type, std::string text, size_t at) {
-    (void)at;
+  void Emit(Token::Type type, std::string text) {
     tokens_.push_back(Token{type, std::move(text), line_, col_});
   }
 
@@ -147,7 +146,7 @@ class Lexer {
     return std::string::npos;
   }
 
-  bool LexComment(size_t tag, size_t body) {
+  bool LexComment(size_t body) {
     int line = line_, col = col_;
     for (size_t i = body; i < src_.size(); ++i) {
       size_t end = MatchEnd(i, "#}", true);
@@ -156,7 +155,6 @@ class Lexer {
         return src_[end - 1] == '\n';
       }
     }
-    (void)tag;
     FailHere("Missing end of comment tag", line, col);
   }
 
@@ -192,7 +190,7 @@ class Lexer {
       if (end == std::string::npos) continue;
       size_t text_end = sign == '-' ? RStripEnd(src_, body, t) : t;
       Advance(body);
-      if (text_end > body) Emit(Token::Type::kData, src_.substr(body, text_end - body), body);
+      if (text_end > body) Emit(Token::Type::kData, src_.substr(body, text_end - body));
       Advance(end);
       return src_[end - 1] == '\n';
     }
@@ -213,13 +211,12 @@ class Lexer {
   }
 
   // Lexes the inside of {{ }} or {% %} starting at `body`; returns line_starting.
-  bool LexTag(bool variable, size_t tag, size_t body) {
+  bool LexTag(bool variable, size_t body) {
     int open_line = line_, open_col = col_;
     tokens_.push_back(Token{variable ? Token::Type::kVarBegin : Token::Type::kBlockBegin, "", line_, col_});
     Advance(body);
     std::vector<char> balance;
     const char* end_str = variable ? "}}" : "%}";
-    bool last_newline = false;
     while (true) {
       if (pos_ >= src_.size()) {
         FailHere(std::string("unexpected end of template, expected '") + end_str + "' to close the tag opened at " +
@@ -243,12 +240,9 @@ class Lexer {
       char c = src_[pos_];
       size_t sp = SpaceAt(src_, pos_);
       if (sp) {
-        size_t j = SkipSpaces(pos_);
-        last_newline = src_[j - 1] == '\n';
-        Advance(j);
+        Advance(SkipSpaces(pos_));
         continue;
       }
-      last_newline = false;
       int line = line_, col = col_;
       if (IsDigitChar(c)) {
         LexNumber();
@@ -287,8 +281,6 @@ class Lexer {
         Advance(pos_ + op.size());
       }
     }
-    (void)tag;
-    (void)last_newline;
   }
 
   void LexNumber() {

@@ -4,7 +4,8 @@
 // ImmutableSandboxedEnvironment, which is what Hugging Face renders with.
 
 #include <algorithm>
-#include <set>
+#include <string_view>
+#include <vector>
 
 #include "frontend/chat_template/builtins.h"
 #include "frontend/chat_template/error.h"
@@ -14,8 +15,16 @@
 namespace llmserve::frontend::jinja {
 namespace {
 
-const std::set<std::string>& StrMethods() {
-  static const std::set<std::string> k = {
+// Linear scan: these sets are small and most lookups fail on the length.
+bool In(const std::vector<std::string_view>& set, std::string_view name) {
+  for (std::string_view s : set) {
+    if (s.size() == name.size() && s == name) return true;
+  }
+  return false;
+}
+
+const std::vector<std::string_view>& StrMethods() {
+  static const std::vector<std::string_view> k = {
       "startswith", "endswith", "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "upper",
       "lower", "title", "capitalize", "swapcase", "format", "find", "rfind", "index", "rindex", "count",
       "join", "isdigit", "isnumeric", "isdecimal", "isalpha", "isalnum", "isspace", "isupper", "islower",
@@ -23,20 +32,20 @@ const std::set<std::string>& StrMethods() {
       "removeprefix", "removesuffix"};
   return k;
 }
-const std::set<std::string>& DictMethods() {
-  static const std::set<std::string> k = {"get", "items", "keys", "values", "copy"};
+const std::vector<std::string_view>& DictMethods() {
+  static const std::vector<std::string_view> k = {"get", "items", "keys", "values", "copy"};
   return k;
 }
-const std::set<std::string>& DictUnsafe() {
-  static const std::set<std::string> k = {"pop", "popitem", "setdefault", "update", "clear"};
+const std::vector<std::string_view>& DictUnsafe() {
+  static const std::vector<std::string_view> k = {"pop", "popitem", "setdefault", "update", "clear"};
   return k;
 }
-const std::set<std::string>& ListMethods() {
-  static const std::set<std::string> k = {"index", "count", "copy"};
+const std::vector<std::string_view>& ListMethods() {
+  static const std::vector<std::string_view> k = {"index", "count", "copy"};
   return k;
 }
-const std::set<std::string>& ListUnsafe() {
-  static const std::set<std::string> k = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
+const std::vector<std::string_view>& ListUnsafe() {
+  static const std::vector<std::string_view> k = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
   return k;
 }
 
@@ -436,9 +445,9 @@ std::string StripStr(const std::string& s, const std::string* chars, bool left, 
 
 bool HasMethod(const Value& self, const std::string& name) {
   switch (self.kind()) {
-    case Value::Kind::kString: return StrMethods().count(name) > 0;
-    case Value::Kind::kDict: return DictMethods().count(name) > 0 || DictUnsafe().count(name) > 0;
-    case Value::Kind::kList: return ListMethods().count(name) > 0 || ListUnsafe().count(name) > 0;
+    case Value::Kind::kString: return In(StrMethods(), name);
+    case Value::Kind::kDict: return In(DictMethods(), name) || In(DictUnsafe(), name);
+    case Value::Kind::kList: return In(ListMethods(), name) || In(ListUnsafe(), name);
     case Value::Kind::kTuple: return name == "index" || name == "count";
     default: return false;
   }
@@ -449,7 +458,7 @@ bool CallMethod(const Value& self, const std::string& name, CallArgs& args, Valu
     case Value::Kind::kString:
       return StrMethod(self.str(), name, args, out);
     case Value::Kind::kDict: {
-      if (DictUnsafe().count(name)) Unsafe(self, name);
+      if (In(DictUnsafe(), name)) Unsafe(self, name);
       const Dict& d = self.dict();
       if (name == "get") {
         auto a = BindArgs("get", args, {"key", "default"}, 1);
@@ -479,7 +488,7 @@ bool CallMethod(const Value& self, const std::string& name, CallArgs& args, Valu
     }
     case Value::Kind::kList:
     case Value::Kind::kTuple: {
-      if (self.kind() == Value::Kind::kList && ListUnsafe().count(name)) Unsafe(self, name);
+      if (self.kind() == Value::Kind::kList && In(ListUnsafe(), name)) Unsafe(self, name);
       if (name == "index" || name == "count") {
         auto a = BindArgs(name.c_str(), args, {"value"}, 1);
         int64_t n = 0;

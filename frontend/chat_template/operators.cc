@@ -52,6 +52,14 @@ void RequireDefined(const Value& v) {
 Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
   RequireDefined(a);
   RequireDefined(b);
+  if (op.size() == 1 && op[0] == '+' && a.is_string() && b.is_string()) {  // the common case first
+    if (a.str().size() + b.str().size() > kMaxStringBytes) Fail("string concatenation result is too large");
+    std::string out;
+    out.reserve(a.str().size() + b.str().size());
+    out += a.str();
+    out += b.str();
+    return Value::String(std::move(out));
+  }
   if (op == "+") {
     if (BothInts(a, b)) {
       int64_t r;
@@ -98,7 +106,7 @@ Value BinaryOp(const std::string& op, const Value& a, const Value& b) {
     return Value::Float(a.as_double() / b.as_double());
   }
   if (op == "//" || op == "%") {
-    if (op == "%" && a.is_string()) Fail("unsupported: printf-style '%' string formatting; use format()");
+    if (op == "%" && a.is_string()) return Value::String(PercentFormat(a.str(), b));
     if (!a.is_number() || !b.is_number()) Unsupported(op, a, b);
     if (BothInts(a, b)) {
       int64_t x = a.as_int(), y = b.as_int();

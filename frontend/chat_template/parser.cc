@@ -9,7 +9,43 @@
 namespace llmserve::frontend::jinja {
 namespace {
 
-constexpr int kMaxDepth = 200;  // nesting limit: deeper templates are an error, not a stack overflow
+constexpr int kMaxDepth = 200;
+
+// Whether `name` is read anywhere in the expression / statements (jinja2 lets a
+// macro take extra arguments only when its body reads varargs / kwargs).
+bool Mentions(const Expr* e, const std::string& name) {
+  if (!e) return false;
+  if (e->kind == Expr::Kind::kName && e->name == name) return true;
+  for (const auto& op : e->operands) {
+    if (Mentions(op.get(), name)) return true;
+  }
+  for (const auto& k : e->dict_keys) {
+    if (Mentions(k.get(), name)) return true;
+  }
+  for (const auto& kv : e->kwargs) {
+    if (Mentions(kv.second.get(), name)) return true;
+  }
+  return false;
+}
+
+bool Mentions(const StmtList& list, const std::string& name) {
+  for (const auto& s : list) {
+    if (Mentions(s->expr.get(), name) || Mentions(s->filter.get(), name)) return true;
+    for (const auto& c : s->conditions) {
+      if (Mentions(c.get(), name)) return true;
+    }
+    for (const auto& b : s->bodies) {
+      if (Mentions(b, name)) return true;
+    }
+    for (const auto& p : s->params) {
+      if (Mentions(p.default_value.get(), name)) return true;
+    }
+    for (const auto& a : s->assignments) {
+      if (Mentions(a.second.get(), name)) return true;
+    }
+  }
+  return false;
+}  // nesting limit: deeper templates are an error, not a stack overflow
 
 class Parser {
  public:
@@ -283,6 +319,8 @@ class Parser {
     loop_depth_ = 0;
     s->bodies.push_back(ParseBody({"endmacro"}));
     loop_depth_ = saved;
+    s->uses_varargs = Mentions(s->bodies[0], "varargs");
+    s->uses_kwargs = Mentions(s->bodies[0], "kwargs");
     Next();
     ExpectBlockEnd();
     return s;
@@ -294,6 +332,8 @@ class Parser {
     s->expr = ParseExpression(true);
     if (s->expr->kind != Expr::Kind::kCall) FailAt(Cur(), "expected call");
     s->bodies.push_back(ParseBody({"endcall"}));
+    s->uses_varargs = Mentions(s->bodies[0], "varargs");
+    s->uses_kwargs = Mentions(s->bodies[0], "kwargs");
     Next();
     ExpectBlockEnd();
     return s;

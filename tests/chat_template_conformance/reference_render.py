@@ -4,7 +4,7 @@
 conformance test to compare against.
 
 HF's setup reproduced here: ImmutableSandboxedEnvironment(trim_blocks=True,
-lstrip_blocks=True, extensions=[loopcontrols]); a `tojson` filter calling
+lstrip_blocks=True, extensions=[loopcontrols, a {% generation %} tag]); a `tojson` filter calling
 json.dumps(ensure_ascii=False, ...); globals raise_exception and strftime_now;
 variables messages, tools (None when absent), documents=None,
 add_generation_prompt, the special tokens the config sets, and the
@@ -25,7 +25,8 @@ SPECIAL_TOKEN_KEYS = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_t
 
 def make_env():
     import jinja2
-    from jinja2.ext import loopcontrols
+    from jinja2 import nodes
+    from jinja2.ext import Extension, loopcontrols
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     def raise_exception(message):
@@ -37,7 +38,17 @@ def make_env():
     def strftime_now(fmt):
         return FIXED_NOW.strftime(fmt)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    class GenerationTag(Extension):
+        """HF's {% generation %}...{% endgeneration %} (AssistantTracker): renders its body."""
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+            return nodes.Scope(body, lineno=lineno)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[loopcontrols, GenerationTag])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now

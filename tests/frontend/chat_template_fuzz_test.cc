@@ -3,6 +3,8 @@
 // position, never a crash or a hang. Bounded and seeded, so it is fast and
 // reproducible (the sanitizer build runs it too).
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -85,9 +87,12 @@ TEST(ChatTemplateFuzz, MutatedTemplatesNeverCrash) {
   Json tools = Json::parse(R"([{"type": "function", "function": {"name": "f", "parameters": {"a": {"type": "int"}}}}])");
   ChatTemplateOptions options;
   options.max_render_steps = 200000;
-  std::mt19937 rng(12345);
+  // LLMSERVE_FUZZ_ITERATIONS / LLMSERVE_FUZZ_SEED run a longer campaign by hand.
+  const char* iterations_env = std::getenv("LLMSERVE_FUZZ_ITERATIONS");
+  const char* seed_env = std::getenv("LLMSERVE_FUZZ_SEED");
+  std::mt19937 rng(seed_env ? static_cast<unsigned>(std::atoi(seed_env)) : 12345u);
   int parsed = 0, rendered = 0, failed = 0;
-  constexpr int kIterations = 3000;
+  const int kIterations = iterations_env ? std::max(1, std::atoi(iterations_env)) : 3000;
   for (int i = 0; i < kIterations; ++i) {
     std::string source = Mutate(seeds[static_cast<size_t>(i) % seeds.size()], rng);
     auto t = ChatTemplate::FromSource(source, {{"bos_token", "<s>"}, {"eos_token", "</s>"}}, options);
