@@ -2,7 +2,9 @@
 
 #include <glog/logging.h>
 
+#include "common/process/child_processes.h"
 #include "engine_core/inproc_executor.h"
+#include "engine_core/multiproc_executor.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
 
@@ -10,8 +12,6 @@ namespace llmserve::engine_core {
 
 StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t engine_index) {
   const auto& model = config.model();
-  if (config.parallel().tensor_parallel_size() > 1)
-    return Status::Unimplemented("--tensor-parallel-size > 1 needs the multi-process executor, which this build lacks");
   if (config.parallel().device() == "cuda")
     return Status::Unimplemented("--device cuda: the CUDA backend is not part of this build's worker");
   LLMSERVE_ASSIGN_OR_RETURN(worker::ModelConfig model_config, worker::LoadModelConfig(model.model_dir()));
@@ -25,7 +25,16 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   if (config.cache().memory_utilization() > 0) rc.memory_fraction = config.cache().memory_utilization();
   rc.process_seed = model.seed();
   if (model.dtype() == "bfloat16") rc.precision = kernels::cpu::MatmulPrecision::kBF16;
-  LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<worker::ModelRunner> runner, worker::ModelRunner::Create(rc));
+  // Tensor parallelism runs one worker process per rank; otherwise the model
+  // runs in this process.
+  std::unique_ptr<Executor> executor;
+  if (config.parallel().tensor_parallel_size() > 1) {
+    LLMSERVE_ASSIGN_OR_RETURN(executor,
+                              MultiProcExecutor::Start(config, common::ExecutableDirectory() + "/llmserve-worker"));
+  } else {
+    LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<worker::ModelRunner> runner, worker::ModelRunner::Create(rc));
+    executor = std::make_unique<InProcExecutor>(std::move(runner));
+  }
 
   BuiltEngine built;
   built.block_size = static_cast<uint32_t>(rc.block_size);
@@ -51,7 +60,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.kv.enable_prefix_caching = config.cache().enable_prefix_caching();
   ec.kv.hash_algo = config.cache().prefix_caching_hash_algo() == "xxhash" ? HashAlgo::kXxHash : HashAlgo::kSha256;
   ec.kv.num_blocks = static_cast<int32_t>(config.cache().num_kv_blocks_override());
-  LLMSERVE_ASSIGN_OR_RETURN(built.core, EngineCore::Create(ec, std::make_unique<InProcExecutor>(std::move(runner))));
+  LLMSERVE_ASSIGN_OR_RETURN(built.core, EngineCore::Create(ec, std::move(executor)));
   return built;
 }
 

@@ -6,6 +6,8 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "common/process/child_processes.h"
@@ -72,6 +74,112 @@ proto::EngineCoreRequest Greedy(const std::string& id, int max_tokens) {
   r.sampling_params.max_tokens = max_tokens;
   r.sampling_params.ignore_eos = true;
   return r;
+}
+
+// Pids of the processes whose parent is `parent`.
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid;
+    rest >> state >> ppid;
+    if (ppid == parent && state != 'Z') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// One engine process (with `tp` workers) behind a real handshake and client.
+struct EngineUnderTest {
+  EngineUnderTest(const proto::EngineConfig& config, std::chrono::seconds ready_timeout = 120s) {
+    auto c = EngineCoreClient::Start(ctx, {0, "tcp://127.0.0.1:*", "tcp://127.0.0.1:*", {0}});
+    EXPECT_TRUE(c.ok());
+    client = std::move(c).value();
+    proto::HandshakeReply reply;
+    reply.mutable_addresses()->add_inputs(client->input_address());
+    reply.mutable_addresses()->add_outputs(client->output_address());
+    *reply.mutable_config() = config;
+    handshake = std::make_unique<HandshakeServer>(ctx, reply);
+    EXPECT_TRUE(handshake->Bind("tcp://127.0.0.1:*").ok());
+    handshake->Expect(0, true);
+    const std::string engine_bin = common::ExecutableDirectory() + "/../bin/llmserve-engine";
+    auto pid = children.Spawn("engine0", {engine_bin, "--handshake-address=" + handshake->address(),
+                                          "--data-parallel-rank=0"});
+    EXPECT_TRUE(pid.ok());
+    engine_pid = pid.ok() ? *pid : -1;
+    ready = handshake->WaitForEngines(ready_timeout, 10s, [](const std::string&) {}).ok() &&
+            client->WaitUntilReady(10s).ok();
+  }
+  std::vector<int32_t> Generate(const std::string& id, int max_tokens) {
+    auto sink = std::make_shared<CollectingSink>();
+    EXPECT_TRUE(client->Submit(Greedy(id, max_tokens), sink).ok());
+    EXPECT_TRUE(sink->WaitDone(60s));
+    EXPECT_TRUE(sink->error.ok()) << sink->error.ToString();
+    return sink->tokens;
+  }
+  zmq::context_t ctx;
+  std::unique_ptr<EngineCoreClient> client;
+  std::unique_ptr<HandshakeServer> handshake;
+  common::ChildProcesses children;
+  pid_t engine_pid = -1;
+  bool ready = false;
+};
+
+// Greedy tokens of the engine built in this process.
+std::vector<int32_t> InProcessGreedy(const proto::EngineConfig& config, int max_tokens) {
+  auto built = engine_core::BuildEngineCore(config, 0);
+  EXPECT_TRUE(built.ok()) << built.status().ToString();
+  if (!built.ok()) return {};
+  EXPECT_TRUE(built->core->AddRequest(Greedy("ref", max_tokens)).ok());
+  std::vector<int32_t> tokens;
+  while (built->core->HasRequests()) {
+    auto step = built->core->Step();
+    EXPECT_TRUE(step.ok());
+    if (!step.ok()) break;
+    for (auto& c : *step)
+      for (auto& o : c.outputs.outputs) tokens.insert(tokens.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+  }
+  return tokens;
+}
+
+std::string TinyModelDir(const std::string& name) {
+  const std::string dir = testing::TempDir() + "/" + name;
+  auto spec = worker::TestModelPreset("tiny", "qwen3");
+  if (!spec.ok() || !worker::WriteTestModel(*spec, dir).ok()) return "";
+  return dir;
+}
+
+TEST(EngineProcess, TensorParallelTwoEqualsOne) {
+  const std::string dir = TinyModelDir("engine_process_tp");
+  ASSERT_FALSE(dir.empty());
+  proto::EngineConfig config = TinyConfig(dir);
+  const std::vector<int32_t> expected = InProcessGreedy(config, 8);
+  ASSERT_EQ(expected.size(), 8u);
+  config.mutable_parallel()->set_tensor_parallel_size(2);
+  EngineUnderTest engine(config);
+  ASSERT_TRUE(engine.ready);
+  EXPECT_EQ(engine.Generate("tp2", 8), expected);
+
+  // kill -9 a worker: the engine fails the next step cleanly and reports its death.
+  std::vector<pid_t> workers = ChildrenOf(engine.engine_pid);
+  ASSERT_EQ(workers.size(), 2u);
+  kill(workers[1], SIGKILL);
+  auto sink = std::make_shared<CollectingSink>();
+  ASSERT_TRUE(engine.client->Submit(Greedy("after-kill", 8), sink).ok());
+  ASSERT_TRUE(sink->WaitDone(30s));
+  EXPECT_EQ(sink->error.code(), StatusCode::kUnavailable) << sink->error.ToString();
+  EXPECT_TRUE(engine.client->IsDead());
+  auto exit = engine.children.WaitAny(30s);
+  ASSERT_TRUE(exit);
+  EXPECT_NE(exit->exit_code, 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(EngineProcess, ServesGreedyTokensLikeTheInProcessEngine) {
