@@ -343,12 +343,16 @@ void Scheduler::BuildOutput() {
 
 void Scheduler::EraseMapEntry(int32_t handle) {
   if (!in_map_[handle]) return;
-  spare_nodes_.push_back(output_.num_scheduled_tokens.extract(map_entry_[handle]));
+  // Only Schedule() edits the output (an executor may still be reading it),
+  // so the node is erased at the next UpdateScheduledMap.
+  stale_entries_.push_back(map_entry_[handle]);
   in_map_[handle] = 0;
 }
 
 void Scheduler::UpdateScheduledMap() {
   ScheduledMap& m = output_.num_scheduled_tokens;
+  for (ScheduledMap::iterator it : stale_entries_) spare_nodes_.push_back(m.extract(it));
+  stale_entries_.clear();
   for (const Scheduled& s : decision_) {
     const int32_t h = s.handle;
     map_stamp_[h] = step_;
@@ -372,7 +376,10 @@ void Scheduler::UpdateScheduledMap() {
   }
   // Entries from the previous step whose request was not scheduled now.
   for (int32_t h : map_handles_) {
-    if (in_map_[h] && map_stamp_[h] != step_) EraseMapEntry(h);
+    if (in_map_[h] && map_stamp_[h] != step_) {
+      spare_nodes_.push_back(m.extract(map_entry_[h]));
+      in_map_[h] = 0;
+    }
   }
   map_handles_.clear();
   for (const Scheduled& s : decision_) map_handles_.push_back(s.handle);
@@ -507,10 +514,7 @@ proto::SchedulerStats Scheduler::PeekStats() const {
   proto::SchedulerStats s;
   s.num_running_reqs = num_running();
   s.num_waiting_reqs = num_waiting();
-  waiting_.ForEach([&](int32_t h) {
-    const Request& r = *requests_[h];
-    s.num_waiting_tokens += r.num_tokens() - r.num_computed_tokens;
-  });
+  s.num_waiting_tokens = waiting_.num_tokens();
   s.kv_cache_usage = kv_.usage();
   const PrefixCacheStats& p = kv_.prefix_cache_stats();
   s.prefix_cache_queries = p.queries - reported_prefix_.queries;

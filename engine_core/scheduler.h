@@ -158,6 +158,7 @@ class Scheduler final {
   std::vector<int64_t> map_stamp_;                 // per handle: step that last set its entry
   std::vector<int32_t> map_handles_;               // handles entered by the last BuildOutput
   std::vector<ScheduledMap::node_type> spare_nodes_;
+  std::vector<ScheduledMap::iterator> stale_entries_;  // of released requests, erased next step
   proto::SchedulerOutput output_;
 
   // Stats.
