@@ -13,6 +13,7 @@
 #include "deploy/engine_flags.h"
 #include "deploy/serve_plan.h"
 #include "frontend/handshake_server.h"
+#include "worker/test_model.h"
 
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on (shared by all API servers).");
@@ -90,6 +91,21 @@ void InstallSignalWatcher(std::atomic<bool>* stop) {
   }).detach();
 }
 
+// The built-in demo model (a tiny Qwen3 with random weights and the real
+// tokenizer), generated on first use under $XDG_CACHE_HOME or ~/.cache.
+StatusOr<std::string> EnsureDemoModel() {
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string root = cache ? cache : std::string(home ? home : "/tmp") + "/.cache";
+  const std::string dir = root + "/llmserve/demo-qwen3-tiny";
+  if (std::filesystem::exists(dir + "/config.json")) return dir;
+  LOG(INFO) << "no MODEL_DIR given: generating the demo model (tiny Qwen3, random weights) in " << dir;
+  auto spec = worker::TestModelPreset("tiny", "qwen3");
+  if (!spec.ok()) return spec.status();
+  LLMSERVE_RETURN_IF_ERROR(worker::WriteTestModel(*spec, dir).WithContext("generating the demo model"));
+  return dir;
+}
+
 }  // namespace
 
 int RunServeCommand(int argc, char** argv) {
@@ -104,9 +120,12 @@ int RunServeCommand(int argc, char** argv) {
   }
   std::string model_dir = argc == 2 ? argv[1] : "";
   if (model_dir.empty()) {
-    LOG(ERROR) << "llmserve serve: no MODEL_DIR given, and the built-in demo model generator is not "
-                  "part of this build yet; pass a Hugging Face model directory";
-    return 2;
+    auto demo = EnsureDemoModel();
+    if (!demo.ok()) {
+      LOG(ERROR) << demo.status().message();
+      return 1;
+    }
+    model_dir = *demo;
   }
   if (!std::filesystem::is_directory(model_dir)) {
     LOG(ERROR) << "model directory '" << model_dir << "' does not exist";

@@ -3,8 +3,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "deploy/chat_template_command.h"
+#include "deploy/generate_command.h"
 #include "deploy/make_model_command.h"
 #include "deploy/serve_command.h"
+#include "deploy/tokenize_command.h"
 
 namespace llmserve::deploy {
 
@@ -12,8 +15,14 @@ const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> kSubcommands = {
       {"serve", "Serve a model over an OpenAI-compatible HTTP API (frontend + engines + workers).",
        RunServeCommand},
+      {"generate", "Offline batch generation: run a prompts file to completion, JSON lines out.",
+       RunGenerateCommand},
       {"make-model", "Write a Hugging Face model directory with random weights and the Qwen3 tokenizer.",
        RunMakeModelCommand},
+      {"tokenize", "Encode JSON strings to token ids (or --decode ids) with a model's tokenizer.",
+       RunTokenizeCommand},
+      {"chat-template", "Render chat requests (JSON lines on stdin) with a model's chat template.",
+       RunChatTemplateCommand},
   };
   return kSubcommands;
 }

@@ -466,6 +466,16 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
     out.request_id.assign(r.request_id);
     const auto all = r.all_token_ids();
     out.new_token_ids.assign(all.begin() + before, all.end());
+    if (row < model_output.logprobs.size() && model_output.logprobs[row]) {
+      out.new_logprobs = *model_output.logprobs[row];
+      // Keep only the rows of tokens actually appended (a stop may cut the rest).
+      const size_t kept = out.new_token_ids.size();
+      if (out.new_logprobs->token_ids.size() > kept) {
+        out.new_logprobs->token_ids.resize(kept);
+        out.new_logprobs->logprobs.resize(kept);
+        out.new_logprobs->sampled_token_ranks.resize(kept);
+      }
+    }
     out.num_cached_tokens = std::max(r.num_cached_tokens, 0);
     if (!r.events.empty()) {
       out.events.reserve(r.events.size());

@@ -125,11 +125,11 @@ Status EngineCoreClient::Submit(proto::EngineCoreRequest request, std::shared_pt
   return Status::Ok();
 }
 
-void EngineCoreClient::Abort(std::vector<std::string> request_ids) {
+void EngineCoreClient::Abort(const std::vector<std::string>& request_ids) {
   std::map<uint32_t, std::vector<std::string>> by_rank;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& id : request_ids) {
+    for (const auto& id : request_ids) {
       auto it = pending_.find(id);
       if (it == pending_.end()) continue;
       by_rank[it->second.rank].push_back(id);
@@ -194,11 +194,25 @@ std::vector<EngineState> EngineCoreClient::Engines() const {
   return out;
 }
 
-uint32_t EngineCoreClient::max_model_len() const {
+bool EngineCoreClient::IsReady() const {
   std::lock_guard<std::mutex> lock(mu_);
-  uint32_t len = 0;
   for (const auto& [rank, e] : engines_)
-    if (e.ready && (len == 0 || e.max_model_len < len)) len = e.max_model_len;
+    if (!e.ready) return false;
+  return !engines_.empty();
+}
+
+bool EngineCoreClient::IsDead() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [rank, e] : engines_)
+    if (e.dead) return true;
+  return false;
+}
+
+int32_t EngineCoreClient::max_model_len() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int32_t len = 0;
+  for (const auto& [rank, e] : engines_)
+    if (e.ready && (len == 0 || static_cast<int32_t>(e.max_model_len) < len)) len = static_cast<int32_t>(e.max_model_len);
   return len;
 }
 

@@ -22,21 +22,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "frontend/engine_client.h"
 #include "proto/handshake.pb.h"
 #include "proto/messages.h"
 #include "proto/status_or.h"
 
 namespace llmserve::frontend {
-
-// Receives one request's outputs, on the client's I/O thread; must not block.
-class OutputSink {
- public:
-  virtual ~OutputSink() = default;
-  // New tokens and/or the finish; the last call has finish_reason set.
-  virtual void OnOutput(const proto::EngineCoreOutput& output) = 0;
-  // The request cannot finish (its engine died); no further calls follow.
-  virtual void OnError(const Status& status) = 0;
-};
 
 // What the client knows about one engine rank.
 struct EngineState {
@@ -49,7 +40,7 @@ struct EngineState {
   std::optional<proto::SchedulerStats> last_stats;
 };
 
-class EngineCoreClient {
+class EngineCoreClient final : public EngineClient {
  public:
   struct Options {
     int32_t client_index = 0;            // this frontend's index among API servers
@@ -59,7 +50,7 @@ class EngineCoreClient {
   };
 
   static StatusOr<std::unique_ptr<EngineCoreClient>> Start(zmq::context_t& context, Options options);
-  ~EngineCoreClient();
+  ~EngineCoreClient() override;
   EngineCoreClient(const EngineCoreClient&) = delete;
   EngineCoreClient& operator=(const EngineCoreClient&) = delete;
 
@@ -70,11 +61,11 @@ class EngineCoreClient {
   // Sends `request` to an engine (its data_parallel_rank if set, else the
   // least-loaded ready one). Outputs go to `sink` until the request finishes.
   // Unavailable when no engine is ready or the pinned one is not.
-  Status Submit(proto::EngineCoreRequest request, std::shared_ptr<OutputSink> sink);
+  Status Submit(proto::EngineCoreRequest request, std::shared_ptr<OutputSink> sink) override;
 
   // Aborts requests (routed to the engines that own them); unknown ids are
   // ignored. Their sinks receive nothing more once this returns.
-  void Abort(std::vector<std::string> request_ids);
+  void Abort(const std::vector<std::string>& request_ids) override;
 
   // Calls a utility method on every ready engine and returns their results in
   // rank order, or the first failure.
@@ -87,7 +78,11 @@ class EngineCoreClient {
   // A snapshot of every engine's state.
   std::vector<EngineState> Engines() const;
   // min(max_model_len) over ready engines; 0 before any is ready.
-  uint32_t max_model_len() const;
+  int32_t max_model_len() const override;
+  // Every expected engine sent its ReadyResponse.
+  bool IsReady() const override;
+  // Some engine reported its death (or could not be reached).
+  bool IsDead() const override;
 
   // Stops the I/O thread; pending sinks get an Unavailable error.
   void Stop();

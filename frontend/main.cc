@@ -1,23 +1,152 @@
-// llmserve-frontend: the OpenAI-compatible HTTP server.
+// llmserve-frontend: the OpenAI-compatible HTTP server. Started by
+// `llmserve serve` (one per --api-server-count); tokenizes and renders chat
+// templates, routes requests to the engine cores over ZeroMQ, and streams
+// detokenized text back.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
 
 #include "common/flags.h"
+#include "common/tokenizer/tokenizer.h"
+#include "frontend/chat_template/chat_template.h"
+#include "frontend/engine_core_client.h"
+#include "frontend/http/http_server.h"
+#include "frontend/openai/info_routes.h"
+#include "frontend/serving/generation_routes.h"
 
+DEFINE_string(model, "", "Hugging Face model directory (tokenizer, chat template, generation_config.json).");
+DEFINE_string(served_model_name, "", "Model name in the API; defaults to the model directory's name.");
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on.");
 DEFINE_string(api_key, "", "If set, /v1/* requests must send 'Authorization: Bearer KEY'.");
-DEFINE_string(served_model_name, "", "Model name clients use; defaults to the model directory.");
 DEFINE_int32(client_index, 0, "Index of this frontend among the API servers (--api-server-count).");
+DEFINE_int32(api_server_count, 1, "Number of API servers sharing the engines.");
+DEFINE_string(input_address, "tcp://127.0.0.1:*", "Address to bind for requests to engines (ROUTER).");
+DEFINE_string(output_address, "tcp://127.0.0.1:*", "Address to bind for outputs from engines (PULL).");
+DEFINE_string(engine_ranks, "0", "Comma-separated data-parallel ranks this frontend routes to.");
+DEFINE_int64(max_request_body_bytes, 8 << 20, "Largest HTTP request body accepted (HTTP 413 beyond).");
+DEFINE_int32(max_logprobs, 20, "Most top logprobs a request may ask for.");
+
+namespace {
+
+using namespace llmserve;
+
+// Sampling defaults from generation_config.json (absent file: none).
+frontend::openai::GenerationDefaults LoadDefaults(const std::string& dir) {
+  frontend::openai::GenerationDefaults d;
+  std::ifstream in(dir + "/generation_config.json");
+  if (!in) return d;
+  std::stringstream text;
+  text << in.rdbuf();
+  auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return d;
+  if (json.contains("temperature") && json["temperature"].is_number()) d.temperature = json["temperature"].get<double>();
+  if (json.contains("top_p") && json["top_p"].is_number()) d.top_p = json["top_p"].get<double>();
+  if (json.contains("top_k") && json["top_k"].is_number_integer()) d.top_k = json["top_k"].get<int32_t>();
+  if (json.contains("min_p") && json["min_p"].is_number()) d.min_p = json["min_p"].get<double>();
+  if (json.contains("repetition_penalty") && json["repetition_penalty"].is_number())
+    d.repetition_penalty = json["repetition_penalty"].get<double>();
+  return d;
+}
+
+std::vector<uint32_t> ParseRanks(const std::string& text) {
+  std::vector<uint32_t> ranks;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty()) ranks.push_back(static_cast<uint32_t>(std::stoul(part)));
+  return ranks;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  llmserve::common::InitProcess(&argc, &argv,
+  common::InitProcess(&argc, &argv,
       "llmserve-frontend: OpenAI-compatible HTTP server in front of the engine cores.\n"
-      "usage: llmserve-frontend [--host H] [--port P] [--api-key KEY] ...");
-  if (FLAGS_port <= 0 || FLAGS_port > 65535) {
-    LOG(ERROR) << "--port must be in 1..65535, got " << FLAGS_port;
+      "Started by `llmserve serve`, which passes these flags.\n"
+      "usage: llmserve-frontend --model DIR [--host H] [--port P] [--api-key KEY] ...");
+  if (FLAGS_model.empty()) {
+    LOG(ERROR) << "--model is required";
     return 2;
   }
-  LOG(ERROR) << "llmserve-frontend cannot serve in this build: the HTTP server is not built yet";
-  return 1;
+  if (FLAGS_port < 0 || FLAGS_port > 65535) {
+    LOG(ERROR) << "--port must be in 0..65535, got " << FLAGS_port;
+    return 2;
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  auto tokenizer = common::tokenizer::Tokenizer::FromDirectory(FLAGS_model);
+  if (!tokenizer.ok()) {
+    LOG(ERROR) << tokenizer.status().message();
+    return 1;
+  }
+  std::optional<frontend::ChatTemplate> chat_template;
+  if (auto t = frontend::ChatTemplate::FromModelDir(FLAGS_model); t.ok()) {
+    chat_template = std::move(t).value();
+  } else {
+    LOG(WARNING) << "no usable chat template (" << t.status().message() << "); /v1/chat/completions will answer 400";
+  }
+  std::vector<uint32_t> ranks;
+  try {
+    ranks = ParseRanks(FLAGS_engine_ranks);
+  } catch (const std::exception&) {
+    LOG(ERROR) << "--engine-ranks must be comma-separated integers, got '" << FLAGS_engine_ranks << "'";
+    return 2;
+  }
+  zmq::context_t zmq_context;
+  auto client = frontend::EngineCoreClient::Start(
+      zmq_context, {FLAGS_client_index, FLAGS_input_address, FLAGS_output_address, ranks});
+  if (!client.ok()) {
+    LOG(ERROR) << client.status().message();
+    return 1;
+  }
+  std::string name = FLAGS_served_model_name;
+  if (name.empty()) {
+    name = FLAGS_model;
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    name = name.substr(name.rfind('/') + 1);
+  }
+  frontend::serving::ServingContext context;
+  context.engine = client->get();
+  context.tokenizer = tokenizer->get();
+  context.chat_template = chat_template ? &*chat_template : nullptr;
+  context.served_model_names = {name};
+  context.defaults = LoadDefaults(FLAGS_model);
+  context.eos_token_ids = (*tokenizer)->eos_token_ids();
+  context.parse_options.max_logprobs = FLAGS_max_logprobs;
+
+  frontend::http::Router router;
+  frontend::openai::InfoRoutesConfig info;
+  info.served_model_names = context.served_model_names;
+  info.model_root = FLAGS_model;
+  info.version = "0.1.0";
+  info.api_key = FLAGS_api_key;
+  info.created = static_cast<int64_t>(std::time(nullptr));
+  frontend::EngineCoreClient* engine = client->get();
+  info.healthy = [engine] { return engine->IsReady() && !engine->IsDead(); };
+  frontend::openai::RegisterInfoRoutes(info, &router);
+  frontend::serving::RegisterGenerationRoutes(context, &router);
+
+  frontend::http::HttpServerConfig http_config;
+  http_config.host = FLAGS_host;
+  http_config.port = static_cast<uint16_t>(FLAGS_port);
+  http_config.max_request_body_bytes = static_cast<size_t>(FLAGS_max_request_body_bytes);
+  auto server = frontend::http::HttpServer::Start(http_config, std::move(router));
+  if (!server.ok()) {
+    LOG(ERROR) << server.status().message();
+    return 1;
+  }
+  LOG(INFO) << "frontend " << FLAGS_client_index << " listening on " << FLAGS_host << ":" << (*server)->port();
+  int sig = 0;
+  sigwait(&set, &sig);
+  LOG(INFO) << "frontend " << FLAGS_client_index << ": " << strsignal(sig) << "; finishing in-flight requests";
+  (*server)->Stop();
+  (*client)->Stop();
+  return 0;
 }

@@ -4,7 +4,8 @@ namespace llmserve::worker {
 
 KvCache::KvCache(const KvCacheShape& shape)
     : shape_(shape),
-      layer_elems_(shape.num_blocks * shape.num_kv_heads * shape.block_size * shape.head_dim),
-      data_(new float[2 * shape.num_layers * layer_elems_ + 1]) {}
+      layer_bytes_(shape.num_blocks * shape.num_kv_heads * shape.block_size * shape.head_dim *
+                   kernels::cpu::KvElementSize(shape.dtype)),
+      data_(new uint8_t[2 * shape.num_layers * layer_bytes_ + 64]) {}
 
 }  // namespace llmserve::worker

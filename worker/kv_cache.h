@@ -1,14 +1,19 @@
 #pragma once
 // The paged KV cache of one worker: for every layer, K and V pools of
-// num_blocks blocks laid out [block][kv_head][slot][head_dim] in fp32.
+// num_blocks blocks laid out [block][kv_head][slot][head_dim], in fp32
+// (default: matches an fp32 reference) or bf16 (half the memory and half the
+// bytes a decode step reads).
 //
 // Default block size on CPU: 32 tokens (kDefaultCpuBlockSize). One KV head's
-// block is then 32 × head_dim contiguous floats (16 KiB at head_dim 128):
-// long enough to stream at full bandwidth in attention, small enough that
-// prefix caching still shares most of a prompt.
+// block is then 32 × head_dim contiguous elements (16 KiB in fp32 at
+// head_dim 128): long enough to stream at full bandwidth in attention, small
+// enough that prefix caching still shares most of a prompt.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+
+#include "kernels/cpu/paged_attention.h"
 
 namespace llmserve::worker {
 
@@ -20,8 +25,11 @@ struct KvCacheShape {
   size_t block_size = kDefaultCpuBlockSize;
   size_t num_kv_heads = 0;  // this shard's KV heads
   size_t head_dim = 0;
+  kernels::cpu::KvDType dtype = kernels::cpu::KvDType::kF32;
   // Bytes one block takes across all layers, K and V.
-  size_t bytes_per_block() const { return 2 * num_layers * block_size * num_kv_heads * head_dim * sizeof(float); }
+  size_t bytes_per_block() const {
+    return 2 * num_layers * block_size * num_kv_heads * head_dim * kernels::cpu::KvElementSize(dtype);
+  }
 };
 
 class KvCache {
@@ -32,15 +40,15 @@ class KvCache {
   KvCache& operator=(const KvCache&) = delete;
 
   const KvCacheShape& shape() const { return shape_; }
-  float* keys(size_t layer) { return data_.get() + (2 * layer) * layer_elems_; }      // layer's K pool
-  float* values(size_t layer) { return data_.get() + (2 * layer + 1) * layer_elems_; }  // layer's V pool
+  void* keys(size_t layer) { return data_.get() + (2 * layer) * layer_bytes_; }        // layer's K pool
+  void* values(size_t layer) { return data_.get() + (2 * layer + 1) * layer_bytes_; }  // layer's V pool
   // Total bytes held.
-  size_t bytes() const { return 2 * shape_.num_layers * layer_elems_ * sizeof(float); }
+  size_t bytes() const { return 2 * shape_.num_layers * layer_bytes_; }
 
  private:
   KvCacheShape shape_;
-  size_t layer_elems_ = 0;
-  std::unique_ptr<float[]> data_;
+  size_t layer_bytes_ = 0;
+  std::unique_ptr<uint8_t[]> data_;
 };
 
 }  // namespace llmserve::worker

@@ -33,8 +33,9 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir, const LoadO
   return m;
 }
 
-KvCacheShape Model::CacheShape(size_t num_blocks, size_t block_size) const {
+KvCacheShape Model::CacheShape(size_t num_blocks, size_t block_size, kernels::cpu::KvDType dtype) const {
   KvCacheShape s;
+  s.dtype = dtype;
   s.num_layers = config_.num_layers;
   s.num_blocks = num_blocks;
   s.block_size = block_size;
@@ -54,7 +55,7 @@ void Model::Reserve(size_t t, size_t num_logits) {
   gate_up_.resize(t * 2 * shard_.intermediate_size);
   act_.resize(t * shard_.intermediate_size);
   final_.resize(num_logits * h);
-  local_logits_.resize(num_logits * shard_.vocab_per_rank);
+  local_logits_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank : 0);
   gathered_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank * shard_.tp_size : 0);
   size_t bytes = 0;
   for (const auto* v : {&hidden_, &normed_, &qkv_, &attn_, &proj_, &gate_up_, &act_, &final_, &local_logits_,
@@ -112,6 +113,7 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
   shape.num_kv_heads = nkv;
   shape.head_dim = hd;
   shape.block_size = cache.shape().block_size;
+  shape.kv_dtype = cache.shape().dtype;
   shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
   shape.sliding_window = config_.sliding_window;
   cpu::WriteKvCache(k, qkv_stride, v, qkv_stride, t, b.slot_mapping.data(), shape, cache.keys(index),

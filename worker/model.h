@@ -41,7 +41,8 @@ class Model {
   const ShardDims& shard() const { return shard_; }
   const ModelWeights& weights() const { return weights_; }
   // The cache shape this shard needs for `num_blocks` blocks of `block_size`.
-  KvCacheShape CacheShape(size_t num_blocks, size_t block_size) const;
+  KvCacheShape CacheShape(size_t num_blocks, size_t block_size,
+                          kernels::cpu::KvDType dtype = kernels::cpu::KvDType::kF32) const;
   // Peak bytes of activation buffers used by any Forward so far.
   size_t peak_activation_bytes() const { return peak_activation_bytes_; }
 

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
+#include <new>
 #include <set>
 
 namespace llmserve::worker {
@@ -65,9 +67,8 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
   // zeroed block and no K/V is written, so the run needs no real cache.
   const size_t tokens = config_.max_num_batched_tokens;
   const size_t reqs = std::min(config_.max_num_seqs, tokens);
-  KvCache scratch(model_->CacheShape(1, config_.block_size));
-  std::fill_n(scratch.keys(0), 2 * model_->config().num_layers * config_.block_size *
-                                   model_->shard().num_kv_heads * model_->config().head_dim, 0.f);
+  KvCache scratch(model_->CacheShape(1, config_.block_size, config_.kv_cache_dtype));
+  std::memset(scratch.keys(0), 0, scratch.bytes());
   ForwardBatch b;
   b.query_start.push_back(0);
   size_t max_len = 0;
@@ -87,7 +88,7 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
   b.block_tables.assign(reqs * b.block_table_stride, 0);
   LLMSERVE_RETURN_IF_ERROR(model_->Forward(b, scratch, &logits_));
   KvCacheBudget budget;
-  budget.bytes_per_block = model_->CacheShape(1, config_.block_size).bytes_per_block();
+  budget.bytes_per_block = model_->CacheShape(1, config_.block_size, config_.kv_cache_dtype).bytes_per_block();
   budget.weight_bytes = model_->weights().matmul_bytes();
   budget.activation_peak_bytes = model_->peak_activation_bytes() + logits_.capacity() * sizeof(float);
   if (config_.kv_cache_memory_bytes > 0) {
@@ -107,7 +108,16 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
 
 Status ModelRunner::InitializeKvCache(size_t num_blocks) {
   if (num_blocks == 0) return Status::InvalidArgument("the KV cache needs at least one block");
-  cache_ = std::make_unique<KvCache>(model_->CacheShape(num_blocks, config_.block_size));
+  const KvCacheShape shape = model_->CacheShape(num_blocks, config_.block_size, config_.kv_cache_dtype);
+  if (num_blocks > (size_t{1} << 48) / shape.bytes_per_block()) {
+    return Status::ResourceExhausted("a KV cache of " + std::to_string(num_blocks) + " blocks exceeds 256 TiB");
+  }
+  try {
+    cache_ = std::make_unique<KvCache>(shape);
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("cannot allocate a KV cache of " + std::to_string(num_blocks) + " blocks (" +
+                                     std::to_string(shape.bytes_per_block() * num_blocks) + " bytes)");
+  }
   return Status::Ok();
 }
 

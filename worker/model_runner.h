@@ -34,6 +34,7 @@ struct ModelRunnerConfig {
   // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX.
   kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32;
   size_t block_size = kDefaultCpuBlockSize;  // tokens per KV block
+  kernels::cpu::KvDType kv_cache_dtype = kernels::cpu::KvDType::kF32;  // kBF16: half the KV memory
   size_t num_threads = 0;                    // 0: all hardware threads
   size_t max_num_batched_tokens = 2048;      // largest step (the profile run's size)
   size_t max_num_seqs = 256;                 // most requests in a step

@@ -17,6 +17,7 @@ uint64_t Mix(uint64_t z) {
 }
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr double kNegligibleLogRatio = 30.0;
 
 // Candidates ordered best first: higher value, then lower token id.
 struct Better {
@@ -30,7 +31,10 @@ void RawLogprobs(const float* logits, size_t vocab, int32_t n, int32_t token, Sa
   double mx = -std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < vocab; ++i) mx = std::max(mx, static_cast<double>(logits[i]));
   double sum = 0;
-  for (size_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i]) - mx);
+  for (size_t i = 0; i < vocab; ++i) {
+    const double d = static_cast<double>(logits[i]) - mx;
+    if (d > -kNegligibleLogRatio) sum += std::exp(d);
+  }
   const double lse = mx + std::log(sum);
   out->logprob = static_cast<float>(logits[token] - lse);
   int32_t higher = 0;
@@ -44,70 +48,9 @@ void RawLogprobs(const float* logits, size_t vocab, int32_t n, int32_t token, Sa
   for (size_t i = 0; i < k; ++i) out->top.emplace_back(idx[i], static_cast<float>(logits[idx[i]] - lse));
 }
 
-}  // namespace
-
-uint64_t RandomProcessSeed() {
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
-}
-
-uint64_t Sampler::EffectiveSeed(const SamplingParams& params, const std::string& request_id) const {
-  if (params.seed.has_value()) return *params.seed;
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : request_id) h = (h ^ c) * 0x100000001b3ull;
-  return Mix(process_seed_ ^ h);
-}
-
-double Sampler::Uniform(uint64_t seed, uint64_t position) {
-  const uint64_t r = Mix(Mix(seed) ^ (position * 0xd1b54a32d192ed03ull));
-  return static_cast<double>(r >> 11) * 0x1.0p-53;
-}
-
-SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
-  const SamplingParams& sp = *row.params;
-  std::vector<float> l(row.logits, row.logits + vocab);
-  // 1. Allowed ids, min_tokens' stop-id mask and logit bias.
-  if (!sp.allowed_token_ids.empty()) {
-    std::vector<float> masked(vocab, kNegInf);
-    for (int32_t t : sp.allowed_token_ids) {
-      if (t >= 0 && static_cast<size_t>(t) < vocab) masked[t] = l[t];
-    }
-    l.swap(masked);
-  }
-  const size_t num_out = row.output_tokens != nullptr ? row.output_tokens->size() : 0;
-  if (num_out < static_cast<size_t>(std::max(0, sp.min_tokens))) {
-    for (int32_t t : sp.stop_token_ids) {
-      if (t >= 0 && static_cast<size_t>(t) < vocab) l[t] = kNegInf;
-    }
-  }
-  for (const auto& [t, b] : sp.logit_bias) {
-    if (t >= 0 && static_cast<size_t>(t) < vocab) l[t] += b;
-  }
-  // 2. Penalties.
-  if (sp.repetition_penalty != 1.0f || sp.presence_penalty != 0.0f || sp.frequency_penalty != 0.0f) {
-    std::unordered_map<int32_t, int32_t> out_count;
-    if (row.output_tokens != nullptr) {
-      for (int32_t t : *row.output_tokens) ++out_count[t];
-    }
-    if (sp.repetition_penalty != 1.0f) {
-      std::vector<bool> seen(vocab, false);
-      if (row.prompt_tokens != nullptr) {
-        for (int32_t t : *row.prompt_tokens) {
-          if (t >= 0 && static_cast<size_t>(t) < vocab) seen[t] = true;
-        }
-      }
-      for (const auto& [t, c] : out_count) {
-        if (t >= 0 && static_cast<size_t>(t) < vocab) seen[t] = true;
-      }
-      for (size_t t = 0; t < vocab; ++t) {
-        if (seen[t]) l[t] = l[t] > 0 ? l[t] / sp.repetition_penalty : l[t] * sp.repetition_penalty;
-      }
-    }
-    for (const auto& [t, c] : out_count) {
-      if (t < 0 || static_cast<size_t>(t) >= vocab) continue;
-      l[t] -= sp.frequency_penalty * static_cast<float>(c) + sp.presence_penalty;
-    }
-  }
+// Greedy argmax, or temperature → min_p → top_k → top_p → draw, over the
+// processed logits `l`.
+SampledToken Choose(const float* l, size_t vocab, const SamplingParams& sp, const SamplerRow& row) {
   SampledToken out;
   if (sp.temperature <= 1e-5f) {
     // 3a. Greedy: the first maximum.
@@ -119,9 +62,15 @@ SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
   } else {
     // 3b. Temperature, then probabilities relative to the maximum.
     double mx = -std::numeric_limits<double>::infinity();
-    for (float v : l) mx = std::max(mx, static_cast<double>(v));
+    for (size_t t = 0; t < vocab; ++t) mx = std::max(mx, static_cast<double>(l[t]));
     std::vector<double> p(vocab);
-    for (size_t t = 0; t < vocab; ++t) p[t] = std::exp((static_cast<double>(l[t]) - mx) / sp.temperature);
+    // Tokens below e^-30 of the best are treated as impossible: skipping their
+    // exp saves most of the work at a 152k vocabulary, and their total mass is
+    // under 2e-8 there.
+    const double floor_logit = mx - kNegligibleLogRatio * sp.temperature;
+    for (size_t t = 0; t < vocab; ++t) {
+      p[t] = l[t] < floor_logit ? 0.0 : std::exp((static_cast<double>(l[t]) - mx) / sp.temperature);
+    }
     std::vector<int32_t> cand;
     cand.reserve(vocab);
     const double min_keep = sp.min_p > 0 ? static_cast<double>(sp.min_p) : 0.0;  // max p is 1
@@ -154,7 +103,7 @@ SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
     if (!sorted && cand.size() < vocab) std::sort(cand.begin(), cand.end(), better);
     double total = 0;
     for (int32_t t : cand) total += p[t];
-    const double target = Uniform(row.seed, row.output_position) * total;
+    const double target = Sampler::Uniform(row.seed, row.output_position) * total;
     double acc = 0;
     out.token = cand.empty() ? 0 : cand.back();
     for (int32_t t : cand) {
@@ -165,6 +114,83 @@ SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
       }
     }
   }
+  return out;
+}
+
+}  // namespace
+
+uint64_t RandomProcessSeed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+uint64_t Sampler::EffectiveSeed(const SamplingParams& params, const std::string& request_id) const {
+  if (params.seed.has_value()) return *params.seed;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : request_id) h = (h ^ c) * 0x100000001b3ull;
+  return Mix(process_seed_ ^ h);
+}
+
+double Sampler::Uniform(uint64_t seed, uint64_t position) {
+  const uint64_t r = Mix(Mix(seed) ^ (position * 0xd1b54a32d192ed03ull));
+  return static_cast<double>(r >> 11) * 0x1.0p-53;
+}
+
+SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
+  const SamplingParams& sp = *row.params;
+  const size_t num_out = row.output_tokens != nullptr ? row.output_tokens->size() : 0;
+  const bool suppress_stops = num_out < static_cast<size_t>(std::max(0, sp.min_tokens)) && !sp.stop_token_ids.empty();
+  const bool penalties =
+      sp.repetition_penalty != 1.0f || sp.presence_penalty != 0.0f || sp.frequency_penalty != 0.0f;
+  if (sp.allowed_token_ids.empty() && sp.logit_bias.empty() && !penalties && !suppress_stops) {
+    // Nothing edits the logits: sample from the row itself (no copy).
+    SampledToken out = Choose(row.logits, vocab, sp, row);
+    if (sp.logprobs >= 0) RawLogprobs(row.logits, vocab, sp.logprobs, out.token, &out);
+    return out;
+  }
+  std::vector<float> l(row.logits, row.logits + vocab);
+  // 1. Allowed ids, min_tokens' stop-id mask and logit bias.
+  if (!sp.allowed_token_ids.empty()) {
+    std::vector<float> masked(vocab, kNegInf);
+    for (int32_t t : sp.allowed_token_ids) {
+      if (t >= 0 && static_cast<size_t>(t) < vocab) masked[t] = l[t];
+    }
+    l.swap(masked);
+  }
+  if (suppress_stops) {
+    for (int32_t t : sp.stop_token_ids) {
+      if (t >= 0 && static_cast<size_t>(t) < vocab) l[t] = kNegInf;
+    }
+  }
+  for (const auto& [t, b] : sp.logit_bias) {
+    if (t >= 0 && static_cast<size_t>(t) < vocab) l[t] += b;
+  }
+  // 2. Penalties.
+  if (penalties) {
+    std::unordered_map<int32_t, int32_t> out_count;
+    if (row.output_tokens != nullptr) {
+      for (int32_t t : *row.output_tokens) ++out_count[t];
+    }
+    if (sp.repetition_penalty != 1.0f) {
+      std::vector<bool> seen(vocab, false);
+      if (row.prompt_tokens != nullptr) {
+        for (int32_t t : *row.prompt_tokens) {
+          if (t >= 0 && static_cast<size_t>(t) < vocab) seen[t] = true;
+        }
+      }
+      for (const auto& [t, c] : out_count) {
+        if (t >= 0 && static_cast<size_t>(t) < vocab) seen[t] = true;
+      }
+      for (size_t t = 0; t < vocab; ++t) {
+        if (seen[t]) l[t] = l[t] > 0 ? l[t] / sp.repetition_penalty : l[t] * sp.repetition_penalty;
+      }
+    }
+    for (const auto& [t, c] : out_count) {
+      if (t < 0 || static_cast<size_t>(t) >= vocab) continue;
+      l[t] -= sp.frequency_penalty * static_cast<float>(c) + sp.presence_penalty;
+    }
+  }
+  SampledToken out = Choose(l.data(), vocab, sp, row);
   if (sp.logprobs >= 0) RawLogprobs(row.logits, vocab, sp.logprobs, out.token, &out);
   return out;
 }

@@ -31,6 +31,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -118,6 +119,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void DoRespond(const std::shared_ptr<Exchange>& ex, HttpResponse response) {
     if (ex != exchange_ || streaming_ || response_started_) return;
     response_started_ = true;
+    answer_timer_.cancel();
     auto res = std::make_shared<bhttp::response<bhttp::string_body>>();
     res->version(version_);
     res->result(static_cast<unsigned>(response.status));
@@ -136,6 +138,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                      Headers headers) {
     if (ex != exchange_ || streaming_ || response_started_) return;
     response_started_ = streaming_ = true;
+    answer_timer_.cancel();
     stream_header_ = std::make_unique<bhttp::response<bhttp::empty_body>>();
     stream_header_->version(version_);
     stream_header_->result(static_cast<unsigned>(status));
@@ -354,6 +357,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
                             });
   }
 
+  // Answers 504 and runs the disconnect callback (so the work is aborted) if the
+  // handler has not begun its answer within answer_timeout.
+  void StartAnswerTimer() {
+    if (config_->answer_timeout.count() <= 0) return;
+    answer_timer_.expires_after(config_->answer_timeout);
+    answer_timer_.async_wait([self = shared_from_this(), ex = exchange_](beast::error_code ec) {
+      if (ec || ex != self->exchange_ || self->response_started_ || self->phase_ != Phase::kHandling) return;
+      std::function<void()> callback = std::move(self->on_disconnect_);
+      self->on_disconnect_ = nullptr;
+      ex->finished = true;
+      ex->closed = true;  // the handler's later calls are dropped
+      self->DoRespond(ex, self->router_->Error(504, "The server did not begin an answer within " +
+                                                        std::to_string(self->config_->answer_timeout.count()) + " ms"));
+      if (callback) callback();
+    });
+  }
+
   // ---- disconnect detection -------------------------------------------------------
   void StartWatch() {
     if (watching_ || phase_ != Phase::kHandling) return;
@@ -397,6 +417,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Close() {
     if (phase_ == Phase::kClosed) return;
     phase_ = Phase::kClosed;
+    answer_timer_.cancel();
     if (exchange_) exchange_->closed = true;
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -431,6 +452,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool watching_ = false;
   bool resume_after_watch_ = false;
   bool linger_ = false;    // drain the socket before closing
+  net::steady_timer answer_timer_{stream_.get_executor()};  // HttpServerConfig::answer_timeout
   size_t drained_ = 0;     // bytes discarded while draining
 };
 
@@ -517,6 +539,7 @@ void Connection::Dispatch(HttpRequest request) {
   exchange_ = std::make_shared<Exchange>();
   auto writer = std::make_shared<Writer>(weak_from_this(), exchange_, state_);
   StartWatch();
+  StartAnswerTimer();
   try {
     router_->Dispatch(std::move(request), std::move(writer));
   } catch (const std::exception& e) {

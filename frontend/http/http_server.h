@@ -28,6 +28,10 @@ struct HttpServerConfig {
   std::chrono::milliseconds body_read_timeout{60000};  // time to read one request body
   std::chrono::milliseconds write_timeout{60000};      // time for one write to the client
   std::chrono::milliseconds shutdown_timeout{30000};   // Stop() waits this long for in-flight answers
+  // A handler that has not begun its answer (Respond or BeginStream) this long
+  // after the request arrived gets a 504 sent for it and its disconnect
+  // callback run, so a stuck request is aborted; 0 = no limit (vLLM has none).
+  std::chrono::milliseconds answer_timeout{0};
   int listen_backlog = 1024;                           // pending connections the kernel queues
 };
 

@@ -9,10 +9,13 @@ namespace llmserve::frontend::openai {
 void RegisterInfoRoutes(const InfoRoutesConfig& config, http::Router* router) {
   router->set_error_responder(RouterErrorResponse);
   router->AddFilter("/v1", ApiKeyFilter(config.api_key));
-  router->Add("GET", "/health", [healthy = config.healthy](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
+  http::Handler health = [healthy = config.healthy](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
     bool ok = !healthy || healthy();
     w->Respond(http::HttpResponse::Make(ok ? 200 : 503, "", ""));
-  });
+  };
+  router->Add("GET", "/health", health);
+  router->Add("GET", "/ping", health);  // SageMaker's health check, as vLLM
+  router->Add("POST", "/ping", health);
   const std::string version = Dump(VersionBody(config.version));
   router->Add("GET", "/version", [version](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
     w->Respond(http::HttpResponse::Make(200, "application/json", version));

@@ -1,7 +1,7 @@
 #pragma once
 // Registers the routes that need no tokenizer or engine request on a Router:
-// GET /health (200, or 503 while not healthy; empty body, as vLLM), GET /version,
-// GET /v1/models; installs the API-key filter on /v1 and OpenAI-style error
+// GET /health and GET|POST /ping (200, or 503 while not healthy; empty body, as
+// vLLM), GET /version, GET /v1/models; installs the API-key filter on /v1 and OpenAI-style error
 // bodies for the router's own errors (404, 405, 413, ...).
 
 #include <cstdint>

@@ -2,7 +2,12 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
+
+#include "kernels/cpu/gemm_amx.h"
+#include "kernels/cpu/gemm_p16.h"
 
 namespace llmserve::kernels::cpu {
 
@@ -48,7 +53,6 @@ uint16_t F32ToBf16(float value) {
 }
 
 namespace {
-size_t ElementSize(WeightDType dtype) { return dtype == WeightDType::kF32 ? 4 : 2; }
 
 float LoadWeight(const uint8_t* base, WeightDType dtype, size_t index) {
   switch (dtype) {
@@ -92,23 +96,90 @@ LinearWeight LinearWeight::Pack(const void* data, WeightDType dtype, size_t rows
   w.cols_ = cols;
   w.dtype_ = dtype;
   w.precision_ = precision;
-  const size_t es = ElementSize(dtype);
-  w.data_.resize(rows * cols * es);
-  const auto* src = static_cast<const uint8_t*>(data);
-  for (size_t r = 0; r < rows; ++r) std::memcpy(&w.data_[r * cols * es], src + r * row_stride * es, cols * es);
+  w.isa_ = ActiveIsa();
+  if (precision == MatmulPrecision::kBF16 && w.isa_ == Isa::kAmx) {
+    w.packed_dtype_ = WeightDType::kBF16;
+    w.data_.resize(amx::PackedBytes(rows, cols));
+    amx::Pack(data, dtype, rows, cols, row_stride, reinterpret_cast<uint16_t*>(w.data_.data()));
+    return w;
+  }
+  if (w.isa_ == Isa::kAmx) w.isa_ = Isa::kAvx512;  // kF32 has no AMX kernel
+  w.packed_dtype_ = precision == MatmulPrecision::kBF16 ? WeightDType::kBF16 : dtype;
+  w.data_.resize(p16::PackedBytes(rows, cols, w.packed_dtype_));
+  p16::Pack(data, dtype, rows, cols, row_stride, w.packed_dtype_, w.data_.data());
   return w;
 }
 
+namespace {
+
+// Panels per work chunk: about 256 KiB of weights (a multiple of `multiple`
+// panels, the kernels' widest block), so a chunk is worth a hand-off and a
+// layer still splits into many chunks that the threads share out at run time.
+// Depends only on the weight shape, never on m.
+size_t ChunkPanels(size_t panel_bytes, size_t multiple) {
+  constexpr size_t kChunkBytes = 256 << 10;
+  const size_t panels = panel_bytes == 0 ? multiple : kChunkBytes / panel_bytes / multiple * multiple;
+  return std::max(panels, multiple);
+}
+
+// Activations rounded to bf16 and back, for kBF16 on the P16 kernels.
+void RoundRowsToBf16(const float* x, size_t count, float* out) {
+  for (size_t i = 0; i < count; ++i) out[i] = Bf16ToF32(F32ToBf16(x[i]));
+}
+
+}  // namespace
+
 void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) const {
-  // Split output features across threads; each output element is reduced in
-  // index order by one thread, so results do not depend on m or the split.
-  pool.ParallelFor(rows_, 16, [&](size_t begin, size_t end, size_t) {
-    for (size_t i = 0; i < m; ++i) {
-      for (size_t r = begin; r < end; ++r) {
-        float acc = 0.f;
-        for (size_t c = 0; c < cols_; ++c) acc += x[i * cols_ + c] * LoadWeight(data_.data(), dtype_, r * cols_ + c);
-        y[i * rows_ + r] = acc;
-      }
+  if (m == 0 || rows_ == 0) return;
+  if (cols_ == 0) {
+    std::memset(y, 0, m * rows_ * sizeof(float));
+    return;
+  }
+  const size_t panels = (rows_ + 15) / 16;
+  if (precision_ == MatmulPrecision::kBF16 && isa_ == Isa::kAmx) {
+    // Each output row is reduced inside one call by the same tile sequence
+    // whatever m is; threads share out ranges of output panels only, so
+    // which thread computes an output never changes its bits.
+    const size_t kpad = amx::PaddedK(cols_);
+    thread_local std::vector<uint16_t, AlignedAllocator<uint16_t>> a;
+    if (a.size() < m * kpad) a.resize(m * kpad);
+    uint16_t* ap = a.data();
+    if (m * kpad >= (size_t{1} << 16)) {
+      pool.ParallelFor(m, 8, [&](size_t begin, size_t end, size_t) {
+        amx::ConvertRows(x, cols_, cols_, begin, end, ap, kpad);
+      });
+    } else {
+      amx::ConvertRows(x, cols_, cols_, 0, m, ap, kpad);
+    }
+    const auto* w = reinterpret_cast<const uint16_t*>(data_.data());
+    pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 4),
+                           [&](size_t begin, size_t end, size_t) {
+                             amx::Gemm(ap, m, kpad, w, rows_, y, rows_, begin, end);
+                           });
+    return;
+  }
+  const float* xs = x;
+  if (precision_ == MatmulPrecision::kBF16) {
+    thread_local std::vector<float> rounded;
+    if (rounded.size() < m * cols_) rounded.resize(m * cols_);
+    RoundRowsToBf16(x, m * cols_, rounded.data());
+    xs = rounded.data();
+  }
+  const p16::Problem problem{xs, m, cols_, data_.data(), packed_dtype_, cols_, rows_, y, rows_};
+  const size_t es = packed_dtype_ == WeightDType::kF32 ? 4 : 2;
+  const Isa isa = isa_;
+  pool.ParallelForChunks(panels, ChunkPanels(16 * cols_ * es, 8), [&](size_t begin, size_t end, size_t) {
+    switch (isa) {
+      case Isa::kAmx:
+      case Isa::kAvx512:
+        p16::GemmAvx512(problem, begin, end);
+        break;
+      case Isa::kAvx2:
+        p16::GemmAvx2(problem, begin, end);
+        break;
+      case Isa::kScalar:
+        p16::GemmScalar(problem, begin, end);
+        break;
     }
   });
 }

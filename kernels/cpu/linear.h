@@ -7,11 +7,27 @@
 //    whatever the other rows hold (batch and chunking invariance). Reductions
 //    over in_features run in a fixed order.
 //  * bf16/f16 weights stay 16-bit in memory; activations are fp32 at the API.
+//
+// Kernels (chosen at Pack time from ActiveIsa(), see cpu_features.h):
+//  * kF32: the "P16" fp32-FMA kernels (gemm_p16.h): every output element is
+//    fma-accumulated over k in index order, so scalar, AVX2 and AVX-512 give
+//    bitwise the same y.
+//  * kBF16 with AMX: tdpbf16ps tiles for every m, 1 included (gemm_amx.h).
+//    Without AMX: activations and weights rounded to bf16, then the P16
+//    kernels (bitwise the same on scalar, AVX2, AVX-512; not equal to AMX).
+//  * f32/f16 weights under kBF16 are rounded to bf16 when packed.
+// Threads: Apply cuts the output features into chunks of ~256 KiB of weights
+// (boundaries depend on the weight shape only) that the pool's threads claim
+// at run time; a reduction is never split, so results do not depend on the
+// thread count or on which thread ran a chunk. Packed data is 64-byte aligned.
+// Apply keeps per-calling-thread scratch for the converted activations.
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace llmserve::kernels::cpu {
@@ -41,7 +57,9 @@ class LinearWeight {
 
   size_t rows() const { return rows_; }  // out_features
   size_t cols() const { return cols_; }  // in_features
-  WeightDType dtype() const { return dtype_; }
+  WeightDType dtype() const { return dtype_; }  // as given to Pack
+  // Kernel family this weight was packed for (fixed at Pack time).
+  Isa isa() const { return isa_; }
   MatmulPrecision precision() const { return precision_; }
   // Bytes of weight data held (what a decode step reads).
   size_t bytes() const { return data_.size(); }
@@ -51,7 +69,9 @@ class LinearWeight {
   size_t cols_ = 0;
   WeightDType dtype_ = WeightDType::kF32;
   MatmulPrecision precision_ = MatmulPrecision::kF32;
-  std::vector<uint8_t> data_;  // row-major [rows × cols] in dtype_
+  Isa isa_ = Isa::kScalar;
+  WeightDType packed_dtype_ = WeightDType::kF32;  // element type inside data_
+  std::vector<uint8_t, AlignedAllocator<uint8_t>> data_;  // packed (gemm_p16.h / gemm_amx.h)
 };
 
 // Scalar reference: y = x · Wᵀ for a row-major weight, fp32 math in index order.

@@ -1,8 +1,12 @@
 #include "kernels/cpu/paged_attention.h"
 
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/paged_attention_item.h"
+
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -21,87 +25,115 @@ inline float Dot(const float* a, const float* b, size_t n) {
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
-inline size_t SlotOffset(const PagedAttentionShape& s, size_t block, size_t kv_head, size_t slot) {
-  return ((block * s.num_kv_heads + kv_head) * s.block_size + slot) * s.head_dim;
+
+// Writes head_dim floats to cache element `off`, rounding to bf16 when the cache is.
+void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off) {
+  if (s.kv_dtype == KvDType::kF32) {
+    std::memcpy(static_cast<float*>(cache) + off, src, s.head_dim * sizeof(float));
+    return;
+  }
+  uint16_t* dst = static_cast<uint16_t*>(cache) + off;
+  for (size_t d = 0; d < s.head_dim; ++d) dst[d] = F32ToBf16(src[d]);
+}
+
+// The cache row at element `off` as floats: in place for fp32, widened into `tmp` for bf16.
+const float* LoadRow(const void* cache, const PagedAttentionShape& s, size_t off, float* tmp) {
+  if (s.kv_dtype == KvDType::kF32) return static_cast<const float*>(cache) + off;
+  const uint16_t* src = static_cast<const uint16_t*>(cache) + off;
+  for (size_t d = 0; d < s.head_dim; ++d) tmp[d] = Bf16ToF32(src[d]);
+  return tmp;
 }
 
 }  // namespace
 
 void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t tokens,
-                  const int64_t* slot_mapping, const PagedAttentionShape& s, float* k_cache,
-                  float* v_cache, ThreadPool& pool) {
+                  const int64_t* slot_mapping, const PagedAttentionShape& s, void* k_cache,
+                  void* v_cache, ThreadPool& pool) {
   pool.ParallelFor(tokens, 16, [&](size_t begin, size_t end, size_t) {
     for (size_t t = begin; t < end; ++t) {
       if (slot_mapping[t] < 0) continue;
       const size_t block = static_cast<size_t>(slot_mapping[t]) / s.block_size;
       const size_t slot = static_cast<size_t>(slot_mapping[t]) % s.block_size;
       for (size_t h = 0; h < s.num_kv_heads; ++h) {
-        std::memcpy(k_cache + SlotOffset(s, block, h, slot), k + t * k_stride + h * s.head_dim,
-                    s.head_dim * sizeof(float));
-        std::memcpy(v_cache + SlotOffset(s, block, h, slot), v + t * v_stride + h * s.head_dim,
-                    s.head_dim * sizeof(float));
+        const size_t off = internal::CacheOffset(s, block, h, slot);
+        StoreRow(k + t * k_stride + h * s.head_dim, s, k_cache, off);
+        StoreRow(v + t * v_stride + h * s.head_dim, s, v_cache, off);
       }
     }
   });
 }
 
+namespace {
+
+std::atomic<bool> g_allow_avx512{true};
+
+// Portable implementation of one item (the reference order of operations).
+void AttendGeneric(const internal::AttentionItem& it, const PagedAttentionShape& s, size_t group,
+                   const void* k_cache, const void* v_cache, float* scores, float* acc, float* row) {
+  const size_t hd = s.head_dim, ctx = it.last - it.first + 1;
+  for (size_t j = it.first; j <= it.last; ++j) {
+    const float* key =
+        LoadRow(k_cache, s, internal::CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size), row);
+    for (size_t g = 0; g < group; ++g) scores[g * ctx + (j - it.first)] = Dot(it.q + g * hd, key, hd) * s.scale;
+  }
+  std::fill(acc, acc + group * hd, 0.f);
+  for (size_t g = 0; g < group; ++g) {
+    float* sc = scores + g * ctx;
+    float mx = sc[0];
+    for (size_t j = 1; j < ctx; ++j) mx = std::max(mx, sc[j]);
+    float sum = 0.f;
+    for (size_t j = 0; j < ctx; ++j) {
+      sc[j] = std::exp(sc[j] - mx);
+      sum += sc[j];
+    }
+    for (size_t j = it.first; j <= it.last; ++j) {
+      const float* val =
+          LoadRow(v_cache, s, internal::CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size), row);
+      const float p = sc[j - it.first];
+      float* a = acc + g * hd;
+      for (size_t d = 0; d < hd; ++d) a[d] += p * val[d];
+    }
+    const float inv = 1.0f / sum;
+    for (size_t d = 0; d < hd; ++d) it.out[g * hd + d] = acc[g * hd + d] * inv;
+  }
+}
+
+}  // namespace
+
+void PagedAttentionAllowAvx512(bool allow) { g_allow_avx512.store(allow); }
+
 void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& b,
-                    const PagedAttentionShape& s, const float* k_cache, const float* v_cache,
+                    const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
                     float* out, size_t out_stride, ThreadPool& pool) {
   CHECK_EQ(s.num_q_heads % s.num_kv_heads, 0u);
   const size_t group = s.num_q_heads / s.num_kv_heads;
   const size_t hd = s.head_dim;
-  pool.ParallelFor(b.tokens * s.num_kv_heads, 1, [&](size_t begin, size_t end, size_t) {
+  const bool avx512 = g_allow_avx512.load();
+  // Items are KV-head major, so a thread walks consecutive tokens of one KV
+  // head and that head's keys and values stay in its cache.
+  // Small batches (short decodes) run on the calling thread: waking the pool
+  // would cost more than the work. The split never changes any item's result.
+  size_t keys = 0;
+  for (size_t t = 0; t < b.tokens; ++t) keys += static_cast<size_t>(b.positions[t]) + 1;
+  const size_t items = b.tokens * s.num_kv_heads;
+  const size_t grain = keys * s.num_q_heads * hd < (size_t{1} << 18) ? items : 1;
+  pool.ParallelFor(items, grain, [&](size_t begin, size_t end, size_t) {
     thread_local std::vector<float> scores;
     thread_local std::vector<float> acc;
-    for (size_t item = begin; item < end; ++item) {
-      const size_t t = item / s.num_kv_heads, kvh = item % s.num_kv_heads;
-      const size_t pos = static_cast<size_t>(b.positions[t]);
-      const size_t first =
-          s.sliding_window > 0 && pos + 1 > s.sliding_window ? pos + 1 - s.sliding_window : 0;
-      const size_t ctx = pos + 1 - first;
-      const int32_t* table = b.block_tables + static_cast<size_t>(b.token_request[t]) * b.block_table_stride;
-      scores.resize(group * ctx);
-      acc.resize(group * hd);
-      // Scores, block by block: each key is loaded once for the whole GQA group.
-      for (size_t j = first; j <= pos; ++j) {
-        const float* key = k_cache + SlotOffset(s, table[j / s.block_size], kvh, j % s.block_size);
-        for (size_t g = 0; g < group; ++g) {
-          const float* qh = q + t * q_stride + (kvh * group + g) * hd;
-          scores[g * ctx + (j - first)] = Dot(qh, key, hd) * s.scale;
-        }
-      }
-      float inv_sum[64];
-      std::vector<float> inv_sum_big;
-      float* inv = inv_sum;
-      if (group > 64) {
-        inv_sum_big.resize(group);
-        inv = inv_sum_big.data();
-      }
-      for (size_t g = 0; g < group; ++g) {
-        float* sc = &scores[g * ctx];
-        float mx = sc[0];
-        for (size_t j = 1; j < ctx; ++j) mx = std::max(mx, sc[j]);
-        float sum = 0.f;
-        for (size_t j = 0; j < ctx; ++j) {
-          sc[j] = std::exp(sc[j] - mx);
-          sum += sc[j];
-        }
-        inv[g] = 1.0f / sum;
-      }
-      std::fill(acc.begin(), acc.end(), 0.f);
-      for (size_t j = first; j <= pos; ++j) {
-        const float* val = v_cache + SlotOffset(s, table[j / s.block_size], kvh, j % s.block_size);
-        for (size_t g = 0; g < group; ++g) {
-          const float p = scores[g * ctx + (j - first)];
-          float* a = &acc[g * hd];
-          for (size_t d = 0; d < hd; ++d) a[d] += p * val[d];
-        }
-      }
-      for (size_t g = 0; g < group; ++g) {
-        float* o = out + t * out_stride + (kvh * group + g) * hd;
-        for (size_t d = 0; d < hd; ++d) o[d] = acc[g * hd + d] * inv[g];
-      }
+    for (size_t index = begin; index < end; ++index) {
+      const size_t kvh = index / b.tokens, t = index % b.tokens;
+      internal::AttentionItem it;
+      it.kv_head = kvh;
+      it.last = static_cast<size_t>(b.positions[t]);
+      it.first = s.sliding_window > 0 && it.last + 1 > s.sliding_window ? it.last + 1 - s.sliding_window : 0;
+      it.table = b.block_tables + static_cast<size_t>(b.token_request[t]) * b.block_table_stride;
+      it.q = q + t * q_stride + kvh * group * hd;
+      it.out = out + t * out_stride + kvh * group * hd;
+      const size_t ctx = it.last - it.first + 1;
+      if (scores.size() < group * ctx) scores.resize(group * ctx);
+      if (avx512 && internal::AttendAvx512(it, s, group, k_cache, v_cache, scores.data())) continue;
+      if (acc.size() < (group + 1) * hd) acc.resize((group + 1) * hd);
+      AttendGeneric(it, s, group, k_cache, v_cache, scores.data(), acc.data(), acc.data() + group * hd);
     }
   });
 }

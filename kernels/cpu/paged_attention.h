@@ -3,7 +3,7 @@
 // sequence": the query tokens of every request back to back).
 //
 // Cache layout, per layer, for K and V alike:
-//   [num_blocks][num_kv_heads][block_size][head_dim] fp32
+//   [num_blocks][num_kv_heads][block_size][head_dim] in fp32 or bf16
 // so one KV head's keys within a block are contiguous. Logical position j of a
 // request lives in block block_table[j / block_size], slot j % block_size.
 //
@@ -19,8 +19,16 @@
 
 namespace llmserve::kernels::cpu {
 
+// Element type of the KV cache. kBF16 halves its memory and the bytes a
+// decode step reads; K/V are rounded to bf16 (nearest even) when written.
+enum class KvDType { kF32, kBF16 };
+
+// Bytes of one cache element.
+inline size_t KvElementSize(KvDType t) { return t == KvDType::kF32 ? 4 : 2; }
+
 // Shapes shared by the cache writer and the attention kernel.
 struct PagedAttentionShape {
+  KvDType kv_dtype = KvDType::kF32;
   size_t num_q_heads = 0;
   size_t num_kv_heads = 0;
   size_t head_dim = 0;
@@ -33,8 +41,8 @@ struct PagedAttentionShape {
 // v + t * v_stride) into the cache slots slot_mapping[t] = block * block_size +
 // offset. Negative slots are skipped (padding).
 void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t tokens,
-                  const int64_t* slot_mapping, const PagedAttentionShape& shape, float* k_cache,
-                  float* v_cache, ThreadPool& pool);
+                  const int64_t* slot_mapping, const PagedAttentionShape& shape, void* k_cache,
+                  void* v_cache, ThreadPool& pool);
 
 // Per-token inputs to the attention kernel.
 struct PagedAttentionBatch {
@@ -49,8 +57,13 @@ struct PagedAttentionBatch {
 // positions j ≤ positions[t] (and > positions[t] - sliding_window when set).
 // The token's own K/V must already be in the cache.
 void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& batch,
-                    const PagedAttentionShape& shape, const float* k_cache, const float* v_cache,
+                    const PagedAttentionShape& shape, const void* k_cache, const void* v_cache,
                     float* out, size_t out_stride, ThreadPool& pool);
+
+// Chooses whether PagedAttention may use its AVX-512 implementation (default:
+// yes, where the CPU has AVX-512F). The portable path gives the same results
+// to within rounding; tests and benchmarks switch to compare the two.
+void PagedAttentionAllowAvx512(bool allow);
 
 // Scalar reference over contiguous per-token keys/values: for a single
 // sequence of `tokens` tokens at positions 0..tokens-1 with k/v [tokens ×

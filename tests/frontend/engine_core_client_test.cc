@@ -83,7 +83,9 @@ TEST(EngineCoreClient, RequestsOutputsAbortsAndUtilities) {
 
   EnginePeer e0(ctx, c, 0), e1(ctx, c, 1);
   ASSERT_TRUE(c.WaitUntilReady(5s).ok());
-  EXPECT_EQ(c.max_model_len(), 4096u);
+  EXPECT_EQ(c.max_model_len(), 4096);
+  EXPECT_TRUE(c.IsReady());
+  EXPECT_FALSE(c.IsDead());
 
   req.data_parallel_rank = 1;  // pinned
   ASSERT_TRUE(c.Submit(req, sink).ok());

@@ -188,6 +188,40 @@ TEST(HttpServer, MalformedRequestIs400) {
   EXPECT_TRUE(client.WaitForClose());
 }
 
+TEST(HttpServer, OversizedHeaderIs431) {
+  HttpServerConfig config;
+  config.max_header_bytes = 1024;
+  auto server = StartServer(EchoRouter(), config);
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  ASSERT_TRUE(client.SendRequest("GET", "/hello", "", "X-Big: " + std::string(4096, 'x') + "\r\n"));
+  EXPECT_EQ(client.ReadResponse().status, 431);
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST(HttpServer, Http10ClosesAfterTheAnswer) {
+  auto server = StartServer(EchoRouter());
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  ASSERT_TRUE(client.Send("GET /hello HTTP/1.0\r\n\r\n"));
+  ClientResponse r = client.ReadResponse();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "hello");
+  EXPECT_TRUE(client.WaitForClose());
+}
+
+TEST(HttpServer, StalledBodyIsDroppedAfterTheTimeout) {
+  HttpServerConfig config;
+  config.body_read_timeout = 200ms;
+  auto server = StartServer(EchoRouter(), config);
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  ASSERT_TRUE(client.Send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhalf"));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.WaitForClose(3000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
 TEST(HttpServer, IdleKeepAliveConnectionIsClosedAfterTheTimeout) {
   HttpServerConfig config;
   config.keep_alive_timeout = 200ms;
@@ -296,6 +330,33 @@ TEST(HttpServer, ClientDisconnectBeforeAnAnswerRunsTheCallback) {
   EXPECT_TRUE(held->closed());
   EXPECT_FALSE(held->finished());
   held.reset();  // no answer can go anywhere; must not crash
+}
+
+TEST(HttpServer, AnswerTimeoutSends504AndRunsTheCallback) {
+  std::promise<void> aborted;
+  std::shared_ptr<ResponseWriter> held;
+  Router router = EchoRouter();
+  router.Add("POST", "/stuck", [&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    w->OnDisconnect([&aborted] { aborted.set_value(); });
+    held = w;  // never answered in time
+  });
+  HttpServerConfig config;
+  config.answer_timeout = 100ms;
+  auto server = StartServer(std::move(router), config);
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  ASSERT_TRUE(client.SendRequest("POST", "/stuck", "{}"));
+  ClientResponse r = client.ReadResponse();
+  EXPECT_EQ(r.status, 504);
+  EXPECT_EQ(r.body, "The server did not begin an answer within 100 ms\n");
+  EXPECT_EQ(aborted.get_future().wait_for(1s), std::future_status::ready);
+  EXPECT_TRUE(held->closed());
+  held->Respond(HttpResponse::Make(200, "text/plain", "too late"));  // dropped
+  // The connection goes on; quick answers are not affected.
+  ASSERT_TRUE(client.SendRequest("GET", "/hello"));
+  r = client.ReadResponse();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "hello");
 }
 
 TEST(HttpServer, DroppedWriterAnswers500) {

@@ -53,10 +53,12 @@ TEST(OpenAiRoutes, HealthFollowsTheEngines) {
   ClientResponse r = f.Get("/health");
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(r.body, "");
+  EXPECT_EQ(f.Get("/ping").status, 503);
   f.healthy = true;
   r = f.Get("/health");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "");
+  EXPECT_EQ(f.Get("/ping").status, 200);
 }
 
 TEST(OpenAiRoutes, VersionAndModels) {

@@ -3,6 +3,7 @@
 
 #include "frontend/openai/chat_request.h"
 #include "frontend/openai/completion_request.h"
+#include "frontend/openai/engine_request.h"
 #include "frontend/openai/sampling_request.h"
 
 namespace llmserve::frontend::openai {
@@ -130,6 +131,49 @@ TEST(OpenAiSampling, ContextLengthIsEnforced) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(*e, BadRequest("This model's maximum context length is 100 tokens. However, your prompt has 100 tokens, "
                            "which leaves no room for output. Please reduce the length of the prompt."));
+}
+
+}  // namespace
+}  // namespace llmserve::frontend::openai
+
+namespace llmserve::frontend::openai {
+namespace {
+
+TEST(OpenAiEngineRequest, CarriesIdsPromptAndRouting) {
+  SamplingRequest s;
+  s.max_tokens = 5;
+  s.priority = -2;
+  s.cache_salt = "tenant-a";
+  http::HttpRequest http_request;
+  http_request.headers = {{"X-data-parallel-rank", "3"}};
+  EngineRequestInputs in;
+  in.request_id = "cmpl-abc-0";
+  in.prompt_token_ids = {1, 2, 3, 4};
+  in.prompt_is_token_ids = true;
+  in.arrival_time = 1700000000.5;
+  in.client_index = 1;
+  proto::EngineCoreRequest req;
+  ASSERT_FALSE(BuildEngineRequest(http_request, s, Context(0, 16), in, &req).has_value());
+  EXPECT_EQ(req.request_id, "cmpl-abc-0");
+  EXPECT_EQ(req.prompt_token_ids, (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_TRUE(req.prompt_is_token_ids);
+  EXPECT_EQ(req.arrival_time, 1700000000.5);
+  EXPECT_EQ(req.client_index, 1);
+  EXPECT_EQ(req.data_parallel_rank, 3);
+  EXPECT_EQ(req.cache_salt, "tenant-a");
+  EXPECT_EQ(req.priority, -2);
+  EXPECT_EQ(req.sampling_params.max_tokens, 5);
+
+  // The prompt length comes from the ids, so the context check sees it.
+  in.prompt_token_ids.assign(12, 7);
+  MaybeError e = BuildEngineRequest(http::HttpRequest{}, s, Context(0, 16), in, &req);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->param, "max_tokens");
+
+  http_request.headers = {{"x-data-parallel-rank", "-1"}};
+  e = BuildEngineRequest(http_request, s, Context(0, 100), in, &req);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(*e, BadRequest("X-data-parallel-rank must be a non-negative integer, got '-1'"));
 }
 
 }  // namespace

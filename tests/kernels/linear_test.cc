@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
+
+#include "kernels/cpu/cpu_features.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -20,22 +25,231 @@ TEST(Linear, Bf16RoundTripAndReferenceValues) {
   EXPECT_EQ(y, (std::vector<float>{-1, -1, -1, 3, 8, 13}));
 }
 
-TEST(Linear, ApplyMatchesReferenceAndIsBatchInvariant) {
-  const size_t rows = 37, cols = 70;
-  std::mt19937 rng(1);
-  std::normal_distribution<float> dist;
-  std::vector<uint16_t> w(rows * cols);
-  for (auto& v : w) v = F32ToBf16(dist(rng));
-  std::vector<float> x(5 * cols);
+// A random weight stored as `dtype`, with its fp32 values.
+struct Weight {
+  std::vector<uint8_t> bytes;
+  std::vector<float> values;
+};
+
+Weight RandomWeight(WeightDType dtype, size_t rows, size_t cols, std::mt19937& rng) {
+  std::normal_distribution<float> dist(0.f, 0.5f);
+  Weight w;
+  w.values.resize(rows * cols);
+  w.bytes.resize(rows * cols * (dtype == WeightDType::kF32 ? 4 : 2));
+  for (size_t i = 0; i < rows * cols; ++i) {
+    float v = dist(rng);
+    if (dtype == WeightDType::kF32) {
+      std::memcpy(&w.bytes[i * 4], &v, 4);
+    } else if (dtype == WeightDType::kBF16) {
+      const uint16_t b = F32ToBf16(v);
+      std::memcpy(&w.bytes[i * 2], &b, 2);
+      v = Bf16ToF32(b);
+    } else {
+      // f16 via a value exactly representable in both: bf16-rounded, |v| < 8.
+      const float r = Bf16ToF32(F32ToBf16(v));
+      uint32_t u;
+      std::memcpy(&u, &r, 4);
+      const uint32_t sign = (u >> 16) & 0x8000;
+      const int exp = int((u >> 23) & 0xff) - 127 + 15;
+      uint16_t h = static_cast<uint16_t>(sign);
+      if (exp > 0) h |= static_cast<uint16_t>((exp << 10) | ((u >> 13) & 0x3ff));
+      std::memcpy(&w.bytes[i * 2], &h, 2);
+      v = F16ToF32(h);
+    }
+    w.values[i] = v;
+  }
+  return w;
+}
+
+std::vector<float> RandomActivations(size_t count, std::mt19937& rng) {
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<float> x(count);
   for (auto& v : x) v = dist(rng);
+  return x;
+}
+
+const char* DTypeName(WeightDType d) {
+  return d == WeightDType::kF32 ? "f32" : d == WeightDType::kBF16 ? "bf16" : "f16";
+}
+
+// Packs `w` with the kernel family capped at `isa`.
+LinearWeight PackWith(Isa isa, const Weight& w, WeightDType dtype, size_t rows, size_t cols,
+                      MatmulPrecision precision) {
+  SetMaxIsa(isa);
+  LinearWeight lw = LinearWeight::Pack(w.bytes.data(), dtype, rows, cols, cols, precision);
+  SetMaxIsa(Isa::kAmx);
+  return lw;
+}
+
+bool Available(Isa isa) { return static_cast<int>(isa) <= static_cast<int>(GetCpuFeatures().best); }
+
+struct Shape {
+  size_t rows, cols;
+};
+// Includes non-multiples of 16 / 32 / 64 on both axes.
+const Shape kShapes[] = {{1, 1}, {37, 70}, {16, 32}, {48, 96}, {130, 257}, {64, 1024}};
+
+// Max |y - ref| must stay within tol × Σ_k |x_k w_k| (the error bound of an
+// fp32 dot product), per element.
+void ExpectClose(const std::vector<float>& y, const std::vector<float>& x,
+                 const std::vector<float>& w, size_t m, size_t rows, size_t cols, double tol,
+                 const std::string& what) {
+  std::vector<float> ref(m * rows);
+  LinearReference(x.data(), m, w.data(), WeightDType::kF32, rows, cols, ref.data());
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t r = 0; r < rows; ++r) {
+      double mag = 0;
+      for (size_t c = 0; c < cols; ++c) mag += std::fabs(double(x[i * cols + c]) * w[r * cols + c]);
+      ASSERT_LE(std::fabs(double(y[i * rows + r]) - ref[i * rows + r]), tol * mag + 1e-30)
+          << what << " row " << i << " out " << r << " ref " << ref[i * rows + r];
+    }
+  }
+}
+
+// Row i of Apply(x, m) must be bitwise the same as Apply(row i alone) and as
+// that row inside a different batch at a different position.
+void ExpectBatchInvariant(const LinearWeight& lw, const std::vector<float>& x, size_t m,
+                          const std::vector<float>& y, ThreadPool& pool, std::mt19937& rng,
+                          const std::string& what) {
+  const size_t rows = lw.rows(), cols = lw.cols();
+  std::vector<float> one(rows);
+  for (size_t i = 0; i < m; ++i) {
+    lw.Apply(x.data() + i * cols, 1, one.data(), pool);
+    ASSERT_EQ(std::memcmp(one.data(), y.data() + i * rows, rows * 4), 0) << what << " row " << i;
+  }
+  // Other batch: 19 random rows with the rows of x placed at rows 19 - m .. in reverse order.
+  const size_t other_m = m + 19;
+  std::vector<float> other = RandomActivations(other_m * cols, rng);
+  for (size_t i = 0; i < m; ++i)
+    std::memcpy(&other[(other_m - 1 - i) * cols], &x[i * cols], cols * 4);
+  std::vector<float> other_y(other_m * rows);
+  lw.Apply(other.data(), other_m, other_y.data(), pool);
+  for (size_t i = 0; i < m; ++i)
+    ASSERT_EQ(std::memcmp(&other_y[(other_m - 1 - i) * rows], &y[i * rows], rows * 4), 0)
+        << what << " row " << i << " in another batch";
+}
+
+void CheckPath(Isa isa, MatmulPrecision precision) {
+  if (!Available(isa)) GTEST_SKIP() << "CPU lacks " << IsaName(isa);
+  std::mt19937 rng(7);
   ThreadPool pool(2);
-  auto lw = LinearWeight::Pack(w.data(), WeightDType::kBF16, rows, cols, cols, MatmulPrecision::kF32);
-  std::vector<float> y(5 * rows), ref(5 * rows), one(rows);
-  lw.Apply(x.data(), 5, y.data(), pool);
-  LinearReference(x.data(), 5, w.data(), WeightDType::kBF16, rows, cols, ref.data());
-  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-4f * (1 + std::abs(ref[i])));
-  lw.Apply(x.data() + 3 * cols, 1, one.data(), pool);  // row 3 alone
-  for (size_t r = 0; r < rows; ++r) EXPECT_EQ(one[r], y[3 * rows + r]) << r;
+  for (WeightDType dtype : {WeightDType::kBF16, WeightDType::kF16, WeightDType::kF32}) {
+    for (const Shape& s : kShapes) {
+      if (isa == Isa::kScalar && s.cols > 300) continue;  // keep the scalar path quick
+      const Weight w = RandomWeight(dtype, s.rows, s.cols, rng);
+      const LinearWeight lw = PackWith(isa, w, dtype, s.rows, s.cols, precision);
+      ASSERT_EQ(lw.rows(), s.rows);
+      ASSERT_EQ(lw.cols(), s.cols);
+      const Isa expect = precision == MatmulPrecision::kF32 && isa == Isa::kAmx ? Isa::kAvx512 : isa;
+      ASSERT_EQ(lw.isa(), expect);
+      for (size_t m : {size_t{1}, size_t{3}, size_t{17}, size_t{33}, size_t{70}}) {
+        const std::string what = std::string(IsaName(isa)) + " " + DTypeName(dtype) + " " +
+                                 std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+                                 " m=" + std::to_string(m);
+        std::vector<float> x = RandomActivations(m * s.cols, rng);
+        std::vector<float> y(m * s.rows, -1.f);
+        lw.Apply(x.data(), m, y.data(), pool);
+        if (precision == MatmulPrecision::kF32) {
+          ExpectClose(y, x, w.values, m, s.rows, s.cols, 1e-5, what);
+        } else {
+          // Against the reference on bf16-rounded activations and weights.
+          std::vector<float> xr(x.size()), wr(w.values.size());
+          for (size_t i = 0; i < x.size(); ++i) xr[i] = Bf16ToF32(F32ToBf16(x[i]));
+          for (size_t i = 0; i < wr.size(); ++i) wr[i] = Bf16ToF32(F32ToBf16(w.values[i]));
+          ExpectClose(y, xr, wr, m, s.rows, s.cols, 1e-5, what);
+        }
+        ExpectBatchInvariant(lw, x, m, y, pool, rng, what);
+      }
+    }
+  }
+}
+
+TEST(Linear, F32PrecisionScalar) { CheckPath(Isa::kScalar, MatmulPrecision::kF32); }
+TEST(Linear, F32PrecisionAvx2) { CheckPath(Isa::kAvx2, MatmulPrecision::kF32); }
+TEST(Linear, F32PrecisionAvx512) { CheckPath(Isa::kAvx512, MatmulPrecision::kF32); }
+TEST(Linear, Bf16PrecisionScalar) { CheckPath(Isa::kScalar, MatmulPrecision::kBF16); }
+TEST(Linear, Bf16PrecisionAvx2) { CheckPath(Isa::kAvx2, MatmulPrecision::kBF16); }
+TEST(Linear, Bf16PrecisionAvx512) { CheckPath(Isa::kAvx512, MatmulPrecision::kBF16); }
+TEST(Linear, Bf16PrecisionAmx) { CheckPath(Isa::kAmx, MatmulPrecision::kBF16); }
+
+// The fp32-FMA kernels compute each element as a sequential fma chain, so all
+// instruction-set paths give the same bits (for both precisions).
+TEST(Linear, FmaPathsAgreeBitwise) {
+  std::mt19937 rng(11);
+  ThreadPool pool(2);
+  const size_t rows = 75, cols = 131, m = 9;
+  for (MatmulPrecision precision : {MatmulPrecision::kF32, MatmulPrecision::kBF16}) {
+    for (WeightDType dtype : {WeightDType::kBF16, WeightDType::kF16, WeightDType::kF32}) {
+      const Weight w = RandomWeight(dtype, rows, cols, rng);
+      const std::vector<float> x = RandomActivations(m * cols, rng);
+      std::vector<float> base(m * rows);
+      PackWith(Isa::kScalar, w, dtype, rows, cols, precision).Apply(x.data(), m, base.data(), pool);
+      for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+        if (!Available(isa)) continue;
+        std::vector<float> y(m * rows);
+        PackWith(isa, w, dtype, rows, cols, precision).Apply(x.data(), m, y.data(), pool);
+        EXPECT_EQ(std::memcmp(y.data(), base.data(), y.size() * 4), 0)
+            << IsaName(isa) << " " << DTypeName(dtype);
+      }
+    }
+  }
+}
+
+// Results do not depend on the number of threads (splits are over outputs).
+TEST(Linear, ThreadCountInvariant) {
+  std::mt19937 rng(3);
+  const size_t rows = 1000, cols = 320, m = 5;
+  const Weight w = RandomWeight(WeightDType::kBF16, rows, cols, rng);
+  const std::vector<float> x = RandomActivations(m * cols, rng);
+  for (MatmulPrecision precision : {MatmulPrecision::kF32, MatmulPrecision::kBF16}) {
+    const LinearWeight lw =
+        LinearWeight::Pack(w.bytes.data(), WeightDType::kBF16, rows, cols, cols, precision);
+    std::vector<float> base(m * rows);
+    ThreadPool one(1);
+    lw.Apply(x.data(), m, base.data(), one);
+    for (size_t threads : {2, 3}) {
+      ThreadPool pool(threads);
+      std::vector<float> y(m * rows);
+      lw.Apply(x.data(), m, y.data(), pool);
+      EXPECT_EQ(std::memcmp(y.data(), base.data(), y.size() * 4), 0) << threads;
+    }
+  }
+}
+
+// A column block of a wider weight (tensor-parallel shard) via row_stride.
+TEST(Linear, PacksColumnBlockWithRowStride) {
+  std::mt19937 rng(5);
+  const size_t rows = 40, full_cols = 100, col0 = 30, cols = 50, m = 4;
+  const Weight w = RandomWeight(WeightDType::kBF16, rows, full_cols, rng);
+  std::vector<float> block(rows * cols);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) block[r * cols + c] = w.values[r * full_cols + col0 + c];
+  const std::vector<float> x = RandomActivations(m * cols, rng);
+  ThreadPool pool(2);
+  for (MatmulPrecision precision : {MatmulPrecision::kF32, MatmulPrecision::kBF16}) {
+    const LinearWeight lw = LinearWeight::Pack(w.bytes.data() + col0 * 2, WeightDType::kBF16, rows,
+                                               cols, full_cols, precision);
+    EXPECT_GE(lw.bytes(), rows * cols * 2);
+    std::vector<float> y(m * rows);
+    lw.Apply(x.data(), m, y.data(), pool);
+    std::vector<float> xr = x;
+    if (precision == MatmulPrecision::kBF16)
+      for (auto& v : xr) v = Bf16ToF32(F32ToBf16(v));
+    ExpectClose(y, xr, block, m, rows, cols, 1e-5, "column block");
+  }
+}
+
+TEST(Linear, EmptyShapes) {
+  ThreadPool pool(2);
+  std::vector<uint16_t> w(8, F32ToBf16(1.f));
+  const LinearWeight lw =
+      LinearWeight::Pack(w.data(), WeightDType::kBF16, 8, 1, 1, MatmulPrecision::kBF16);
+  std::vector<float> y(8, 5.f);
+  lw.Apply(nullptr, 0, y.data(), pool);  // m = 0 leaves y alone
+  EXPECT_EQ(y[0], 5.f);
+  const float x = 2.f;
+  lw.Apply(&x, 1, y.data(), pool);
+  for (float v : y) EXPECT_EQ(v, 2.f);
 }
 
 }  // namespace

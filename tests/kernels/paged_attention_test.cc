@@ -15,9 +15,11 @@ TEST(PagedAttention, MatchesDenseCausalReferenceThroughScatteredBlocks) {
   PagedAttentionShape s;
   s.num_q_heads = 6;
   s.num_kv_heads = 2;
-  s.head_dim = 12;
+  s.head_dim = 16;  // one the AVX-512 path is built for
   s.block_size = 4;
   s.scale = 0.3f;
+  for (const bool avx512 : {true, false}) {
+  PagedAttentionAllowAvx512(avx512);
   for (size_t window : {0, 5}) {
     s.sliding_window = window;
     const size_t tokens = 11, num_blocks = 9;
@@ -43,13 +45,59 @@ TEST(PagedAttention, MatchesDenseCausalReferenceThroughScatteredBlocks) {
     std::vector<float> out(q.size()), ref(q.size());
     PagedAttention(q.data(), q_stride, b, s, kc.data(), vc.data(), out.data(), q_stride, pool);
     CausalAttentionReference(q.data(), k.data(), v.data(), tokens, s, ref.data());
-    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5f) << "window " << window << " i " << i;
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5f) << "avx512 " << avx512 << " window " << window << " i " << i;
     // A decode of the last token alone gives the same bits as inside the batch.
     PagedAttentionBatch last{1, &pos[tokens - 1], req.data(), table.data(), table.size()};
     std::vector<float> one(q_stride);
     PagedAttention(&q[(tokens - 1) * q_stride], q_stride, last, s, kc.data(), vc.data(), one.data(), q_stride, pool);
     for (size_t i = 0; i < q_stride; ++i) EXPECT_EQ(one[i], out[(tokens - 1) * q_stride + i]);
   }
+  }
+  PagedAttentionAllowAvx512(true);
+}
+
+TEST(PagedAttention, Bf16CacheMatchesReferenceOnRoundedKeysAndValues) {
+  PagedAttentionShape s;
+  s.kv_dtype = KvDType::kBF16;
+  s.num_q_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_dim = 32;
+  s.block_size = 4;
+  s.scale = 0.2f;
+  const size_t tokens = 10;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d;
+  std::vector<float> q(tokens * 4 * 32), k(tokens * 2 * 32), v(k.size());
+  for (auto* a : {&q, &k, &v}) {
+    for (auto& x : *a) x = d(rng);
+  }
+  std::vector<float> kr = k, vr = v;  // what the cache holds
+  for (auto* a : {&kr, &vr}) {
+    for (auto& x : *a) x = Bf16ToF32(F32ToBf16(x));
+  }
+  const std::vector<int32_t> table = {3, 0, 1};
+  std::vector<int64_t> slots(tokens);
+  std::vector<int32_t> pos(tokens), req(tokens, 0);
+  for (size_t t = 0; t < tokens; ++t) {
+    slots[t] = table[t / 4] * 4 + static_cast<int64_t>(t % 4);
+    pos[t] = static_cast<int32_t>(t);
+  }
+  std::vector<uint16_t> kc(4 * 2 * 4 * 32), vc(kc.size());
+  ThreadPool pool(2);
+  WriteKvCache(k.data(), 64, v.data(), 64, tokens, slots.data(), s, kc.data(), vc.data(), pool);
+  EXPECT_EQ(kc[(3 * 2 * 4 + 0) * 32 + 5], F32ToBf16(k[5]));  // token 0, head 0, dim 5 in block 3
+  std::vector<float> ref(q.size());
+  CausalAttentionReference(q.data(), kr.data(), vr.data(), tokens, s, ref.data());
+  std::vector<std::vector<float>> outs;
+  for (const bool avx512 : {true, false}) {
+    PagedAttentionAllowAvx512(avx512);
+    PagedAttentionBatch b{tokens, pos.data(), req.data(), table.data(), table.size()};
+    std::vector<float> out(q.size());
+    PagedAttention(q.data(), 128, b, s, kc.data(), vc.data(), out.data(), 128, pool);
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-5f) << "avx512 " << avx512 << " i " << i;
+    outs.push_back(out);
+  }
+  PagedAttentionAllowAvx512(true);
 }
 
 TEST(Activation, SiluMulMatchesReference) {

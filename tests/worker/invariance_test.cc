@@ -102,5 +102,18 @@ TEST_F(InvarianceTest, PrefixFromCacheDoesNotChangeLogits) {
   EXPECT_TRUE(reused == tail);
 }
 
+TEST_F(InvarianceTest, Bf16CacheKeepsChunkingInvariance) {
+  KvCache cache(model_->CacheShape(32, 4, kernels::cpu::KvDType::kBF16));
+  EXPECT_EQ(cache.shape().bytes_per_block() * 2, cache_->shape().bytes_per_block());
+  const auto tokens = Tokens(14, 8);
+  const auto whole = testing::RunPrompt(*model_, cache, tokens, {14}, Blocks(0, 4));
+  const auto chunked = testing::RunPrompt(*model_, cache, tokens, {3, 1, 6}, Blocks(8, 4));
+  EXPECT_TRUE(chunked == whole);
+  // Close to the fp32-cache logits (bf16 rounding of K/V only).
+  const auto f32 = testing::RunPrompt(*model_, *cache_, tokens, {14}, Blocks(0, 4));
+  EXPECT_LE(testing::MaxRelativeError(whole, f32), 2e-2);
+  EXPECT_GT(testing::MaxRelativeError(whole, f32), 0.0);
+}
+
 }  // namespace
 }  // namespace llmserve::worker

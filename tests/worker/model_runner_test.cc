@@ -197,6 +197,13 @@ TEST_F(ModelRunnerTest, ProfileFitsKvBlocksInTheBudget) {
   r = ModelRunner::Create(c);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)->ProfileKvCache().status().code(), StatusCode::kResourceExhausted);
+  // A cache larger than the address space is an error, not a crash.
+  EXPECT_EQ((*r)->InitializeKvCache(size_t{1} << 50).code(), StatusCode::kResourceExhausted);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__has_feature)
+  // (Sanitizer allocators abort on huge requests instead of throwing.)
+  EXPECT_EQ((*r)->InitializeKvCache((size_t{1} << 47) / per_block).code(), StatusCode::kResourceExhausted);
+#endif
+  EXPECT_EQ((*r)->InitializeKvCache(0).code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -6,7 +6,11 @@
 //   {"what":"read_bandwidth", "gb_per_s":...}
 //   {"what":"decode", "batch":B, "step_ms":..., "tok_per_s":..., "step_vs_batch1":...,
 //    "roofline_tok_per_s":..., "ratio_to_roofline":...}        (roofline only at batch 1)
-//   {"what":"prefill", "tokens":N, "tok_per_s":..., "matmul_gflop_per_s":...}
+//   {"what":"sgemm_peak", "gflop_per_s":...}                  (OpenBLAS fp32, same run)
+//   {"what":"prefill", "tokens":N, "tok_per_s":..., "weight_gflop_per_s":..., "ratio_to_sgemm_peak":...}
+// (weight GFLOP = 2 × (layer matmul parameters × tokens + lm_head parameters): the
+// lm_head runs for the last token only.)
+#include <cblas.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -18,6 +22,7 @@
 #include <sstream>
 
 #include "common/flags.h"
+#include "kernels/cpu/paged_attention.h"
 #include "worker/forward_batch.h"
 #include "worker/kv_cache.h"
 #include "worker/model.h"
@@ -31,6 +36,8 @@ DEFINE_string(bench_batches, "1,4,16,64", "Decode batch sizes.");
 DEFINE_int32(bench_decode_steps, 4, "Timed decode steps per batch size (best step is reported).");
 DEFINE_int32(bench_prefill_tokens, 512, "Prompt length of the prefill measurement (0: skip).");
 DEFINE_int32(bench_context, 16, "Prompt tokens each decode request holds before the timed steps.");
+DEFINE_string(bench_kv_dtype, "f32", "KV cache element type: f32 or bf16.");
+DEFINE_bool(bench_attention_avx512, true, "Let attention use its AVX-512 path (false: the portable one).");
 DEFINE_int32(bench_bandwidth_mib, 1024, "Size of the buffer read for the bandwidth roofline.");
 
 namespace {
@@ -62,6 +69,20 @@ double ReadBandwidth(llmserve::kernels::cpu::ThreadPool& pool, size_t mib) {
   return best;
 }
 
+// Best-of-3 fp32 GEMM rate of OpenBLAS (n × n × n), GFLOP/s: the machine's
+// fp32 GEMM peak as a well-tuned library reaches it.
+double SgemmPeak(size_t n) {
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(n), static_cast<int>(n),
+                1.0f, a.data(), static_cast<int>(n), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+    best = std::max(best, 2.0 * static_cast<double>(n * n * n) / Seconds(t0, Clock::now()) / 1e9);
+  }
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,6 +104,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  llmserve::kernels::cpu::PagedAttentionAllowAvx512(FLAGS_bench_attention_avx512);
   llmserve::kernels::cpu::ThreadPool pool(static_cast<size_t>(std::max(0, FLAGS_bench_threads)));
   w::LoadOptions opts;
   opts.precision = FLAGS_bench_precision == "bf16" ? llmserve::kernels::cpu::MatmulPrecision::kBF16
@@ -110,7 +132,9 @@ int main(int argc, char** argv) {
   const size_t max_batch = batches.empty() ? 1 : *std::max_element(batches.begin(), batches.end());
   const size_t prefill = static_cast<size_t>(std::max(0, FLAGS_bench_prefill_tokens));
   const size_t num_blocks = std::max(max_batch * blocks_per_req, (prefill + bs - 1) / bs);
-  w::KvCache cache(model.CacheShape(num_blocks, bs));
+  w::KvCache cache(model.CacheShape(num_blocks, bs,
+                                    FLAGS_bench_kv_dtype == "bf16" ? llmserve::kernels::cpu::KvDType::kBF16
+                                                                   : llmserve::kernels::cpu::KvDType::kF32));
   std::vector<float> logits;
   double step1 = 0;
   for (size_t batch : batches) {
@@ -152,6 +176,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   if (prefill > 0) {
+    const double peak = SgemmPeak(2048);
+    std::printf("{\"what\":\"sgemm_peak\",\"n\":2048,\"gflop_per_s\":%.1f,\"library\":\"OpenBLAS\"}\n", peak);
     ForwardBatch b;
     std::vector<int32_t> toks(prefill);
     for (size_t i = 0; i < prefill; ++i) toks[i] = static_cast<int32_t>((i * 7919) % cfg.vocab_size);
@@ -162,10 +188,13 @@ int main(int argc, char** argv) {
     const auto t0 = Clock::now();
     CHECK(model.Forward(b, cache, &logits).ok());
     const double t = Seconds(t0, Clock::now());
-    const double params = static_cast<double>(bytes_per_step) / (cfg.torch_dtype == "float32" ? 4 : 2);
-    std::printf("{\"what\":\"prefill\",\"tokens\":%zu,\"seconds\":%.3f,\"tok_per_s\":%.2f,\"matmul_gflop_per_s\":%.1f}\n",
-                prefill, t, static_cast<double>(prefill) / t,
-                2.0 * params * static_cast<double>(prefill - 1) / t / 1e9);
+    const double es = cfg.torch_dtype == "float32" ? 4 : 2;
+    const double head = static_cast<double>(model.weights().lm_head.bytes()) / es;
+    const double body = static_cast<double>(bytes_per_step) / es - head;
+    const double gflops = 2.0 * (body * static_cast<double>(prefill) + head) / t / 1e9;
+    std::printf("{\"what\":\"prefill\",\"tokens\":%zu,\"seconds\":%.3f,\"tok_per_s\":%.2f,"
+                "\"weight_gflop_per_s\":%.1f,\"ratio_to_sgemm_peak\":%.3f}\n",
+                prefill, t, static_cast<double>(prefill) / t, gflops, gflops / peak);
   }
   return 0;
 }

@@ -1,0 +1,334 @@
+#include "frontend/serving/generation_job.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+
+#include "frontend/openai/api_error.h"
+
+namespace llmserve::frontend::serving {
+
+namespace {
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+struct GenerationJob::Choice {
+  size_t index = 0;
+  std::string engine_request_id;
+  const JobPrompt* prompt = nullptr;
+  std::vector<std::string> stop_strings;
+  std::vector<int32_t> stop_token_ids;
+  std::unique_ptr<common::tokenizer::IncrementalDetokenizer> detokenizer;
+  std::string text;                             // everything emitted so far
+  std::vector<openai::TokenLogprob> logprobs;   // all of them (non-streaming answer)
+  int32_t completion_tokens = 0;
+  int32_t cached_tokens = 0;
+  bool submitted = false;
+  bool finished = false;
+  bool role_sent = false;
+  std::optional<std::string> finish_reason;
+  openai::StopReason stop_reason;
+};
+
+// The engine client holds a choice's sink until that request ends; the sink
+// holds the job, so a job lives exactly as long as one of its requests runs.
+class GenerationJob::Sink : public OutputSink {
+ public:
+  Sink(std::shared_ptr<GenerationJob> job, size_t index) : job_(std::move(job)), index_(index) {}
+  void OnOutput(const proto::EngineCoreOutput& output) override { job_->OnOutput(index_, output); }
+  void OnError(const Status& status) override { job_->OnError(index_, status); }
+
+ private:
+  std::shared_ptr<GenerationJob> job_;
+  size_t index_;
+};
+
+GenerationJob::GenerationJob(const ServingContext& context, JobSpec spec, std::shared_ptr<http::ResponseWriter> writer)
+    : context_(context), spec_(std::move(spec)), writer_(std::move(writer)), sse_(writer_) {
+  meta_.id = spec_.request_id;
+  meta_.created = static_cast<int64_t>(NowSeconds());
+  meta_.model = spec_.model;
+}
+
+GenerationJob::~GenerationJob() = default;
+
+void GenerationJob::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int32_t n = std::max(1, spec_.sampling.n);
+  std::vector<proto::EngineCoreRequest> requests;
+  for (size_t p = 0; p < spec_.prompts.size(); ++p) {
+    const JobPrompt& prompt = spec_.prompts[p];
+    openai::SamplingContext sc;
+    sc.prompt_tokens = static_cast<int32_t>(prompt.token_ids.size());
+    sc.max_model_len = context_.engine->max_model_len();
+    sc.eos_token_ids = context_.eos_token_ids;
+    sc.defaults = context_.defaults;
+    proto::SamplingParams params;
+    if (auto error = openai::ToSamplingParams(spec_.sampling, sc, &params)) {
+      writer_->Respond(openai::ErrorResponse(*error));
+      responded_ = true;
+      return;
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      auto choice = std::make_unique<Choice>();
+      choice->index = p * static_cast<size_t>(n) + static_cast<size_t>(i);
+      choice->engine_request_id = spec_.request_id + "-" + std::to_string(choice->index);
+      choice->prompt = &prompt;
+      choice->stop_strings = params.stop;
+      choice->stop_token_ids = params.stop_token_ids;
+      common::tokenizer::DetokenizerOptions options;
+      options.skip_special_tokens = params.skip_special_tokens;
+      options.stop = params.stop;
+      options.include_stop_str_in_output = params.include_stop_str_in_output;
+      choice->detokenizer = std::make_unique<common::tokenizer::IncrementalDetokenizer>(
+          *context_.tokenizer, std::move(options), prompt.token_ids);
+      proto::EngineCoreRequest r;
+      r.request_id = choice->engine_request_id;
+      r.prompt_token_ids = prompt.token_ids;
+      r.sampling_params = params;
+      r.sampling_params.n = 1;
+      // Stop strings are matched here, in the frontend; the engine never sees them.
+      r.sampling_params.stop.clear();
+      if (params.seed && n > 1) r.sampling_params.seed = *params.seed + i;  // distinct choices
+      r.arrival_time = NowSeconds();
+      r.cache_salt = spec_.sampling.cache_salt;
+      r.priority = spec_.sampling.priority;
+      if (spec_.data_parallel_rank) {
+        try {
+          r.data_parallel_rank = std::stoi(*spec_.data_parallel_rank);
+        } catch (const std::exception&) {
+          writer_->Respond(openai::ErrorResponse(openai::BadRequest("X-data-parallel-rank must be an integer")));
+          responded_ = true;
+          return;
+        }
+      }
+      requests.push_back(std::move(r));
+      choices_.push_back(std::move(choice));
+    }
+  }
+  for (size_t c = 0; c < choices_.size(); ++c) {
+    Status s = context_.engine->Submit(std::move(requests[c]), std::make_shared<Sink>(shared_from_this(), c));
+    if (!s.ok()) {
+      Fail(s);
+      return;
+    }
+    choices_[c]->submitted = true;
+  }
+  writer_->OnDisconnect([weak = weak_from_this()] {
+    if (auto job = weak.lock()) job->OnDisconnect();
+  });
+  if (spec_.sampling.stream) {
+    sse_.Begin();
+    stream_started_ = true;
+  }
+}
+
+std::vector<openai::TokenLogprob> GenerationJob::ConvertLogprobs(const proto::Logprobs& logprobs) const {
+  std::vector<openai::TokenLogprob> out;
+  auto text_of = [&](int32_t id) { return context_.tokenizer->Decode(std::vector<int32_t>{id}, false); };
+  for (size_t row = 0; row < logprobs.token_ids.size(); ++row) {
+    const auto& ids = logprobs.token_ids[row];
+    const auto& lps = logprobs.logprobs[row];
+    if (ids.empty()) continue;
+    openai::TokenLogprob t;
+    t.token = text_of(ids[0]);
+    t.logprob = lps[0];
+    for (size_t k = 1; k < ids.size(); ++k) t.top.emplace_back(text_of(ids[k]), lps[k]);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (responded_ || index >= choices_.size()) return;
+  Choice& choice = *choices_[index];
+  if (choice.finished) return;
+  if (output.error_code) {
+    // The engine refused the request (e.g. its waiting queue is full: 429).
+    Fail(Status(*output.error_code, output.error_message.value_or("the engine refused the request")));
+    return;
+  }
+  choice.cached_tokens = std::max(choice.cached_tokens, output.num_cached_tokens);
+  std::string delta;
+  bool stopped_by_string = false;
+  size_t consumed = 0;
+  for (int32_t id : output.new_token_ids) {
+    ++consumed;
+    ++choice.completion_tokens;
+    auto update = choice.detokenizer->Push(id);
+    delta += update.delta;
+    if (update.stopped) {
+      stopped_by_string = true;
+      choice.stop_reason = choice.stop_strings.at(static_cast<size_t>(update.stop_index));
+      break;
+    }
+  }
+  std::vector<openai::TokenLogprob> logprobs;
+  if (output.new_logprobs && spec_.sampling.logprobs) {
+    logprobs = ConvertLogprobs(*output.new_logprobs);
+    if (logprobs.size() > consumed) logprobs.resize(consumed);
+  }
+  if (stopped_by_string) {
+    choice.finish_reason = "stop";
+    context_.engine->Abort({choice.engine_request_id});  // the engine would go on otherwise
+  } else if (output.finish_reason) {
+    delta += choice.detokenizer->Finish().delta;
+    switch (*output.finish_reason) {
+      case proto::FinishReason::kStop: {
+        choice.finish_reason = "stop";
+        // vLLM reports the id only for stop_token_ids, not for EOS.
+        if (output.stop_token_id &&
+            std::find(choice.stop_token_ids.begin(), choice.stop_token_ids.end(), *output.stop_token_id) !=
+                choice.stop_token_ids.end())
+          choice.stop_reason = *output.stop_token_id;
+        break;
+      }
+      case proto::FinishReason::kLength: choice.finish_reason = "length"; break;
+      case proto::FinishReason::kAbort: choice.finish_reason = "abort"; break;
+      case proto::FinishReason::kError:
+        Fail(Status::Internal("the engine failed the request"));
+        return;
+    }
+  }
+  const bool finished = choice.finish_reason.has_value();
+  if (finished) choice.finished = true;
+  EmitDelta(choice, delta, std::move(logprobs), finished);
+  FinishIfDone();
+}
+
+void GenerationJob::EmitDelta(Choice& choice, const std::string& delta, std::vector<openai::TokenLogprob> logprobs,
+                              bool finished) {
+  const int32_t offset = static_cast<int32_t>(choice.text.size());
+  choice.text += delta;
+  choice.logprobs.insert(choice.logprobs.end(), logprobs.begin(), logprobs.end());
+  if (!spec_.sampling.stream) return;
+  if (delta.empty() && logprobs.empty() && !finished) return;
+  std::optional<openai::Usage> usage;
+  if (spec_.sampling.continuous_usage_stats) usage = TotalUsage();
+  const int32_t index = static_cast<int32_t>(choice.index);
+  if (spec_.kind == ApiKind::kCompletion) {
+    openai::CompletionChoice c;
+    c.index = index;
+    c.text = delta;
+    if (spec_.sampling.logprobs) c.logprobs = std::move(logprobs);
+    c.text_offset = offset;
+    c.finish_reason = choice.finish_reason;
+    c.stop_reason = choice.stop_reason;
+    sse_.Send(openai::Dump(openai::CompletionChunk(meta_, c, usage)));
+  } else {
+    if (!choice.role_sent) {
+      sse_.Send(openai::Dump(openai::ChatRoleChunk(meta_, index, usage)));
+      choice.role_sent = true;
+    }
+    openai::ChatChoice c;
+    c.index = index;
+    c.content = delta;
+    if (spec_.chat_logprobs) c.logprobs = std::move(logprobs);
+    c.finish_reason = choice.finish_reason;
+    c.stop_reason = choice.stop_reason;
+    sse_.Send(openai::Dump(openai::ChatContentChunk(meta_, c, usage)));
+  }
+}
+
+openai::Usage GenerationJob::TotalUsage() const {
+  openai::Usage usage;
+  int32_t cached = 0;
+  const JobPrompt* last = nullptr;
+  for (const auto& c : choices_) {
+    usage.completion_tokens += c->completion_tokens;
+    if (c->prompt != last) {  // count each prompt once, not once per choice
+      usage.prompt_tokens += static_cast<int32_t>(c->prompt->token_ids.size());
+      cached += c->cached_tokens;
+      last = c->prompt;
+    }
+  }
+  if (cached > 0) usage.cached_tokens = cached;
+  return usage;
+}
+
+void GenerationJob::FinishIfDone() {
+  for (const auto& c : choices_)
+    if (!c->finished) return;
+  responded_ = true;
+  const openai::Usage usage = TotalUsage();
+  if (spec_.sampling.stream) {
+    if (spec_.sampling.include_usage) {
+      sse_.Send(openai::Dump(spec_.kind == ApiKind::kCompletion ? openai::CompletionUsageChunk(meta_, usage)
+                                                                : openai::ChatUsageChunk(meta_, usage)));
+    }
+    sse_.Done();
+    return;
+  }
+  nlohmann::json body;
+  if (spec_.kind == ApiKind::kCompletion) {
+    std::vector<openai::CompletionChoice> out;
+    for (const auto& c : choices_) {
+      openai::CompletionChoice cc;
+      cc.index = static_cast<int32_t>(c->index);
+      cc.text = c->text;
+      if (spec_.sampling.logprobs) cc.logprobs = c->logprobs;
+      cc.finish_reason = c->finish_reason;
+      cc.stop_reason = c->stop_reason;
+      out.push_back(std::move(cc));
+    }
+    body = openai::CompletionResponse(meta_, out, usage);
+  } else {
+    std::vector<openai::ChatChoice> out;
+    for (const auto& c : choices_) {
+      openai::ChatChoice cc;
+      cc.index = static_cast<int32_t>(c->index);
+      cc.content = c->text;
+      if (spec_.chat_logprobs) cc.logprobs = c->logprobs;
+      cc.finish_reason = c->finish_reason;
+      cc.stop_reason = c->stop_reason;
+      out.push_back(std::move(cc));
+    }
+    body = openai::ChatCompletionResponse(meta_, out, usage);
+  }
+  writer_->Respond(http::HttpResponse::Make(200, "application/json", openai::Dump(body)));
+}
+
+void GenerationJob::Fail(const Status& status) {
+  std::vector<std::string> to_abort;
+  for (auto& c : choices_)
+    if (c->submitted && !c->finished) {
+      to_abort.push_back(c->engine_request_id);
+      c->finished = true;
+    }
+  if (!to_abort.empty()) context_.engine->Abort(to_abort);
+  if (responded_) return;
+  responded_ = true;
+  const openai::ApiError error = openai::FromStatus(status);
+  if (stream_started_) {
+    sse_.Send(openai::ErrorBody(error));
+    sse_.Done();
+  } else {
+    writer_->Respond(openai::ErrorResponse(error));
+  }
+}
+
+void GenerationJob::OnError(size_t, const Status& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Fail(status);
+}
+
+void GenerationJob::OnDisconnect() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (responded_) return;
+  std::vector<std::string> to_abort;
+  for (auto& c : choices_)
+    if (c->submitted && !c->finished) {
+      to_abort.push_back(c->engine_request_id);
+      c->finished = true;
+    }
+  responded_ = true;
+  if (!to_abort.empty()) {
+    LOG(INFO) << "client went away; aborting " << spec_.request_id;
+    context_.engine->Abort(to_abort);
+  }
+}
+
+}  // namespace llmserve::frontend::serving

@@ -1,0 +1,82 @@
+#pragma once
+// GenerationJob: one HTTP completion or chat request in flight. It owns the
+// engine requests of all its choices (prompts × n), turns each choice's token
+// stream into text (incremental detokenization, stop strings — a matched stop
+// string aborts that engine request), and answers the client: SSE chunks as
+// text arrives when streaming, one response object when all choices end.
+//
+// Threads: engine outputs arrive on the engine client's I/O thread; a client
+// disconnect arrives on an HTTP I/O thread. A mutex serialises them.
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/tokenizer/incremental_detokenizer.h"
+#include "frontend/http/response_writer.h"
+#include "frontend/http/sse.h"
+#include "frontend/openai/responses.h"
+#include "frontend/openai/sampling_request.h"
+#include "frontend/serving/serving_context.h"
+#include "proto/engine_core_request.h"
+
+namespace llmserve::frontend::serving {
+
+enum class ApiKind { kCompletion, kChat };
+
+// One prompt of the request, tokenized.
+struct JobPrompt {
+  std::vector<int32_t> token_ids;
+};
+
+struct JobSpec {
+  ApiKind kind = ApiKind::kCompletion;
+  std::string request_id;            // "cmpl-..." / "chatcmpl-..."
+  std::string model;                 // served model name echoed back
+  openai::SamplingRequest sampling;  // the client's sampling fields
+  std::vector<JobPrompt> prompts;
+  bool chat_logprobs = false;        // chat: "logprobs": true
+  std::optional<std::string> data_parallel_rank;  // X-data-parallel-rank header
+};
+
+class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
+ public:
+  GenerationJob(const ServingContext& context, JobSpec spec, std::shared_ptr<http::ResponseWriter> writer);
+  ~GenerationJob();
+
+  // Builds every choice's engine request and submits them; answers the client
+  // with an error itself when that fails.
+  void Start();
+
+ private:
+  struct Choice;
+  class Sink;
+
+  // Engine news for choice `index` (called through Sink).
+  void OnOutput(size_t index, const proto::EngineCoreOutput& output);
+  void OnError(size_t index, const Status& status);
+  // Client went away: abort every unfinished engine request.
+  void OnDisconnect();
+  // Converts one step's logprobs rows into the response's shape.
+  std::vector<openai::TokenLogprob> ConvertLogprobs(const proto::Logprobs& logprobs) const;
+  // Sends what a choice produced (streaming) and finishes the job when all are done.
+  void EmitDelta(Choice& choice, const std::string& delta, std::vector<openai::TokenLogprob> logprobs,
+                 bool finished);
+  void FinishIfDone();
+  void Fail(const Status& status);  // needs mu_
+  openai::Usage TotalUsage() const;
+
+  const ServingContext& context_;
+  JobSpec spec_;
+  std::shared_ptr<http::ResponseWriter> writer_;
+  http::SseStream sse_;
+  openai::ResponseMeta meta_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Choice>> choices_;
+  bool responded_ = false;      // the answer (or the stream's end) went out
+  bool stream_started_ = false;
+};
+
+}  // namespace llmserve::frontend::serving

@@ -1,0 +1,154 @@
+#include "frontend/serving/generation_routes.h"
+
+#include "frontend/openai/api_error.h"
+#include "frontend/openai/chat_request.h"
+#include "frontend/openai/completion_request.h"
+#include "frontend/openai/responses.h"
+#include "frontend/openai/server_info.h"
+#include "frontend/openai/tokenize_request.h"
+#include "frontend/serving/generation_job.h"
+
+namespace llmserve::frontend::serving {
+
+namespace {
+
+using openai::MaybeError;
+
+void Reply(http::ResponseWriter& w, const openai::ApiError& e) { w.Respond(openai::ErrorResponse(e)); }
+
+MaybeError CheckEngines(const ServingContext& ctx) {
+  if (ctx.engine->IsDead()) return openai::MakeError(503, "The engine is dead; the server cannot serve requests.");
+  if (!ctx.engine->IsReady()) return openai::MakeError(503, "The engines are still starting; try again shortly.");
+  return std::nullopt;
+}
+
+// Token ids as the client gave them must exist in the vocabulary.
+MaybeError CheckTokenIds(const ServingContext& ctx, const std::vector<int32_t>& ids) {
+  for (int32_t id : ids)
+    if (id < 0 || id >= ctx.tokenizer->vocab_size())
+      return openai::BadRequest("Token id " + std::to_string(id) + " is out of vocabulary", "prompt");
+  return std::nullopt;
+}
+
+// Renders a chat prompt with the model's template (or the request's own).
+MaybeError RenderChat(const ServingContext& ctx, const nlohmann::json& messages, bool add_generation_prompt,
+                      const nlohmann::json& tools, const nlohmann::json& kwargs,
+                      const std::optional<std::string>& custom_template, std::string* prompt) {
+  std::optional<ChatTemplate> custom;
+  const ChatTemplate* tmpl = ctx.chat_template;
+  if (custom_template) {
+    auto parsed = ChatTemplate::FromSource(*custom_template,
+                                           ctx.chat_template ? ctx.chat_template->special_tokens()
+                                                             : std::vector<std::pair<std::string, std::string>>{});
+    if (!parsed.ok()) return openai::BadRequest("chat_template: " + parsed.status().message(), "chat_template");
+    custom = std::move(parsed).value();
+    tmpl = &*custom;
+  }
+  if (!tmpl)
+    return openai::BadRequest("The model has no chat template; use /v1/completions or pass chat_template.");
+  auto rendered = tmpl->Render(messages, add_generation_prompt, tools, kwargs);
+  if (!rendered.ok()) return openai::BadRequest(rendered.status().message(), "messages");
+  *prompt = std::move(rendered).value();
+  return std::nullopt;
+}
+
+void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
+                       std::shared_ptr<http::ResponseWriter> w) {
+  openai::CompletionRequest cr;
+  if (auto e = openai::ParseCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
+  if (auto e = openai::CheckModel(cr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckEngines(ctx)) return Reply(*w, *e);
+  JobSpec spec;
+  spec.kind = ApiKind::kCompletion;
+  spec.request_id = openai::ResolveRequestId(req, cr.sampling.request_id, "cmpl-");
+  spec.model = cr.model.value_or(ctx.served_model_names.front());
+  spec.sampling = cr.sampling;
+  if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
+  for (const auto& p : cr.prompts) {
+    JobPrompt prompt;
+    if (p.text) {
+      prompt.token_ids = ctx.tokenizer->Encode(*p.text, cr.add_special_tokens);
+    } else {
+      if (auto e = CheckTokenIds(ctx, p.token_ids)) return Reply(*w, *e);
+      prompt.token_ids = p.token_ids;
+    }
+    if (prompt.token_ids.empty()) return Reply(*w, openai::BadRequest("The prompt is empty.", "prompt"));
+    spec.prompts.push_back(std::move(prompt));
+  }
+  auto job = std::make_shared<GenerationJob>(ctx, std::move(spec), std::move(w));
+  job->Start();
+}
+
+void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
+  openai::ChatCompletionRequest cr;
+  if (auto e = openai::ParseChatCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
+  if (auto e = openai::CheckModel(cr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckEngines(ctx)) return Reply(*w, *e);
+  std::string prompt_text;
+  const bool add_generation_prompt = cr.add_generation_prompt && !cr.continue_final_message;
+  if (auto e = RenderChat(ctx, cr.messages, add_generation_prompt, cr.tools, cr.chat_template_kwargs,
+                          cr.chat_template, &prompt_text))
+    return Reply(*w, *e);
+  JobSpec spec;
+  spec.kind = ApiKind::kChat;
+  spec.request_id = openai::ResolveRequestId(req, cr.sampling.request_id, "chatcmpl-");
+  spec.model = cr.model.value_or(ctx.served_model_names.front());
+  spec.sampling = cr.sampling;
+  spec.chat_logprobs = cr.sampling.logprobs.has_value();
+  if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
+  JobPrompt prompt;
+  prompt.token_ids = ctx.tokenizer->Encode(prompt_text, cr.add_special_tokens);
+  if (prompt.token_ids.empty()) return Reply(*w, openai::BadRequest("The rendered prompt is empty.", "messages"));
+  spec.prompts.push_back(std::move(prompt));
+  auto job = std::make_shared<GenerationJob>(ctx, std::move(spec), std::move(w));
+  job->Start();
+}
+
+void HandleTokenize(const ServingContext& ctx, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
+  openai::TokenizeRequest tr;
+  if (auto e = openai::ParseTokenizeRequest(req.body, &tr)) return Reply(*w, *e);
+  if (auto e = openai::CheckModel(tr.model, ctx.served_model_names)) return Reply(*w, *e);
+  std::string text;
+  if (tr.prompt) {
+    text = *tr.prompt;
+  } else {
+    const bool add_generation_prompt = tr.add_generation_prompt && !tr.continue_final_message;
+    if (auto e = RenderChat(ctx, tr.messages, add_generation_prompt, tr.tools, tr.chat_template_kwargs,
+                            tr.chat_template, &text))
+      return Reply(*w, *e);
+  }
+  std::vector<int32_t> ids = ctx.tokenizer->Encode(text, tr.add_special_tokens);
+  std::optional<std::vector<std::string>> strs;
+  if (tr.return_token_strs) {
+    strs.emplace();
+    for (int32_t id : ids) strs->push_back(ctx.tokenizer->IdToToken(id).value_or(""));
+  }
+  w->Respond(http::HttpResponse::Make(
+      200, "application/json", openai::Dump(openai::TokenizeResponse(ids, ctx.engine->max_model_len(), strs))));
+}
+
+void HandleDetokenize(const ServingContext& ctx, const http::HttpRequest& req,
+                      std::shared_ptr<http::ResponseWriter> w) {
+  openai::DetokenizeRequest dr;
+  if (auto e = openai::ParseDetokenizeRequest(req.body, &dr)) return Reply(*w, *e);
+  if (auto e = openai::CheckModel(dr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckTokenIds(ctx, dr.tokens)) return Reply(*w, *e);
+  w->Respond(http::HttpResponse::Make(
+      200, "application/json", openai::Dump(openai::DetokenizeResponse(ctx.tokenizer->Decode(dr.tokens, false)))));
+}
+
+}  // namespace
+
+void RegisterGenerationRoutes(const ServingContext& context, http::Router* router) {
+  const ServingContext* ctx = &context;
+  router->Add("POST", "/v1/completions",
+              [ctx](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { HandleCompletions(*ctx, r, std::move(w)); });
+  router->Add("POST", "/v1/chat/completions",
+              [ctx](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { HandleChat(*ctx, r, std::move(w)); });
+  router->Add("POST", "/tokenize",
+              [ctx](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { HandleTokenize(*ctx, r, std::move(w)); });
+  router->Add("POST", "/detokenize",
+              [ctx](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { HandleDetokenize(*ctx, r, std::move(w)); });
+}
+
+}  // namespace llmserve::frontend::serving

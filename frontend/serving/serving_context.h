@@ -1,0 +1,27 @@
+#pragma once
+// What the generation endpoints share: the engine client, the tokenizer, the
+// chat template and the served model's facts. Owned by the frontend's main;
+// handlers hold a reference for the server's lifetime.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/tokenizer/tokenizer.h"
+#include "frontend/chat_template/chat_template.h"
+#include "frontend/engine_client.h"
+#include "frontend/openai/sampling_request.h"
+
+namespace llmserve::frontend::serving {
+
+struct ServingContext {
+  EngineClient* engine = nullptr;                         // routes requests to engine cores
+  const common::tokenizer::Tokenizer* tokenizer = nullptr;
+  const ChatTemplate* chat_template = nullptr;            // null: the model has none (chat answers 400)
+  std::vector<std::string> served_model_names;            // first = default
+  openai::GenerationDefaults defaults;                    // from generation_config.json
+  std::vector<int32_t> eos_token_ids;                     // stop unless ignore_eos
+  openai::ParseOptions parse_options;
+};
+
+}  // namespace llmserve::frontend::serving

@@ -1,0 +1,46 @@
+#pragma once
+// Run-time CPU feature detection and the instruction-set level the CPU
+// kernels dispatch to. Nothing in the library is compiled for a newer ISA than
+// the build's default; kernels that need more carry per-function target
+// attributes and are only called after this detection said yes.
+
+#include <string>
+#include <string_view>
+
+namespace llmserve::kernels::cpu {
+
+// Kernel families, ordered: each level implies the ones below it.
+enum class Isa {
+  kScalar = 0,  // portable C++ (the fallback of last resort)
+  kAvx2 = 1,    // AVX2 + FMA + F16C
+  kAvx512 = 2,  // AVX-512 F/BW/VL/DQ
+  kAmx = 3,     // AVX-512 + AMX tile/bf16, with the OS permission granted
+};
+
+// What this CPU and OS support, probed once (cpuid, xgetbv, arch_prctl).
+struct CpuFeatures {
+  bool avx2 = false;         // AVX2 + FMA + F16C with OS-enabled ymm state
+  bool avx512 = false;       // AVX-512 F/BW/VL/DQ with OS-enabled zmm state
+  bool avx512_bf16 = false;  // vdpbf16ps / vcvtneps2bf16
+  bool amx = false;          // AMX tile + bf16, XTILEDATA permission granted
+  Isa best = Isa::kScalar;   // highest level all of the above allow
+};
+
+// The probed features (cached after the first call; thread-safe).
+const CpuFeatures& GetCpuFeatures();
+
+// The level kernels use now: min(GetCpuFeatures().best, the cap). The cap
+// starts from the LLMSERVE_CPU_ISA environment variable (scalar|avx2|avx512|amx)
+// when set, otherwise no cap.
+Isa ActiveIsa();
+
+// Caps the level used by LinearWeight::Pack from now on (tests force each
+// path with it; a CLI flag may too). Weights already packed keep their path.
+void SetMaxIsa(Isa isa);
+
+// "scalar", "avx2", "avx512", "amx".
+std::string_view IsaName(Isa isa);
+// Parses IsaName's output; false for anything else.
+bool ParseIsa(std::string_view name, Isa* isa);
+
+}  // namespace llmserve::kernels::cpu

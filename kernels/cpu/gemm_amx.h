@@ -1,0 +1,48 @@
+#pragma once
+// AMX bf16 GEMM (MatmulPrecision::kBF16 on CPUs with AMX): activations are
+// rounded to bf16, products accumulate in fp32 tiles.
+//
+// Weight layout: output features in panels of 16; panel p is KB = ceil(K/32)
+// tiles of 1 KiB in k order; row q (0..15) of tile kb holds, for n = 0..15,
+// the pair W[16p + n][32kb + 2q], W[16p + n][32kb + 2q + 1] (the VNNI layout
+// tdpbf16ps wants for its B operand). Padding (n or k out of range) is zero.
+//
+// Determinism: each output element is the fp32 tile accumulator of one
+// output row, zeroed, then updated by tdpbf16ps for kb = 0..KB-1 in order,
+// whatever the number of rows in the tile (rows are configured to the rows
+// present, 1..16) and whichever thread runs it. So row i of y depends only on
+// row i of x.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/linear.h"
+
+namespace llmserve::kernels::cpu::amx {
+
+// K rounded up to a whole tile (32).
+inline size_t PaddedK(size_t cols) { return (cols + 31) / 32 * 32; }
+
+// Bytes of the packed weight.
+inline size_t PackedBytes(size_t rows, size_t cols) {
+  return (rows + 15) / 16 * PaddedK(cols) * 16 * 2;
+}
+
+// Packs a row-major [rows × cols] block (row stride `row_stride` elements) of
+// `src` (any dtype; f32/f16 are rounded to bf16) into `dst`.
+void Pack(const void* src, WeightDType dtype, size_t rows, size_t cols, size_t row_stride,
+          uint16_t* dst);
+
+// Rounds rows [r0, r1) of x ([· × k], row stride ldx) to bf16 (nearest even,
+// as F32ToBf16) into a ([· × kpad] bf16), zero-filling columns k..kpad-1.
+// Requires Isa::kAvx512 or better.
+void ConvertRows(const float* x, size_t ldx, size_t k, size_t r0, size_t r1, uint16_t* a,
+                 size_t kpad);
+
+// y[i][16p + j] for i < m and panels p in [panel_begin, panel_end), given the
+// converted activations a ([m × kpad]) and packed weights w with n outputs.
+// Requires Isa::kAmx.
+void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n, float* y,
+          size_t ldy, size_t panel_begin, size_t panel_end);
+
+}  // namespace llmserve::kernels::cpu::amx

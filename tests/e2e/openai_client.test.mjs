@@ -1,0 +1,221 @@
+// End-to-end: `llmserve serve` on 127.0.0.1 with a tiny random-weight Qwen3
+// model, driven by the official `openai` npm client. Run by ctest:
+//   node --test tests/e2e/openai_client.test.mjs   (LLMSERVE_BIN = the build's bin/)
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+import OpenAI from 'openai';
+
+const bin = process.env.LLMSERVE_BIN ?? 'build/bin';
+const work = mkdtempSync(join(tmpdir(), 'llmserve-e2e-'));
+const modelDir = join(work, 'tiny');
+let server;
+let port;
+let client;
+let baseURL;
+let serverLog = '';
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitHealthy(deadlineMs) {
+  const start = Date.now();
+  while (Date.now() - start < deadlineMs) {
+    if (server.exitCode !== null) throw new Error(`server exited early (${server.exitCode}):\n${serverLog}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/health`);
+      if (r.status === 200) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`server not healthy in time:\n${serverLog}`);
+}
+
+async function post(path, body, headers = {}) {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch {}
+  return { status: r.status, json, text };
+}
+
+before(async () => {
+  execFileSync(join(bin, 'llmserve'), ['make-model', '--preset', 'tiny', '--arch', 'qwen3', '--out', modelDir, '--seed', '7'],
+               { stdio: 'inherit' });
+  port = await freePort();
+  server = spawn(join(bin, 'llmserve'),
+                 ['serve', modelDir, '--host', '127.0.0.1', '--port', String(port), '--served-model-name', 'tiny',
+                  '--max-model-len', '512', '--kv-cache-memory', '64M', '--max-num-seqs', '64', '--dtype', 'float32'],
+                 { stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout.on('data', (d) => { serverLog += d; });
+  server.stderr.on('data', (d) => { serverLog += d; });
+  await waitHealthy(90_000);
+  baseURL = `http://127.0.0.1:${port}/v1`;
+  client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.on('exit', (code, signal) => r({ code, signal })));
+    server.kill('SIGTERM');
+    const { code } = await exited;
+    assert.equal(code, 0, `launcher exit code after SIGTERM\n${serverLog}`);
+  }
+  rmSync(work, { recursive: true, force: true });
+});
+
+const greedy = { model: 'tiny', prompt: 'The capital of France is', max_tokens: 8, temperature: 0, ignore_eos: true };
+
+test('models and health', async () => {
+  const models = await client.models.list();
+  assert.equal(models.data[0].id, 'tiny');
+  const v = await fetch(`http://127.0.0.1:${port}/version`);
+  assert.equal(v.status, 200);
+});
+
+test('completion: non-streaming and streaming give the same greedy text', async () => {
+  const full = await client.completions.create(greedy);
+  assert.equal(full.choices.length, 1);
+  assert.equal(full.choices[0].finish_reason, 'length');
+  assert.equal(full.usage.completion_tokens, 8);
+  assert.ok(full.usage.prompt_tokens > 0);
+  const stream = await client.completions.create({ ...greedy, stream: true, stream_options: { include_usage: true } });
+  let text = '';
+  let finish = null;
+  let usage = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const c of chunk.choices) {
+      text += c.text;
+      if (c.finish_reason) finish = c.finish_reason;
+    }
+  }
+  assert.equal(text, full.choices[0].text);
+  assert.equal(finish, 'length');
+  assert.equal(usage.completion_tokens, 8);
+});
+
+test('chat: streaming and not, n > 1, usage', async () => {
+  const messages = [{ role: 'user', content: 'Hello! Who are you?' }];
+  const r = await client.chat.completions.create({ model: 'tiny', messages, max_tokens: 6, temperature: 0, n: 2 });
+  assert.equal(r.choices.length, 2);
+  assert.equal(r.choices[0].message.role, 'assistant');
+  assert.equal(r.choices[0].message.content, r.choices[1].message.content);  // greedy: equal
+  assert.equal(r.usage.completion_tokens, 12);
+  const s = await client.chat.completions.create({ model: 'tiny', messages, max_tokens: 6, temperature: 0, stream: true });
+  let content = '';
+  let role = null;
+  for await (const chunk of s) {
+    for (const c of chunk.choices) {
+      if (c.delta.role) role = c.delta.role;
+      if (c.delta.content) content += c.delta.content;
+    }
+  }
+  assert.equal(role, 'assistant');
+  assert.equal(content, r.choices[0].message.content);
+});
+
+test('stop strings cut the text and report stop_reason', async () => {
+  const full = await client.completions.create({ ...greedy, max_tokens: 16 });
+  const text = full.choices[0].text;
+  // Stop at a substring of the greedy output.
+  const cut = Math.max(1, Math.floor(text.length / 2));
+  const stop = text.slice(cut, cut + 2);
+  if (stop.length < 1) return;
+  const r = await client.completions.create({ ...greedy, max_tokens: 16, stop: [stop] });
+  assert.equal(r.choices[0].finish_reason, 'stop');
+  assert.equal(r.choices[0].text, text.slice(0, text.indexOf(stop)));
+  assert.equal(r.choices[0].stop_reason, stop);
+});
+
+test('logprobs', async () => {
+  const r = await client.completions.create({ ...greedy, max_tokens: 3, logprobs: 2 });
+  const lp = r.choices[0].logprobs;
+  assert.equal(lp.tokens.length, 3);
+  assert.equal(lp.token_logprobs.length, 3);
+  for (const v of lp.token_logprobs) assert.ok(v <= 0);
+  const c = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }],
+                                                   max_tokens: 3, temperature: 0, logprobs: true, top_logprobs: 2 });
+  assert.equal(c.choices[0].logprobs.content.length, 3);
+  assert.equal(c.choices[0].logprobs.content[0].top_logprobs.length, 2);
+});
+
+test('64 concurrent streams all finish', async () => {
+  const runs = [];
+  for (let i = 0; i < 64; i++) {
+    runs.push((async () => {
+      const s = await client.completions.create({ model: 'tiny', prompt: `Request ${i}:`, max_tokens: 8,
+                                                  temperature: 1.0, seed: i, ignore_eos: true, stream: true });
+      let n = 0;
+      for await (const chunk of s) n += chunk.choices.length;
+      return n;
+    })());
+  }
+  const counts = await Promise.all(runs);
+  for (const n of counts) assert.ok(n >= 1);
+});
+
+test('a client that aborts mid-stream frees its request', async () => {
+  const controller = new AbortController();
+  const s = await client.completions.create({ ...greedy, max_tokens: 400, stream: true }, { signal: controller.signal });
+  let seen = 0;
+  try {
+    for await (const chunk of s) {
+      seen += chunk.choices.length;
+      if (seen >= 2) controller.abort();
+    }
+  } catch (e) {
+    assert.ok(/abort/i.test(String(e.name) + String(e.message)));
+  }
+  // The server keeps serving.
+  const r = await client.completions.create(greedy);
+  assert.equal(r.usage.completion_tokens, 8);
+});
+
+test('bad inputs get OpenAI-style errors', async () => {
+  let r = await post('/v1/completions', '{not json');
+  assert.equal(r.status, 400);
+  assert.equal(r.json.error.code, 400);
+  r = await post('/v1/completions', { model: 'tiny', prompt: 'x', temperature: 'hot' });
+  assert.equal(r.status, 400);
+  assert.match(r.json.error.message, /temperature/);
+  r = await post('/v1/completions', { model: 'nope', prompt: 'x' });
+  assert.equal(r.status, 404);
+  assert.match(r.json.error.message, /nope/);
+  r = await post('/v1/completions', { model: 'tiny', prompt: '' });
+  assert.equal(r.status, 400);
+  r = await post('/v1/completions', { model: 'tiny', prompt: 'x', max_tokens: 100000 });
+  assert.equal(r.status, 400);
+  assert.match(r.json.error.message, /max|context|length/i);
+  r = await post('/v1/completions', { model: 'tiny', prompt: [999999999] });
+  assert.equal(r.status, 400);
+  r = await post('/v1/chat/completions', { model: 'tiny', messages: 'hi' });
+  assert.equal(r.status, 400);
+  const big = 'a'.repeat(9 << 20);
+  r = await post('/v1/completions', { model: 'tiny', prompt: big });
+  assert.equal(r.status, 413);
+});
+
+test('tokenize and detokenize', async () => {
+  const t = await post('/tokenize', { model: 'tiny', prompt: 'The capital of France is' });
+  assert.equal(t.status, 200);
+  assert.deepEqual(t.json.tokens, [785, 6722, 315, 9625, 374]);
+  const d = await post('/detokenize', { model: 'tiny', tokens: [785, 6722, 315, 9625, 374] });
+  assert.equal(d.json.prompt, 'The capital of France is');
+});
