@@ -7,11 +7,11 @@ namespace llmserve::engine_core {
 
 Request::Request(int32_t handle_in, std::string request_id_in,
                  std::vector<int32_t> prompt_token_ids, StopConditions stop_in)
-    : handle(handle_in),
+    : token_ids_(std::move(prompt_token_ids)),
+      num_prompt_tokens_(static_cast<int32_t>(token_ids_.size())),
+      handle(handle_in),
       request_id(std::move(request_id_in)),
-      stop(std::move(stop_in)),
-      token_ids_(std::move(prompt_token_ids)),
-      num_prompt_tokens_(static_cast<int32_t>(token_ids_.size())) {
+      stop(std::move(stop_in)) {
   // Room for the whole generation, so appends do not reallocate per token.
   token_ids_.reserve(token_ids_.size() + static_cast<size_t>(std::max(stop.max_tokens, 0)));
 }

@@ -78,10 +78,30 @@ class Request final {
 
   bool is_finished() const { return IsFinished(status); }
 
+  // Fields are ordered hot first: the scheduler reads the first group for
+  // every running request every step, so it should share few cache lines.
+
+ private:
+  std::vector<int32_t> token_ids_;  // prompt + output
+  int32_t num_prompt_tokens_;
+
+ public:
+  // ---- per-step scheduling state ----
+  const int32_t handle;             // the scheduler's dense id (index into its table)
+  RequestStatus status = RequestStatus::kWaiting;
+  int32_t num_computed_tokens = 0;  // tokens whose KV is computed or scheduled
+  int32_t scheduled_index = -1;     // its entry in the last scheduling step's decision
+  int64_t last_scheduled_step = -1; // the scheduler step that last scheduled it
+  uint64_t sequence_number = 0;     // admission order, breaks priority ties
+  int32_t client_index = 0;         // which frontend process gets the outputs
+
+  // ---- KV cache state (written by KVCacheManager) ----
+  int32_t num_cached_blocks = 0;        // leading blocks already entered in the prefix cache
+  std::vector<int32_t> block_ids;       // the KV blocks, in token order
+  std::vector<BlockHash> block_hashes;  // one per full block of all_token_ids()
+
   // ---- identity and client data ----
-  const int32_t handle;            // the scheduler's dense id (index into its table)
   const std::string request_id;    // the client-visible id
-  int32_t client_index = 0;        // which frontend process gets the outputs
   int32_t priority = 0;            // lower value = served earlier (PRIORITY policy)
   double arrival_time = 0;         // seconds, as the frontend stamped it
   std::string lora_name;           // empty: no adapter; part of every block hash
@@ -89,25 +109,11 @@ class Request final {
   StopConditions stop;             // when to finish
   proto::SamplingParams sampling_params;  // as the client sent them (for the workers)
 
-  // ---- scheduling state ----
-  RequestStatus status = RequestStatus::kWaiting;
-  int32_t num_computed_tokens = 0;  // tokens whose KV is computed or scheduled
+  // ---- bookkeeping ----
   int32_t num_cached_tokens = -1;   // prefix-cache hit at first schedule (-1: not yet)
   int32_t num_preemptions = 0;      // times preempted (recomputed)
   int32_t stop_reason = -1;         // the stop token id that finished it, or -1
-  uint64_t sequence_number = 0;     // admission order, breaks priority ties
-  int64_t last_scheduled_step = -1; // the scheduler step that last scheduled it
-  int32_t scheduled_index = -1;     // its entry in that step's decision
   std::vector<RequestEvent> events; // not yet reported events
-
-  // ---- KV cache state (written by KVCacheManager) ----
-  std::vector<BlockHash> block_hashes;  // one per full block of all_token_ids()
-  std::vector<int32_t> block_ids;       // the KV blocks, in token order
-  int32_t num_cached_blocks = 0;        // leading blocks already entered in the prefix cache
-
- private:
-  std::vector<int32_t> token_ids_;
-  int32_t num_prompt_tokens_;
 };
 
 }  // namespace llmserve::engine_core

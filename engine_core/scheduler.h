@@ -156,8 +156,10 @@ class Scheduler final {
   std::vector<ScheduledMap::iterator> map_entry_;  // per handle, valid when in_map_
   std::vector<uint8_t> in_map_;                    // per handle
   std::vector<int64_t> map_stamp_;                 // per handle: step that last set its entry
+  std::vector<int32_t> map_value_;                 // per handle: the count in its entry
   std::vector<int32_t> map_handles_;               // handles entered by the last BuildOutput
   std::vector<ScheduledMap::node_type> spare_nodes_;
+  std::vector<ScheduledMap::iterator> stale_entries_;  // of released requests, erased next step
   proto::SchedulerOutput output_;
 
   // Stats.

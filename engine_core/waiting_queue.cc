@@ -13,6 +13,7 @@ bool WaitingQueue::Later(int32_t a, int32_t b) const {
 }
 
 void WaitingQueue::Push(int32_t handle) {
+  num_tokens_ += TokensOf(handle);
   if (policy_ == SchedulingPolicy::kFcfs) {
     fifo_.push_back(handle);
     return;
@@ -23,6 +24,7 @@ void WaitingQueue::Push(int32_t handle) {
 
 void WaitingQueue::PushFront(int32_t handle) {
   if (policy_ == SchedulingPolicy::kFcfs) {
+    num_tokens_ += TokensOf(handle);
     fifo_.push_front(handle);
   } else {
     Push(handle);  // the heap order already puts it where it belongs
@@ -30,6 +32,7 @@ void WaitingQueue::PushFront(int32_t handle) {
 }
 
 void WaitingQueue::Pop() {
+  num_tokens_ -= TokensOf(Front());
   if (policy_ == SchedulingPolicy::kFcfs) {
     fifo_.pop_front();
     return;
@@ -42,11 +45,13 @@ bool WaitingQueue::Remove(int32_t handle) {
   if (policy_ == SchedulingPolicy::kFcfs) {
     auto it = std::find(fifo_.begin(), fifo_.end(), handle);
     if (it == fifo_.end()) return false;
+    num_tokens_ -= TokensOf(handle);
     fifo_.erase(it);
     return true;
   }
   auto it = std::find(heap_.begin(), heap_.end(), handle);
   if (it == heap_.end()) return false;
+  num_tokens_ -= TokensOf(handle);
   heap_.erase(it);
   std::make_heap(heap_.begin(), heap_.end(), [this](int32_t a, int32_t b) { return Later(a, b); });
   return true;

@@ -35,17 +35,12 @@ class WaitingQueue final {
     return static_cast<int32_t>(policy_ == SchedulingPolicy::kFcfs ? fifo_.size() : heap_.size());
   }
   bool empty() const { return size() == 0; }
-  // Calls f(handle) for every queued request, in no particular order.
-  template <typename F>
-  void ForEach(F&& f) const {
-    if (policy_ == SchedulingPolicy::kFcfs) {
-      for (int32_t h : fifo_) f(h);
-    } else {
-      for (int32_t h : heap_) f(h);
-    }
-  }
+  // Sum of num_tokens() over queued requests (their tokens still to compute:
+  // waiting requests hold no computed tokens).
+  int64_t num_tokens() const { return num_tokens_; }
 
  private:
+  int64_t TokensOf(int32_t handle) const { return (*requests_)[handle]->num_tokens(); }
   // Heap order: true when a should be served after b.
   bool Later(int32_t a, int32_t b) const;
 
@@ -53,6 +48,7 @@ class WaitingQueue final {
   const std::vector<std::unique_ptr<Request>>* requests_;
   std::deque<int32_t> fifo_;
   std::vector<int32_t> heap_;
+  int64_t num_tokens_ = 0;
 };
 
 }  // namespace llmserve::engine_core

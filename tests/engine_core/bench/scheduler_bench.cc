@@ -6,7 +6,9 @@
 //               running requests all in decode; args: N, prefix caching on/off.
 //               Its "Time" column is thread CPU time of Schedule() only.
 // BM_Step:      Schedule() + UpdateFromOutput() for the same setup (the
-//               engine's whole per-step bookkeeping apart from the model).
+//               engine's whole per-step bookkeeping apart from the model);
+//               counter kv_waste: allocated KV slots holding no token / all
+//               allocated slots, at the end (sequences of ~2070 tokens).
 // BM_AllocateFree: AllocateSlots for a P-token request that misses the prefix
 //               cache, then Free; items/s counts blocks.
 // BM_BlockHash: hashing one 16-token block, SHA-256 vs XXH3-128.
@@ -49,6 +51,25 @@ struct DecodeSetup {
                                    // iterating num_scheduled_tokens would answer
 };
 
+// Ids as long as real ones (heap-allocated strings).
+std::string RequestId(int32_t i) {
+  std::string id = "cmpl-";
+  id += std::to_string(1000000 + i);
+  id += "-0a1b2c3d4e5f";
+  return id;
+}
+
+// Allocated KV slots not holding a computed token, as a fraction of all
+// allocated slots (the partially filled last block of each request).
+double KvWaste(const Scheduler& s, int32_t num_requests) {
+  int64_t tokens = 0;
+  for (int32_t i = 0; i < num_requests; ++i) tokens += s.FindRequest(RequestId(i))->num_computed_tokens;
+  const BlockPool& pool = s.kv_cache_manager().pool();
+  const int64_t slots =
+      int64_t{pool.num_usable_blocks() - pool.num_free_blocks()} * s.kv_cache_manager().config().block_size;
+  return 1.0 - static_cast<double>(tokens) / static_cast<double>(slots);
+}
+
 DecodeSetup MakeDecodeSetup(int32_t num_requests, bool caching) {
   SchedulerConfig sc;
   sc.max_num_seqs = num_requests;
@@ -66,9 +87,7 @@ DecodeSetup MakeDecodeSetup(int32_t num_requests, bool caching) {
   DecodeSetup d{std::move(s).value(), {}};
   for (int32_t i = 0; i < num_requests; ++i) {
     proto::EngineCoreRequest r;
-    r.request_id = "cmpl-";
-    r.request_id += std::to_string(1000000 + i);
-    r.request_id += "-0a1b2c3d4e5f";  // ids as long as real ones (heap strings)
+    r.request_id = RequestId(i);
     r.prompt_token_ids.resize(kPrompt);
     std::iota(r.prompt_token_ids.begin(), r.prompt_token_ids.end(), i * kPrompt);
     r.sampling_params.max_tokens = 4000;
@@ -126,6 +145,9 @@ void BM_Step(benchmark::State& state) {
     d.scheduler->UpdateFromOutput(so, d.reply, &outs);
     benchmark::DoNotOptimize(outs.data());
   }
+  // Sequences end at 64 + 2000 + a few tokens, so this is the steady-state
+  // waste of long decodes.
+  state.counters["kv_waste"] = KvWaste(*d.scheduler, static_cast<int32_t>(state.range(0)));
 }
 BENCHMARK(BM_Step)
     ->ArgNames({"running", "caching"})
