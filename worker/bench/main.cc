@@ -11,6 +11,7 @@
 // (weight GFLOP = 2 × (layer matmul parameters × tokens + lm_head parameters): the
 // lm_head runs for the last token only.)
 #include <cblas.h>
+#include <immintrin.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -47,21 +48,45 @@ using llmserve::worker::ForwardBatch;
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// Best-of-5 read bandwidth of a large buffer, read by every pool thread.
-double ReadBandwidth(llmserve::kernels::cpu::ThreadPool& pool, size_t mib) {
-  const size_t n = mib * (1u << 20) / sizeof(uint64_t);
-  std::vector<uint64_t> buf(n);
-  for (size_t i = 0; i < n; ++i) buf[i] = i * 0x9e3779b97f4a7c15ull;
+// XOR of buf[begin, end) with 64-byte loads (AVX-512) — a pure streaming read.
+__attribute__((target("avx512f"))) uint64_t XorAvx512(const uint64_t* buf, size_t begin, size_t end) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = begin;
+  for (; i + 32 <= end; i += 32) {
+    a0 = _mm512_xor_si512(a0, _mm512_loadu_si512(buf + i));
+    a1 = _mm512_xor_si512(a1, _mm512_loadu_si512(buf + i + 8));
+    a2 = _mm512_xor_si512(a2, _mm512_loadu_si512(buf + i + 16));
+    a3 = _mm512_xor_si512(a3, _mm512_loadu_si512(buf + i + 24));
+  }
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3)));
+  uint64_t r = 0;
+  for (uint64_t l : lanes) r ^= l;
+  for (; i < end; ++i) r ^= buf[i];
+  return r;
+}
+
+uint64_t XorPortable(const uint64_t* buf, size_t begin, size_t end) {
+  uint64_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  size_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    for (size_t l = 0; l < 8; ++l) acc[l] ^= buf[i + l];
+  }
+  uint64_t r = acc[0] ^ acc[1] ^ acc[2] ^ acc[3] ^ acc[4] ^ acc[5] ^ acc[6] ^ acc[7];
+  for (; i < end; ++i) r ^= buf[i];
+  return r;
+}
+
+// Best-of-`reps` read bandwidth (GB/s) of a large buffer, read by every pool thread.
+double ReadBandwidth(llmserve::kernels::cpu::ThreadPool& pool, const std::vector<uint64_t>& buf, int reps) {
+  const size_t n = buf.size();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
   std::vector<uint64_t> sink(pool.size());
   double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
+  for (int rep = 0; rep < reps; ++rep) {
     const auto t0 = Clock::now();
     pool.ParallelFor(n, 1 << 16, [&](size_t begin, size_t end, size_t thread) {
-      uint64_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (size_t i = begin; i + 8 <= end; i += 8) {
-        for (size_t l = 0; l < 8; ++l) acc[l] ^= buf[i + l];
-      }
-      sink[thread] = acc[0] ^ acc[1] ^ acc[2] ^ acc[3] ^ acc[4] ^ acc[5] ^ acc[6] ^ acc[7];
+      sink[thread] = avx512 ? XorAvx512(buf.data(), begin, end) : XorPortable(buf.data(), begin, end);
     });
     best = std::max(best, static_cast<double>(n * sizeof(uint64_t)) / Seconds(t0, Clock::now()) / 1e9);
   }
@@ -117,7 +142,9 @@ int main(int argc, char** argv) {
   w::Model& model = **model_or;
   const auto& cfg = model.config();
   const size_t bytes_per_step = model.weights().matmul_bytes();
-  const double bw = ReadBandwidth(pool, static_cast<size_t>(FLAGS_bench_bandwidth_mib));
+  std::vector<uint64_t> bw_buf(static_cast<size_t>(FLAGS_bench_bandwidth_mib) * (1u << 20) / sizeof(uint64_t));
+  for (size_t i = 0; i < bw_buf.size(); ++i) bw_buf[i] = i * 0x9e3779b97f4a7c15ull;
+  const double bw = ReadBandwidth(pool, bw_buf, 10);
   std::printf("{\"what\":\"read_bandwidth\",\"gb_per_s\":%.2f,\"threads\":%zu}\n", bw, pool.size());
   std::printf("{\"what\":\"model\",\"dir\":\"%s\",\"weight_bytes_per_step\":%zu,\"precision\":\"%s\"}\n", dir.c_str(),
               bytes_per_step, FLAGS_bench_precision.c_str());
@@ -175,6 +202,8 @@ int main(int argc, char** argv) {
     std::printf("}\n");
     std::fflush(stdout);
   }
+  // Bandwidth again after the decode runs: a shared machine's load changes.
+  std::printf("{\"what\":\"read_bandwidth_after_decode\",\"gb_per_s\":%.2f}\n", ReadBandwidth(pool, bw_buf, 10));
   if (prefill > 0) {
     const double peak = SgemmPeak(2048);
     std::printf("{\"what\":\"sgemm_peak\",\"n\":2048,\"gflop_per_s\":%.1f,\"library\":\"OpenBLAS\"}\n", peak);
