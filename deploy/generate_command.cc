@@ -131,6 +131,8 @@ int RunGenerateCommand(int argc, char** argv) {
     LOG(ERROR) << results.status().message();
     return 1;
   }
+  LOG(INFO) << "generated " << results->size() << " completions; " << (*llm)->num_preemptions()
+            << " preemptions";
   std::ofstream file;
   if (!FLAGS_output.empty()) {
     file.open(FLAGS_output);

@@ -172,7 +172,7 @@ void EngineCoreProc::HandleUtility(const proto::UtilityRequest& request) {
   } else if (request.method == "health" || request.method == "check_health") {
     result.result = "ok";
   } else if (request.method == "stats") {
-    proto::SchedulerStats stats = core_->scheduler().MakeStats();
+    proto::SchedulerStats stats = core_->scheduler().PeekStats();
     result.result = proto::Encode(stats);
   } else {
     result.failure_message = "unknown utility method '" + request.method + "'";

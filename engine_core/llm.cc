@@ -39,6 +39,7 @@ StatusOr<std::vector<LLMOutput>> LLM::Generate(const std::vector<LLMPrompt>& pro
   while (engine_.core->HasRequests()) {
     LLMSERVE_ASSIGN_OR_RETURN(auto step, engine_.core->Step());
     for (auto& client : step) {
+      if (client.outputs.scheduler_stats) num_preemptions_ += client.outputs.scheduler_stats->num_preemptions;
       for (auto& o : client.outputs.outputs) {
         auto it = index_of.find(o.request_id);
         if (it == index_of.end()) continue;

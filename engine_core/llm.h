@@ -42,12 +42,15 @@ class LLM {
 
   const common::tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }
   uint32_t max_model_len() const { return engine_.max_model_len; }
+  // Requests preempted (and recomputed) since this LLM was created.
+  int64_t num_preemptions() const { return num_preemptions_; }
 
  private:
   LLM() = default;
   BuiltEngine engine_;
   std::unique_ptr<common::tokenizer::Tokenizer> tokenizer_;
   uint64_t next_id_ = 0;
+  int64_t num_preemptions_ = 0;
 };
 
 }  // namespace llmserve::engine_core
