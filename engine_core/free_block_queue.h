@@ -1,6 +1,6 @@
 #pragma once
 // The free-block list: an intrusive doubly linked list threaded through the
-// blocks themselves (fake head and tail nodes), so popping the front, appending
+// blocks themselves (sentinel head and tail nodes), so popping the front, appending
 // and removing a block from the middle (a prefix-cache hit on a free block) are
 // all O(1) and allocate nothing. The front is the next block to be reused, so
 // the order is the eviction order: least recently freed first.

@@ -43,7 +43,7 @@ TEST(ChildProcesses, EnvironmentIsPassed) {
 TEST(ChildProcesses, TerminateAllUsesSigtermThenSigkill) {
   ChildProcesses children;
   ASSERT_TRUE(children.Spawn("polite", {"sleep", "30"}).ok());
-  ASSERT_TRUE(children.Spawn("stubborn", {"/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}).ok());
+  ASSERT_TRUE(children.Spawn("ignores-sigterm", {"/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}).ok());
   std::this_thread::sleep_for(200ms);  // let the trap install
   auto exits = children.TerminateAll(500ms);
   ASSERT_EQ(exits.size(), 2u);
