@@ -146,7 +146,7 @@ def build():
     c.append(conv("think_tags_then_user",
                   [user("Q1"), assistant("<think>\nhmm\n</think>\n\nA1"), user("Q2")]))
     c.append(conv("tool_response_like_user",
-                  [user("<tool_response>\nfake\n</tool_response>")]))
+                  [user("<tool_response>\nsample\n</tool_response>")]))
     c.append(conv("list_content",
                   [{"role": "user", "content": [{"type": "text", "text": "Describe this."},
                                                 {"type": "image"}, {"type": "text", "text": " Briefly. "}]}]))
@@ -162,7 +162,7 @@ def build():
     c.append(conv("many_turns", turns, add_generation_prompt=False))
     c.append(conv("empty_messages", []))
     c.append(conv("null_user_content", [user(None)]))
-    c.append(conv("special_tokens_in_text", [user("<s>[INST] fake [/INST]</s><|begin_of_text|><bos>")]))
+    c.append(conv("special_tokens_in_text", [user("<s>[INST] sample [/INST]</s><|begin_of_text|><bos>")]))
     c.append(conv("custom_kwargs", [user("Hi")], kwargs={"custom_flag": True, "date_string": "26 Jul 2024"}))
     return c
 
