@@ -11,13 +11,13 @@
 #include "common/ipc/shm_allreduce.h"
 #include "common/ipc/zmq_socket.h"
 #include "proto/messages.h"
-#include "worker/worker_protocol.h"
+#include "proto/worker_protocol.h"
 
 namespace llmserve::engine_core {
 
 namespace {
-using worker::WorkerCommand;
-using worker::WorkerReply;
+using proto::WorkerCommand;
+using proto::WorkerReply;
 constexpr auto kPoll = std::chrono::milliseconds(200);
 }  // namespace
 
@@ -120,7 +120,7 @@ StatusOr<proto::ModelRunnerOutput> MultiProcExecutor::ExecuteModel(const proto::
   buffer_.clear();
   proto::EncodeInto(output, buffer_);
   Status sent = Broadcast(static_cast<uint8_t>(WorkerCommand::kExecute), std::string_view(buffer_.data(), buffer_.size()));
-  auto answer = sent.ok() ? Receive(worker::kOutputRank) : StatusOr<std::string>(sent);
+  auto answer = sent.ok() ? Receive(proto::kOutputRank) : StatusOr<std::string>(sent);
   if (!answer.ok()) {
     failed_ = true;
     return answer.status();

@@ -12,11 +12,15 @@
 #include "proto/messages.h"
 #include "worker/ipc_communicator.h"
 #include "worker/model_runner.h"
-#include "worker/worker_protocol.h"
+#include "proto/worker_protocol.h"
 
 namespace llmserve::worker {
 
 namespace {
+
+using proto::kOutputRank;
+using proto::WorkerCommand;
+using proto::WorkerReply;
 
 StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace llmserve::worker {
+namespace llmserve::proto {
 
 enum class WorkerCommand : uint8_t {
   kProfileKvCache = 1,  // payload: none; every rank replies the blocks that fit (decimal text)
@@ -20,4 +20,4 @@ enum class WorkerReply : uint8_t { kOk = 0, kError = 1 };
 // The rank that answers kExecute (the first tensor-parallel rank).
 inline constexpr uint32_t kOutputRank = 0;
 
-}  // namespace llmserve::worker
+}  // namespace llmserve::proto
