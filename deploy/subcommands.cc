@@ -5,6 +5,7 @@
 
 #include "deploy/chat_template_command.h"
 #include "deploy/generate_command.h"
+#include "deploy/keygen_command.h"
 #include "deploy/make_model_command.h"
 #include "deploy/serve_command.h"
 #include "deploy/tokenize_command.h"
@@ -23,6 +24,8 @@ const std::vector<Subcommand>& Subcommands() {
        RunTokenizeCommand},
       {"chat-template", "Render chat requests (JSON lines on stdin) with a model's chat template.",
        RunChatTemplateCommand},
+      {"keygen", "Write the cluster key (ZeroMQ CURVE) that secures TCP sockets between nodes.",
+       RunKeygenCommand},
   };
   return kSubcommands;
 }
