@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "deploy/bench/bench_command.h"
 #include "deploy/chat_template_command.h"
 #include "deploy/generate_command.h"
 #include "deploy/make_model_command.h"
@@ -23,6 +24,8 @@ const std::vector<Subcommand>& Subcommands() {
        RunTokenizeCommand},
       {"chat-template", "Render chat requests (JSON lines on stdin) with a model's chat template.",
        RunChatTemplateCommand},
+      {"bench", "Benchmarks: `bench serve` (online serving metrics, vLLM's flags), `bench sweep` (rates, plot).",
+       bench::RunBenchCommand},
   };
   return kSubcommands;
 }
