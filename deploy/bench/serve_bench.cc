@@ -1,5 +1,7 @@
 #include "deploy/bench/serve_bench.h"
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -81,6 +83,16 @@ std::string RequestBody(const ServeBenchOptions& o, const std::string& model, co
   return body.dump();
 }
 
+// With no concurrency limit every request may hold a socket at once: lift the
+// soft open-file limit to the hard one so that 1000+ prompts do not hit EMFILE.
+void RaiseOpenFileLimit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
 }  // namespace
 
 StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
@@ -115,10 +127,11 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
   if (const char* key = std::getenv("OPENAI_API_KEY"); key && *key) {
     load.headers.emplace_back("Authorization", std::string("Bearer ") + key);
   }
+  RaiseOpenFileLimit();
   ProgressBar bar(requests.size(), o.show_progress);
   load.on_progress = [&bar](size_t done, size_t) { bar.Update(done); };
   if (!o.quiet) {
-    std::cout << "Traffic request rate: " << (std::isinf(o.request_rate) ? "inf" : std::to_string(o.request_rate))
+    std::cout << "Traffic request rate: " << PyFloat(o.request_rate)
               << "\nBurstiness factor: " << PyFloat(o.burstiness)
               << (o.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)")
               << "\nMaximum request concurrency: "
