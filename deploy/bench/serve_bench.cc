@@ -45,18 +45,29 @@ std::string LocalDate() {
   return buf;
 }
 
-// The model to name in requests and a directory its tokenizer may be in.
+// The model to name in requests and a directory its tokenizer may be in: the
+// model itself when it is a directory, else the `root` /v1/models gives for it
+// (llmserve and vLLM report the model path there). With no --model, the first
+// model the server lists.
 StatusOr<std::pair<std::string, std::string>> ResolveModel(const ServeBenchOptions& o, const Endpoint& endpoint) {
-  if (!o.model.empty()) return std::pair{o.model, o.model};
-  LLMSERVE_ASSIGN_OR_RETURN(std::string body, HttpGet(endpoint, "/v1/models", 30));
-  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-  if (!j.is_object() || !j.contains("data") || !j["data"].is_array() || j["data"].empty() ||
-      !j["data"][0].is_object() || !j["data"][0].contains("id") || !j["data"][0]["id"].is_string()) {
-    return Status::Unavailable("the server's /v1/models lists no model; pass --model");
+  if (!o.model.empty() && (HasTokenizer(o.model) || !o.tokenizer.empty())) return std::pair{o.model, o.model};
+  auto body = HttpGet(endpoint, "/v1/models", 30);
+  if (!body.ok()) {
+    if (!o.model.empty()) return std::pair{o.model, std::string()};
+    return Status::Unavailable(body.status().message() + " (pass --model to skip asking the server)");
   }
-  const auto& first = j["data"][0];
-  std::string root = first.contains("root") && first["root"].is_string() ? first["root"].get<std::string>() : "";
-  return std::pair{first["id"].get<std::string>(), root};
+  const nlohmann::json j = nlohmann::json::parse(*body, nullptr, false);
+  const nlohmann::json empty = nlohmann::json::array();
+  const nlohmann::json& data = j.is_object() && j.contains("data") && j["data"].is_array() ? j["data"] : empty;
+  for (const auto& m : data) {
+    if (!m.is_object() || !m.contains("id") || !m["id"].is_string()) continue;
+    const std::string id = m["id"].get<std::string>();
+    if (!o.model.empty() && id != o.model) continue;
+    std::string root = m.contains("root") && m["root"].is_string() ? m["root"].get<std::string>() : "";
+    return std::pair{id, root};
+  }
+  if (!o.model.empty()) return std::pair{o.model, std::string()};
+  return Status::Unavailable("the server's /v1/models lists no model; pass --model");
 }
 
 StatusOr<std::vector<SampleRequest>> Sample(const ServeBenchOptions& o, const Tokenizer& tok) {

@@ -65,8 +65,8 @@ grep -q "num-prompts" "$tmp/bad.txt"
 if "$bin/llmserve" bench nosuch 2> "$tmp/unknown.txt"; then echo "unknown benchmark accepted"; exit 1; fi
 grep -q "available: serve, sweep" "$tmp/unknown.txt"
 
-# 5. Sweep at two rates: JSON per run, summary, PNG.
-"$bin/llmserve" bench sweep --base-url "$url" --model tiny --tokenizer "$tmp/tiny" --random-input-len 16 \
+# 5. Sweep at two rates (tokenizer found through /v1/models root): JSON per run, summary, PNG.
+"$bin/llmserve" bench sweep --base-url "$url" --model tiny --random-input-len 16 \
   --random-output-len 4 --num-prompts 6 --request-rates 8,inf --output-dir "$tmp/sweep" --disable-tqdm
 
 /usr/bin/python3 - "$tmp" <<'PY'
