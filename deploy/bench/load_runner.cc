@@ -240,6 +240,7 @@ Exchange::Exchange(Runner* runner, size_t index, std::unique_ptr<beast::tcp_stre
   request_.set(http::field::content_type, "application/json");
   request_.set(http::field::accept, "text/event-stream");
   for (const auto& [k, v] : runner_->options().headers) request_.set(k, v);
+  if (!r.request_id.empty()) request_.set("x-request-id", r.request_id);
   request_.keep_alive(true);
   request_.body() = r.body;
   request_.prepare_payload();

@@ -40,6 +40,7 @@ struct LoadRequest {
   std::string body;     // JSON body (asks for a stream)
   int64_t prompt_len;   // the dataset's token count, kept unless the server's usage says otherwise
   double arrival_s;     // when it may be sent, seconds after the start
+  std::string request_id = "";  // sent as x-request-id when not empty
 };
 
 // How to run the load.

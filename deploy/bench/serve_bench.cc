@@ -3,10 +3,12 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "common/tokenizer/tokenizer.h"
 #include "deploy/bench/arrivals.h"
@@ -104,6 +106,37 @@ void RaiseOpenFileLimit() {
   }
 }
 
+// vLLM's --ready-check-timeout-sec (send the first prompt until it succeeds)
+// and --num-warmups (that many copies of it, not measured).
+Status ReadyCheckAndWarmUp(const ServeBenchOptions& o, const Endpoint& endpoint, LoadRequest first,
+                           LoadOptions load) {
+  load.on_progress = nullptr;
+  load.max_duration_s = 0;
+  first.arrival_s = 0;
+  first.request_id.clear();
+  if (o.ready_check_timeout_s > 0) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.ready_check_timeout_s);
+    std::string last_error;
+    while (true) {
+      LLMSERVE_ASSIGN_OR_RETURN(LoadResult r, RunLoad(endpoint, {first}, load));
+      if (r.outputs[0].success) break;
+      last_error = r.outputs[0].error;
+      if (std::chrono::steady_clock::now() >= end) {
+        return Status::Unavailable("the first request did not succeed within --ready-check-timeout-sec: " +
+                                   last_error);
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    if (!o.quiet) std::cout << "Initial test run completed." << std::endl;
+  }
+  if (o.num_warmups > 0) {
+    if (!o.quiet) std::cout << "Warming up with " << o.num_warmups << " requests..." << std::endl;
+    LLMSERVE_ASSIGN_OR_RETURN(LoadResult r, RunLoad(endpoint, std::vector<LoadRequest>(o.num_warmups, first), load));
+    (void)r;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
@@ -126,7 +159,8 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
   std::vector<LoadRequest> requests;
   requests.reserve(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
-    requests.push_back({o.endpoint, RequestBody(o, model_id, samples[i]), samples[i].prompt_len, arrivals[i]});
+    requests.push_back({o.endpoint, RequestBody(o, model_id, samples[i]), samples[i].prompt_len, arrivals[i],
+                        o.request_id_prefix.empty() ? "" : o.request_id_prefix + std::to_string(i)});
   }
 
   LoadOptions load;
@@ -148,6 +182,7 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
               << "\nMaximum request concurrency: "
               << (o.max_concurrency ? std::to_string(o.max_concurrency) : std::string("None")) << std::endl;
   }
+  LLMSERVE_RETURN_IF_ERROR(ReadyCheckAndWarmUp(o, endpoint, requests.front(), load));
   LLMSERVE_ASSIGN_OR_RETURN(LoadResult run, RunLoad(endpoint, requests, load));
   bar.Finish();
 
@@ -181,7 +216,7 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
     }
     std::cout << ResultTable(o, facts, result.metrics) << std::flush;
   }
-  if (o.save_result) {
+  if (o.save_result || o.append_result) {
     fs::path path = o.result_filename.empty() ? fs::path(DefaultResultFilename(o, facts)) : fs::path(o.result_filename);
     if (!o.result_dir.empty()) {
       std::error_code ec;
@@ -189,7 +224,7 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
       if (ec) return Status::Unavailable("--result-dir: cannot create '" + o.result_dir + "': " + ec.message());
       path = fs::path(o.result_dir) / path;
     }
-    std::ofstream f(path);
+    std::ofstream f(path, o.append_result ? std::ios::app : std::ios::trunc);
     f << result.json.dump() << "\n";
     if (!f) return Status::Unavailable("cannot write results to '" + path.string() + "'");
     result.saved_path = path.string();

@@ -55,6 +55,12 @@ std::vector<ArgSpec> ServeBenchArgSpecs() {
       {"disable-tqdm", Kind::kSwitch, "", "no progress bar"},
       {"request-timeout", Kind::kValue, "600", "seconds one request may take before it counts as failed"},
       {"max-duration", Kind::kValue, "0", "seconds the whole run may take (0 = no limit); later requests fail"},
+      {"num-warmups", Kind::kValue, "0", "requests sent before the run and not measured"},
+      {"ready-check-timeout-sec", Kind::kValue, "0", "retry the first request up to this long until the server answers"},
+      {"request-id-prefix", Kind::kValue, "bench-", "x-request-id of request i is PREFIX + i"},
+      {"append-result", Kind::kSwitch, "", "append the JSON to the result file as a new line"},
+      {"trust-remote-code", Kind::kSwitch, "", "accepted for vLLM compatibility (tokenizers here run no code)"},
+      {"tokenizer-mode", Kind::kValue, "auto", "accepted for vLLM compatibility: auto, hf or slow (all the same here)"},
   };
 }
 
@@ -180,6 +186,18 @@ StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
   LLMSERVE_ASSIGN_OR_RETURN(o.max_duration_s, args.Double("max-duration"));
   if (!(o.max_duration_s >= 0) || std::isinf(o.max_duration_s)) {
     return Status::InvalidArgument("--max-duration must be a non-negative number of seconds");
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(int64_t warmups, NonNegative(args, "num-warmups"));
+  o.num_warmups = static_cast<size_t>(warmups);
+  LLMSERVE_ASSIGN_OR_RETURN(o.ready_check_timeout_s, args.Double("ready-check-timeout-sec"));
+  if (!(o.ready_check_timeout_s >= 0) || std::isinf(o.ready_check_timeout_s)) {
+    return Status::InvalidArgument("--ready-check-timeout-sec must be a non-negative number of seconds");
+  }
+  o.request_id_prefix = args.Get("request-id-prefix");
+  o.append_result = args.Switch("append-result");
+  const std::string mode = args.Get("tokenizer-mode");
+  if (mode != "auto" && mode != "hf" && mode != "slow") {
+    return Status::InvalidArgument("--tokenizer-mode: only auto, hf and slow are supported, got '" + mode + "'");
   }
   return o;
 }

@@ -49,6 +49,10 @@ struct ServeBenchOptions {
   double request_timeout_s = 600;        // per request
   double max_duration_s = 0;             // whole run, 0 = no limit
   bool quiet = false;                    // print no table (used by sweep)
+  size_t num_warmups = 0;                // requests sent (and not measured) before the run
+  double ready_check_timeout_s = 0;      // retry the first request until it succeeds, up to this long
+  std::string request_id_prefix;         // x-request-id = prefix + index
+  bool append_result = false;            // append the JSON as one more line instead of overwriting
 };
 
 // The flags `bench serve` accepts, with vLLM's names and defaults.

@@ -43,11 +43,15 @@ done
 grep -q "Serving Benchmark Result" "$tmp/serve.txt"
 grep -q "Request goodput (req/s):" "$tmp/serve.txt"
 
-# 2. Chat completions, prefix-repetition dataset, model and tokenizer found via /v1/models.
+# 2. Chat completions, prefix-repetition dataset, model and tokenizer found via /v1/models,
+#    vLLM's ready check and warm-up flags.
 "$bin/llmserve" bench serve --backend openai-chat --base-url "$url" --dataset-name prefix-repetition \
   --prefix-repetition-prefix-len 16 --prefix-repetition-suffix-len 8 --prefix-repetition-num-prefixes 2 \
   --prefix-repetition-output-len 4 --ignore-eos --num-prompts 6 --save-result --save-detailed \
-  --result-filename "$tmp/chat.json" > "$tmp/chat.txt"
+  --result-filename "$tmp/chat.json" --num-warmups 2 --ready-check-timeout-sec 30 --request-id-prefix chat- \
+  --trust-remote-code > "$tmp/chat.txt"
+grep -q "Initial test run completed." "$tmp/chat.txt"
+grep -q "Warming up with 2 requests" "$tmp/chat.txt"
 
 # 3. Nobody listening: every request fails, and is counted.
 dead=$(free_port)
