@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "deploy/bench/bench_command.h"
 #include "deploy/chat_template_command.h"
 #include "deploy/generate_command.h"
 #include "deploy/keygen_command.h"
@@ -26,6 +27,8 @@ const std::vector<Subcommand>& Subcommands() {
        RunChatTemplateCommand},
       {"keygen", "Write the cluster key (ZeroMQ CURVE) that secures TCP sockets between nodes.",
        RunKeygenCommand},
+      {"bench", "Benchmarks: `bench serve` (online serving metrics, vLLM's flags), `bench sweep` (rates, plot).",
+       bench::RunBenchCommand},
   };
   return kSubcommands;
 }
