@@ -262,6 +262,7 @@ void EngineCoreProc::HandleInput(Input input) {
       if (auto report = reporter_.OnRequest(request->current_wave)) SendToCoordinator(*report);
     }
     Status s = core_->AddRequest(*request);
+    if (s.ok()) ++requests_added_;
     if (!s.ok()) {
       // The frontend maps a full waiting queue to HTTP 429 from this abort.
       Output out;
@@ -320,6 +321,7 @@ Status EngineCoreProc::Run() {
   if (output_thread_.joinable()) output_thread_.join();
   if (input_thread_.joinable()) input_thread_.join();
   core_->Shutdown();
+  LOG(INFO) << "engine " << options_.rank << ": served " << requests_added_ << " requests";
   return failure;
 }
 

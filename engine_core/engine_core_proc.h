@@ -104,6 +104,7 @@ class EngineCoreProc {
   uint32_t max_model_len_;
   bool has_coordinator_ = false;  // a coordinator address came with the handshake
   CoordinatorReporter reporter_;  // main thread only
+  uint64_t requests_added_ = 0;   // requests accepted by the scheduler (logged at exit)
 
   common::BlockingQueue<Input> inputs_;
   common::BlockingQueue<Output> outputs_;
