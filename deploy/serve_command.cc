@@ -29,7 +29,7 @@ DEFINE_int32(api_server_count, -1, "Frontend (API server) processes on this node
 DEFINE_double(engine_ready_timeout, 600, "Seconds to wait for every engine to load its model and report ready.");
 DEFINE_string(dp_routing, "score",
               "How requests without an X-data-parallel-rank header pick a DP rank: score (token-aware load: waiting "
-              "prompt tokens + 64 per waiting or running request) or prefix (requests sharing their first "
+              "prompt tokens + 256 per waiting or running request) or prefix (requests sharing their first "
               "--dp-prefix-blocks KV blocks go to one rank unless it is overloaded).");
 DEFINE_int32(dp_prefix_blocks, 4, "With --dp-routing prefix: leading KV blocks of the prompt that choose the rank (a device-default block size counts as 16 tokens).");
 DEFINE_int64(dp_prefix_overload_tokens, 2048,

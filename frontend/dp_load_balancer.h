@@ -13,10 +13,15 @@
 // new request's prefill can start: they are the bulk of a newcomer's time to
 // first token and the part that request counts alone cannot see (one 8k-token
 // prompt queues as much work as 500 short chat turns). Every request, waiting
-// or running, is also charged `request_tokens` (default 64) token-equivalents
+// or running, is also charged `request_tokens` (default 256) token-equivalents
 // for the decode work it still holds: each running request takes one token of
-// every step's budget and one batch slot until it finishes. vLLM's score,
-// waiting*4 + running, is kept as ScorePolicy::kRequestCounts for comparison.
+// every step's budget and one batch slot until it finishes, and under a
+// long-tailed output length L a request in flight still has about
+// E[L^2] / (2 E[L]) tokens to go (about 180 for outputs with median 80 and
+// log-sigma 1), more than the mean output. In tests/frontend/bench's
+// simulation, weights 16..512 all gave lower time to first token than vLLM's
+// score; 256 matched vLLM's request-count balance while doing so. vLLM's
+// score, waiting*4 + running, is kept as ScorePolicy::kRequestCounts for comparison.
 //
 // Without a coordinator (DP=1, tests) the snapshot never arrives and the
 // balancer uses this frontend's own exact accounting instead: requests it sent
@@ -63,7 +68,7 @@ struct RankLoad {
 struct DpLoadBalancerConfig {
   DpRouting routing = DpRouting::kScore;
   ScorePolicy score = ScorePolicy::kTokenAware;
-  int64_t request_tokens = 64;        // token-equivalent charged per waiting/running request
+  int64_t request_tokens = 256;       // token-equivalent charged per waiting/running request
   int32_t affinity_tokens = 64;       // leading prompt tokens hashed for prefix affinity
   int64_t affinity_threshold = 2048;  // score margin over the minimum before affinity yields
   int32_t client_index = 0;           // this frontend's index among API servers

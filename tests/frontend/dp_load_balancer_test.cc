@@ -27,7 +27,9 @@ TEST(DpLoadBalancerTest, ParsesRoutingFlag) {
 TEST(DpLoadBalancerTest, ScoreFormulas) {
   DpLoadBalancerConfig c;
   RankLoad l{/*waiting_reqs=*/2, /*running_reqs=*/3, /*waiting_tokens=*/1000};
-  EXPECT_EQ(LoadScore(l, c), 1000 + 64 * 5);
+  EXPECT_EQ(LoadScore(l, c), 1000 + c.request_tokens * 5);
+  c.request_tokens = 10;
+  EXPECT_EQ(LoadScore(l, c), 1050);
   c.score = ScorePolicy::kRequestCounts;
   EXPECT_EQ(LoadScore(l, c), 2 * 4 + 3);
 }
@@ -74,7 +76,7 @@ TEST(DpLoadBalancerTest, OptimisticIncrementsSpreadABurstUntilTheNextSnapshot) {
   lb.OnSnapshot(std::vector<RankLoad>{{0, 7, 0}, {1, 0, 50}});
   EXPECT_EQ(lb.EffectiveLoad(0).running_reqs, 7);
   EXPECT_EQ(lb.EffectiveLoad(0).waiting_reqs, 0);
-  EXPECT_EQ(*lb.Pick(Prompt(0, 5), all), 1u);  // 50 + 64 < 7 * 64
+  EXPECT_EQ(*lb.Pick(Prompt(0, 5), all), 1u);  // 50 + 256 < 7 * 256
 }
 
 TEST(DpLoadBalancerTest, FrontendsStartTheirScanAtDifferentRanks) {
@@ -100,7 +102,7 @@ TEST(DpLoadBalancerTest, WithoutACoordinatorUsesItsOwnExactAccounting) {
   lb.OnFirstToken(1, 10);
   EXPECT_EQ(lb.EffectiveLoad(1).running_reqs, 1);
   EXPECT_EQ(lb.EffectiveLoad(1).waiting_tokens, 0);
-  EXPECT_EQ(*lb.Pick(Prompt(0, 8), all), 1u);  // 64 < 3000 + 64
+  EXPECT_EQ(*lb.Pick(Prompt(0, 8), all), 1u);  // 256 < 3000 + 256
   lb.OnFinish(0, 3000, /*started=*/false);
   lb.OnFinish(1, 10, /*started=*/true);
   EXPECT_EQ(LoadScore(lb.EffectiveLoad(0), lb.config()), 0);
