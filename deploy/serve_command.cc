@@ -181,6 +181,8 @@ int RunServeCommand(int argc, char** argv) {
     return 2;
   }
   config.mutable_parallel()->set_data_parallel_size(static_cast<uint32_t>(plan.data_parallel_size));
+  // Engines on the head share its cores (headless nodes' engines get the same value from the handshake).
+  config.mutable_parallel()->set_data_parallel_size_local(static_cast<uint32_t>(std::max<size_t>(plan.local_ranks.size(), 1)));
 
   std::atomic<bool> stop{false};
   InstallSignalWatcher(&stop);
