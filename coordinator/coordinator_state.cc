@@ -39,6 +39,7 @@ std::optional<proto::StartDpWave> CoordinatorState::OnWaveNotice(const proto::Wa
       current_wave_ = static_cast<uint64_t>(*std::min_element(completed_wave_.begin(), completed_wave_.end())) + 1;
       engines_running_ = false;
       wave_changed_ = true;
+      VLOG(1) << "coordinator: every rank idle; wave " << current_wave_;
     }
     return std::nullopt;
   }
