@@ -1,23 +1,63 @@
 // llmserve-coordinator: collects engine load stats and DP waves, publishes them to frontends.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <signal.h>
+
+#include <atomic>
+#include <thread>
 
 #include "common/flags.h"
+#include "coordinator/coordinator.h"
 
 DEFINE_int32(data_parallel_size, 1, "Number of data-parallel engines the coordinator tracks.");
-DEFINE_string(frontend_publish_address, "", "Address to bind for publishing load stats to frontends.");
-DEFINE_string(engine_publish_address, "", "Address to bind for START_DP_WAVE and READY to engines.");
-DEFINE_string(engine_stats_address, "", "Address to bind for stats pushed by engines.");
+DEFINE_string(frontend_publish_address, "tcp://127.0.0.1:*", "Address to bind for publishing load stats to frontends.");
+DEFINE_string(engine_publish_address, "tcp://127.0.0.1:*", "Address to bind for START_DP_WAVE and READY to engines.");
+DEFINE_string(engine_stats_address, "tcp://127.0.0.1:*", "Address to bind for stats pushed by engines.");
+DEFINE_int32(publish_interval_ms, 100, "Minimum gap between load snapshots while loads change.");
+DEFINE_int32(heartbeat_interval_ms, 1000, "Gap between snapshots while nothing changes.");
 
 int main(int argc, char** argv) {
   llmserve::common::InitProcess(&argc, &argv,
       "llmserve-coordinator: data-parallel coordinator; publishes per-engine load to frontends\n"
       "and tracks DP waves. Started by the launcher on the head node.\n"
       "usage: llmserve-coordinator --data-parallel-size N --frontend-publish-address ADDR ...");
-  if (FLAGS_data_parallel_size < 1) {
-    LOG(ERROR) << "--data-parallel-size must be at least 1";
+  using namespace llmserve;
+  if (FLAGS_data_parallel_size < 1 || FLAGS_data_parallel_size > 65536) {
+    LOG(ERROR) << "--data-parallel-size must be in 1..65536";
     return 2;
   }
-  LOG(ERROR) << "llmserve-coordinator cannot run in this build: the coordinator loop is not built yet";
-  return 1;
+  if (FLAGS_publish_interval_ms < 1 || FLAGS_heartbeat_interval_ms < FLAGS_publish_interval_ms) {
+    LOG(ERROR) << "--publish-interval-ms must be at least 1 and --heartbeat-interval-ms at least that";
+    return 2;
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread([set, &stop] {
+    int sig = 0;
+    if (sigwait(&set, &sig) == 0) stop = true;
+  }).detach();
+
+  coordinator::CoordinatorOptions options;
+  options.state.num_ranks = static_cast<uint32_t>(FLAGS_data_parallel_size);
+  options.state.publish_interval = std::chrono::milliseconds(FLAGS_publish_interval_ms);
+  options.state.heartbeat_interval = std::chrono::milliseconds(FLAGS_heartbeat_interval_ms);
+  options.frontend_publish_bind = FLAGS_frontend_publish_address;
+  options.engine_publish_bind = FLAGS_engine_publish_address;
+  options.engine_stats_bind = FLAGS_engine_stats_address;
+  zmq::context_t context;
+  auto coord = coordinator::Coordinator::Create(context, options);
+  if (!coord.ok()) {
+    LOG(ERROR) << coord.status().message();
+    return 1;
+  }
+  Status s = (*coord)->Run(stop);
+  if (!s.ok()) {
+    LOG(ERROR) << s.message();
+    return 1;
+  }
+  return 0;
 }

@@ -27,6 +27,14 @@ DEFINE_int32(data_parallel_rpc_port, 29550, "Head node handshake port (TCP, when
 DEFINE_bool(headless, false, "Run only engines and workers on this node; they dial the head node.");
 DEFINE_int32(api_server_count, -1, "Frontend (API server) processes on this node (default 1).");
 DEFINE_double(engine_ready_timeout, 600, "Seconds to wait for every engine to load its model and report ready.");
+DEFINE_string(dp_routing, "score",
+              "How requests without an X-data-parallel-rank header pick a DP rank: score (token-aware load: waiting "
+              "prompt tokens + 256 per waiting or running request) or prefix (requests sharing their first "
+              "--dp-prefix-blocks KV blocks go to one rank unless it is overloaded).");
+DEFINE_int32(dp_prefix_blocks, 4, "With --dp-routing prefix: leading KV blocks of the prompt that choose the rank (a device-default block size counts as 16 tokens).");
+DEFINE_int64(dp_prefix_overload_tokens, 2048,
+             "With --dp-routing prefix: load score margin (tokens) over the least-loaded rank beyond which "
+             "affinity yields to the score.");
 DEFINE_string(restart_policy, "never",
               "When an engine or frontend dies: never (stop the deployment, exit 1) or on-failure (restart it).");
 
@@ -55,7 +63,8 @@ std::vector<std::string> EngineArgv(const std::string& bin, const ServePlan& pla
 }
 
 std::vector<std::string> FrontendArgv(const std::string& bin, const proto::EngineConfig& config, int index,
-                                      int count, const std::string& run_dir, int dp_size) {
+                                      int count, const std::string& run_dir, const ServePlan& plan) {
+  const int dp_size = plan.data_parallel_size;
   std::vector<uint32_t> ranks;
   for (int r = 0; r < dp_size; ++r) ranks.push_back(static_cast<uint32_t>(r));
   std::vector<std::string> argv = {
@@ -71,7 +80,20 @@ std::vector<std::string> FrontendArgv(const std::string& bin, const proto::Engin
       "--engine-ranks=" + JoinRanks(ranks),
       "--max-request-body-bytes=" + std::to_string(FLAGS_max_request_body_bytes)};
   if (!FLAGS_api_key.empty()) argv.push_back("--api-key=" + FLAGS_api_key);
+  if (plan.run_coordinator) argv.push_back("--coordinator-address=" + plan.coordinator_frontend_address);
+  const uint32_t block_size = config.cache().block_size() > 0 ? config.cache().block_size() : 16;
+  argv.push_back("--dp-routing=" + FLAGS_dp_routing);
+  argv.push_back("--dp-prefix-affinity-tokens=" + std::to_string(FLAGS_dp_prefix_blocks * static_cast<int64_t>(block_size)));
+  argv.push_back("--dp-prefix-overload-tokens=" + std::to_string(FLAGS_dp_prefix_overload_tokens));
   return argv;
+}
+
+std::vector<std::string> CoordinatorArgv(const std::string& bin, const ServePlan& plan) {
+  return {bin + "/llmserve-coordinator",
+          "--data-parallel-size=" + std::to_string(plan.data_parallel_size),
+          "--frontend-publish-address=" + plan.coordinator_frontend_address,
+          "--engine-publish-address=" + plan.coordinator_engine_publish_bind,
+          "--engine-stats-address=" + plan.coordinator_engine_stats_bind};
 }
 
 // Blocks SIGTERM/SIGINT here (children unblock them) and turns them into a flag.
@@ -132,6 +154,14 @@ int RunServeCommand(int argc, char** argv) {
     return 2;
   }
   model_dir = std::filesystem::absolute(model_dir).string();
+  if (FLAGS_dp_routing != "score" && FLAGS_dp_routing != "prefix") {
+    LOG(ERROR) << "--dp-routing must be score or prefix, got '" << FLAGS_dp_routing << "'";
+    return 2;
+  }
+  if (FLAGS_dp_prefix_blocks < 1 || FLAGS_dp_prefix_overload_tokens < 0) {
+    LOG(ERROR) << "--dp-prefix-blocks must be at least 1 and --dp-prefix-overload-tokens not negative";
+    return 2;
+  }
   if (FLAGS_restart_policy != "never" && FLAGS_restart_policy != "on-failure") {
     LOG(ERROR) << "--restart-policy must be never or on-failure, got '" << FLAGS_restart_policy << "'";
     return 2;
@@ -151,6 +181,8 @@ int RunServeCommand(int argc, char** argv) {
     return 2;
   }
   config.mutable_parallel()->set_data_parallel_size(static_cast<uint32_t>(plan.data_parallel_size));
+  // Engines on the head share its cores (headless nodes' engines get the same value from the handshake).
+  config.mutable_parallel()->set_data_parallel_size_local(static_cast<uint32_t>(std::max<size_t>(plan.local_ranks.size(), 1)));
 
   std::atomic<bool> stop{false};
   InstallSignalWatcher(&stop);
@@ -167,6 +199,16 @@ int RunServeCommand(int argc, char** argv) {
       reply.mutable_addresses()->add_inputs("ipc://" + run_dir + "/frontend" + std::to_string(i) + "-in");
       reply.mutable_addresses()->add_outputs("ipc://" + run_dir + "/frontend" + std::to_string(i) + "-out");
     }
+    if (plan.run_coordinator) {
+      reply.mutable_addresses()->set_coordinator_input(plan.coordinator_engine_publish_address);
+      reply.mutable_addresses()->set_coordinator_output(plan.coordinator_engine_stats_address);
+      reply.mutable_addresses()->set_frontend_stats_publish_address(plan.coordinator_frontend_address);
+      auto pid = children.Spawn("coordinator", CoordinatorArgv(bin, plan));
+      if (!pid.ok()) {
+        LOG(ERROR) << pid.status().message();
+        return 1;
+      }
+    }
     handshake = std::make_unique<frontend::HandshakeServer>(zmq_context, reply);
     if (Status s = handshake->Bind(plan.handshake_bind); !s.ok()) {
       LOG(ERROR) << s.message();
@@ -179,7 +221,7 @@ int RunServeCommand(int argc, char** argv) {
     }
     for (int i = 0; i < plan.api_server_count; ++i) {
       auto pid = children.Spawn("frontend" + std::to_string(i),
-                                FrontendArgv(bin, config, i, plan.api_server_count, run_dir, plan.data_parallel_size));
+                                FrontendArgv(bin, config, i, plan.api_server_count, run_dir, plan));
       if (!pid.ok()) {
         LOG(ERROR) << pid.status().message();
         return 1;

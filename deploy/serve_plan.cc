@@ -43,6 +43,26 @@ Status MakeServePlan(const ServeFlags& f, const std::string& run_dir, ServePlan*
     plan->handshake_address = "ipc://" + run_dir + "/handshake";
     plan->handshake_bind = plan->handshake_address;
   }
+  plan->run_coordinator = f.data_parallel_size > 1 && !f.headless;
+  if (plan->run_coordinator) {
+    plan->coordinator_frontend_address = "ipc://" + run_dir + "/coordinator-front";
+    if (plan->remote_engines) {
+      if (f.data_parallel_rpc_port + 2 > 65535)
+        return Status::InvalidArgument("--data-parallel-rpc-port must leave room for the coordinator's two ports above it");
+      const std::string host = f.data_parallel_address.empty() ? "127.0.0.1" : f.data_parallel_address;
+      const std::string pub_port = std::to_string(f.data_parallel_rpc_port + 1);
+      const std::string stats_port = std::to_string(f.data_parallel_rpc_port + 2);
+      plan->coordinator_engine_publish_bind = "tcp://*:" + pub_port;
+      plan->coordinator_engine_publish_address = "tcp://" + host + ":" + pub_port;
+      plan->coordinator_engine_stats_bind = "tcp://*:" + stats_port;
+      plan->coordinator_engine_stats_address = "tcp://" + host + ":" + stats_port;
+    } else {
+      plan->coordinator_engine_publish_bind = "ipc://" + run_dir + "/coordinator-back";
+      plan->coordinator_engine_publish_address = plan->coordinator_engine_publish_bind;
+      plan->coordinator_engine_stats_bind = "ipc://" + run_dir + "/coordinator-stats";
+      plan->coordinator_engine_stats_address = plan->coordinator_engine_stats_bind;
+    }
+  }
   return Status::Ok();
 }
 

@@ -28,6 +28,15 @@ struct ServePlan {
   bool remote_engines = false;         // some ranks run on other nodes: TCP handshake
   std::string handshake_address;       // engines dial this (ipc:// or tcp://host:port)
   std::string handshake_bind;          // the head binds this
+  // The DP coordinator (DP > 1, on the node with the API servers, as in vLLM).
+  // Frontends are on this node, so they subscribe over IPC; engines use IPC
+  // when all are local, else TCP on --data-parallel-rpc-port + 1 and + 2.
+  bool run_coordinator = false;
+  std::string coordinator_frontend_address;      // XPUB to frontends (bind = connect address)
+  std::string coordinator_engine_publish_bind;   // XPUB to engines
+  std::string coordinator_engine_publish_address;
+  std::string coordinator_engine_stats_bind;     // PULL from engines
+  std::string coordinator_engine_stats_address;
 };
 
 // Validates the flag combination and lays out the node's processes. `run_dir`

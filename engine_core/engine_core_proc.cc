@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <chrono>
+#include <optional>
 
 #include "engine_core/startup_handshake.h"
 
@@ -23,7 +24,9 @@ EngineCoreProc::EngineCoreProc(zmq::context_t& context, EngineProcOptions option
       options_(options),
       addresses_(std::move(addresses)),
       core_(std::move(core)),
-      max_model_len_(max_model_len) {}
+      max_model_len_(max_model_len),
+      has_coordinator_(!addresses_.coordinator_input().empty() && !addresses_.coordinator_output().empty()),
+      reporter_(options_.rank) {}
 
 EngineCoreProc::~EngineCoreProc() {
   stop_io_ = true;
@@ -41,9 +44,38 @@ Status EngineCoreProc::Start() {
   return Status::Ok();
 }
 
+bool EngineCoreProc::AwaitCoordinatorReady(zmq::socket_t& sub) {
+  auto next_log = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!stop_io_) {
+    zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, kIdlePoll) > 0) {
+      zmq::message_t msg;
+      (void)sub.recv(msg);
+      bool ready = !msg.more() && msg.to_string_view() == "READY";
+      while (msg.more()) (void)sub.recv(msg);
+      if (ready) return true;
+    }
+    if (std::chrono::steady_clock::now() >= next_log) {
+      LOG(INFO) << "engine " << options_.rank << ": waiting for READY from the DP coordinator at "
+                << addresses_.coordinator_input();
+      next_log += std::chrono::seconds(10);
+    }
+  }
+  return false;
+}
+
 void EngineCoreProc::InputLoop() {
   std::vector<zmq::socket_t> sockets;
+  std::optional<zmq::socket_t> coordinator;
   try {
+    if (has_coordinator_) {
+      coordinator.emplace(context_, zmq::socket_type::sub);
+      coordinator->set(zmq::sockopt::linger, 0);
+      coordinator->set(zmq::sockopt::rcvhwm, 0);
+      coordinator->set(zmq::sockopt::subscribe, "");
+      coordinator->connect(addresses_.coordinator_input());
+      if (!AwaitCoordinatorReady(*coordinator)) return;
+    }
     proto::ReadyResponse ready;
     ready.set_data_parallel_rank(options_.rank);
     ready.set_max_model_len(max_model_len_);
@@ -66,9 +98,26 @@ void EngineCoreProc::InputLoop() {
   }
   std::vector<zmq::pollitem_t> items;
   for (auto& s : sockets) items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
+  if (coordinator) items.push_back({coordinator->handle(), 0, ZMQ_POLLIN, 0});
   while (!stop_io_) {
     try {
       zmq::poll(items.data(), items.size(), kIdlePoll);
+      if (coordinator && (items.back().revents & ZMQ_POLLIN)) {
+        // READY again (another engine subscribed) or [START_DP_WAVE][body].
+        zmq::message_t type_frame, body;
+        while (coordinator->recv(type_frame, zmq::recv_flags::dontwait)) {
+          if (!type_frame.more()) continue;
+          (void)coordinator->recv(body);
+          for (zmq::message_t extra; body.more();) (void)coordinator->recv(extra);
+          StartWave wave;
+          proto::RequestType type;
+          Status s = proto::ParseRequestType(type_frame.data(), type_frame.size(), &type);
+          if (s.ok() && type == proto::RequestType::kStartDpWave)
+            s = proto::Decode(static_cast<const char*>(body.data()), body.size(), &wave.start);
+          if (s.ok()) inputs_.Push(Input{wave});
+          else LOG(WARNING) << "engine " << options_.rank << ": dropping a malformed coordinator message: " << s.message();
+        }
+      }
       for (size_t i = 0; i < sockets.size(); ++i) {
         if (!(items[i].revents & ZMQ_POLLIN)) continue;
         zmq::message_t type_frame, body;
@@ -92,7 +141,6 @@ void EngineCoreProc::InputLoop() {
             s = proto::Decode(data, body.size(), &utility.request);
             if (s.ok()) inputs_.Push(Input{std::move(utility)});
           }
-          // START_DP_WAVE carries nothing dense models act on.
           if (!s.ok()) LOG(WARNING) << "engine " << options_.rank << ": dropping a malformed message: " << s.message();
         }
       }
@@ -105,7 +153,14 @@ void EngineCoreProc::InputLoop() {
 
 void EngineCoreProc::OutputLoop() {
   std::vector<zmq::socket_t> sockets;
+  std::optional<zmq::socket_t> coordinator;
   try {
+    if (has_coordinator_) {
+      coordinator.emplace(context_, zmq::socket_type::push);
+      coordinator->set(zmq::sockopt::linger, 0);
+      coordinator->set(zmq::sockopt::sndhwm, 0);
+      coordinator->connect(addresses_.coordinator_output());
+    }
     for (const auto& address : addresses_.outputs()) {
       zmq::socket_t s(context_, zmq::socket_type::push);
       s.set(zmq::sockopt::linger, 4000);
@@ -132,6 +187,10 @@ void EngineCoreProc::OutputLoop() {
           s.send(zmq::buffer(identity), zmq::send_flags::none);
         }
         return;
+      }
+      if (!item->coordinator_report.empty()) {
+        if (coordinator) coordinator->send(zmq::buffer(item->coordinator_report), zmq::send_flags::none);
+        continue;
       }
       if (stop_io_ && item->outputs.outputs.empty() && !item->outputs.utility_output) return;
       const auto client = static_cast<size_t>(item->client_index);
@@ -184,10 +243,26 @@ void EngineCoreProc::HandleUtility(const proto::UtilityRequest& request) {
   outputs_.Push(std::move(out));
 }
 
+void EngineCoreProc::SendToCoordinator(const proto::EngineReport& report) {
+  Output out;
+  out.coordinator_report = report.SerializeAsString();
+  outputs_.Push(std::move(out));
+}
+
+void EngineCoreProc::ReportToCoordinator() {
+  if (!has_coordinator_) return;
+  for (const auto& report : reporter_.Update(core_->scheduler().PeekStats(), core_->HasRequests()))
+    SendToCoordinator(report);
+}
+
 void EngineCoreProc::HandleInput(Input input) {
   if (auto* request = std::get_if<proto::EngineCoreRequest>(&input)) {
     if (shutdown_requested_) return SendAbortOutput(*request, "the engine is shutting down");
+    if (has_coordinator_) {
+      if (auto report = reporter_.OnRequest(request->current_wave)) SendToCoordinator(*report);
+    }
     Status s = core_->AddRequest(*request);
+    if (s.ok()) ++requests_added_;
     if (!s.ok()) {
       // The frontend maps a full waiting queue to HTTP 429 from this abort.
       Output out;
@@ -205,6 +280,8 @@ void EngineCoreProc::HandleInput(Input input) {
     core_->AbortRequests(abort->ids);
   } else if (auto* utility = std::get_if<Utility>(&input)) {
     HandleUtility(utility->request);
+  } else if (auto* wave = std::get_if<StartWave>(&input)) {
+    reporter_.OnStartWave(wave->start);
   }
 }
 
@@ -222,6 +299,7 @@ Status EngineCoreProc::Run() {
       if (auto input = inputs_.Pop(kIdlePoll)) HandleInput(std::move(*input));
     }
     for (auto& input : inputs_.PopAll()) HandleInput(std::move(input));
+    ReportToCoordinator();
     if (!core_->HasRequests()) continue;
     auto step = core_->Step();
     if (!step.ok()) {
@@ -230,18 +308,20 @@ Status EngineCoreProc::Run() {
     }
     for (auto& client : *step) {
       client.outputs.timestamp = MonotonicSeconds();
-      outputs_.Push(Output{client.client_index, std::move(client.outputs), false});
+      outputs_.Push(Output{client.client_index, std::move(client.outputs), false, {}});
     }
+    ReportToCoordinator();
   }
   if (!failure.ok()) {
     LOG(ERROR) << "engine " << options_.rank << " failed: " << failure.ToString();
-    outputs_.Push(Output{0, {}, true});
+    outputs_.Push(Output{0, {}, true, {}});
   }
   stop_io_ = true;
   outputs_.Push(Output{});
   if (output_thread_.joinable()) output_thread_.join();
   if (input_thread_.joinable()) input_thread_.join();
   core_->Shutdown();
+  LOG(INFO) << "engine " << options_.rank << ": served " << requests_added_ << " requests";
   return failure;
 }
 

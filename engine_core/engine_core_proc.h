@@ -9,6 +9,10 @@
 //    input queue when idle;
 //  * output: a PUSH connected to every frontend's PULL; sends each step's
 //    outputs to the frontend that owns them (client index).
+// With a DP coordinator (its addresses in the handshake reply) the input
+// thread also SUBscribes to it (waits for READY before announcing itself,
+// then receives START_DP_WAVE) and the output thread PUSHes the
+// CoordinatorReporter's load and wave reports to it.
 // SIGTERM drains: new requests are refused with an abort output, in-flight
 // ones run to completion up to the shutdown timeout.
 
@@ -24,6 +28,7 @@
 #include <vector>
 
 #include "common/blocking_queue.h"
+#include "engine_core/coordinator_reporter.h"
 #include "engine_core/engine_core.h"
 #include "proto/handshake.pb.h"
 #include "proto/messages.h"
@@ -67,12 +72,17 @@ class EngineCoreProc {
   struct Abort {
     std::vector<std::string> ids;
   };
-  using Input = std::variant<std::monostate, proto::EngineCoreRequest, Abort, Utility>;
-  // One message for the output thread: outputs for a client, or the death signal.
+  struct StartWave {
+    proto::StartDpWave start;
+  };
+  using Input = std::variant<std::monostate, proto::EngineCoreRequest, Abort, Utility, StartWave>;
+  // One message for the output thread: outputs for a client, the death
+  // signal, or (coordinator_report non-empty) an EngineReport for the coordinator.
   struct Output {
     int32_t client_index = 0;
     proto::EngineCoreOutputs outputs;
     bool dead = false;
+    std::string coordinator_report;
   };
 
   void InputLoop();
@@ -80,12 +90,21 @@ class EngineCoreProc {
   void HandleInput(Input input);
   void HandleUtility(const proto::UtilityRequest& request);
   void SendAbortOutput(const proto::EngineCoreRequest& request, const std::string& why);
+  // Waits for the coordinator's READY on `sub` (false: stopped first).
+  bool AwaitCoordinatorReady(zmq::socket_t& sub);
+  // Queues `report` for the coordinator.
+  void SendToCoordinator(const proto::EngineReport& report);
+  // Reports load changes and wave completion after input handling or a step.
+  void ReportToCoordinator();
 
   zmq::context_t& context_;
   EngineProcOptions options_;
   proto::EngineAddresses addresses_;
   std::unique_ptr<EngineCore> core_;
   uint32_t max_model_len_;
+  bool has_coordinator_ = false;  // a coordinator address came with the handshake
+  CoordinatorReporter reporter_;  // main thread only
+  uint64_t requests_added_ = 0;   // requests accepted by the scheduler (logged at exit)
 
   common::BlockingQueue<Input> inputs_;
   common::BlockingQueue<Output> outputs_;

@@ -1,6 +1,9 @@
 #include "engine_core/engine_factory.h"
 
 #include <glog/logging.h>
+#include <sched.h>
+
+#include <algorithm>
 
 #include "common/process/child_processes.h"
 #include "engine_core/inproc_executor.h"
@@ -25,6 +28,13 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   if (config.cache().memory_utilization() > 0) rc.memory_fraction = config.cache().memory_utilization();
   rc.process_seed = model.seed();
   if (model.dtype() == "bfloat16") rc.precision = kernels::cpu::MatmulPrecision::kBF16;
+  // Data-parallel ranks on one node share its cores (those this process may
+  // run on, so `taskset` bounds a deployment): an equal share each.
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int allowed = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  const uint32_t local_ranks = std::max(1u, config.parallel().data_parallel_size_local());
+  if (allowed > 0) rc.num_threads = std::max<size_t>(1, static_cast<size_t>(allowed) / local_ranks);
   // Tensor parallelism runs one worker process per rank; otherwise the model
   // runs in this process.
   std::unique_ptr<Executor> executor;

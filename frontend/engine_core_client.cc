@@ -4,7 +4,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <limits>
+
+#include "proto/coordinator.pb.h"
 
 namespace llmserve::frontend {
 
@@ -16,13 +19,32 @@ uint32_t RankOf(const zmq::message_t& identity) {
   const auto* b = static_cast<const uint8_t*>(identity.data());
   return identity.size() == 2 ? static_cast<uint32_t>(b[0] | (b[1] << 8)) : std::numeric_limits<uint32_t>::max();
 }
+std::vector<uint32_t> SortedRanks(std::vector<uint32_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+DpLoadBalancerConfig BalancerConfig(const EngineCoreClient::Options& o) {
+  DpLoadBalancerConfig c = o.lb;
+  c.client_index = o.client_index;
+  c.client_count = o.client_count;
+  return c;
+}
 }  // namespace
 
 EngineCoreClient::EngineCoreClient(zmq::context_t& context, Options options)
     : options_(std::move(options)),
       input_(context, zmq::socket_type::router),
-      output_(context, zmq::socket_type::pull) {
+      output_(context, zmq::socket_type::pull),
+      rank_order_(SortedRanks(options_.engine_ranks)),
+      balancer_(BalancerConfig(options_), rank_order_.size()) {
   for (uint32_t rank : options_.engine_ranks) engines_[rank].rank = rank;
+  if (!options_.coordinator_address.empty()) coordinator_.emplace(context, zmq::socket_type::xsub);
+}
+
+size_t EngineCoreClient::IndexOf(uint32_t rank) const {
+  auto it = std::lower_bound(rank_order_.begin(), rank_order_.end(), rank);
+  return it != rank_order_.end() && *it == rank ? static_cast<size_t>(it - rank_order_.begin()) : rank_order_.size();
 }
 
 StatusOr<std::unique_ptr<EngineCoreClient>> EngineCoreClient::Start(zmq::context_t& context, Options options) {
@@ -39,6 +61,12 @@ StatusOr<std::unique_ptr<EngineCoreClient>> EngineCoreClient::Start(zmq::context
     c->output_.bind(c->options_.output_bind);
     c->input_address_ = c->input_.get(zmq::sockopt::last_endpoint);
     c->output_address_ = c->output_.get(zmq::sockopt::last_endpoint);
+    if (c->coordinator_) {
+      c->coordinator_->set(zmq::sockopt::linger, 0);
+      c->coordinator_->set(zmq::sockopt::rcvhwm, 0);
+      c->coordinator_->connect(c->options_.coordinator_address);
+      c->coordinator_->send(zmq::buffer(std::string("\x01", 1)), zmq::send_flags::none);  // subscribe to all
+    }
   } catch (const zmq::error_t& e) {
     return Status::Unavailable(std::string("engine client: cannot bind its sockets: ") + e.what());
   }
@@ -86,23 +114,14 @@ std::optional<uint32_t> EngineCoreClient::PickEngine(const proto::EngineCoreRequ
     if (it == engines_.end() || !it->second.ready || it->second.dead) return std::nullopt;
     return it->first;
   }
-  // Fewest of this client's requests in flight; ties go to the lowest rank
-  // after a per-client offset so that several frontends do not herd.
-  std::optional<uint32_t> best;
-  int32_t best_load = std::numeric_limits<int32_t>::max();
-  const size_t n = engines_.size();
-  std::vector<const EngineState*> order;
-  for (const auto& [rank, e] : engines_) order.push_back(&e);
-  const size_t start = n == 0 ? 0 : static_cast<size_t>(options_.client_index) % n;
-  for (size_t i = 0; i < n; ++i) {
-    const EngineState* e = order[(start + i) % n];
-    if (!e->ready || e->dead) continue;
-    if (e->in_flight < best_load) {
-      best_load = e->in_flight;
-      best = e->rank;
-    }
+  std::vector<bool> available(rank_order_.size());
+  for (size_t i = 0; i < rank_order_.size(); ++i) {
+    const EngineState& e = engines_.at(rank_order_[i]);
+    available[i] = e.ready && !e.dead;
   }
-  return best;
+  std::optional<size_t> index = balancer_.Pick(request.prompt_token_ids, available);
+  if (!index) return std::nullopt;
+  return rank_order_[*index];
 }
 
 Status EngineCoreClient::Submit(proto::EngineCoreRequest request, std::shared_ptr<OutputSink> sink) {
@@ -121,9 +140,20 @@ Status EngineCoreClient::Submit(proto::EngineCoreRequest request, std::shared_pt
     if (pending_.count(request.request_id))
       return Status::InvalidArgument("request id '" + request.request_id + "' is already in flight");
     sink->OnRouted(*rank);
-    pending_[request.request_id] = Pending{*rank, std::move(sink)};
+    const auto prompt_tokens = static_cast<int64_t>(request.prompt_token_ids.size());
+    pending_[request.request_id] = Pending{*rank, std::move(sink), prompt_tokens, false};
     engines_[*rank].in_flight++;
+    balancer_.OnDispatch(IndexOf(*rank), prompt_tokens);
     cmd.rank = *rank;
+    request.current_wave = static_cast<int64_t>(current_wave_);
+    if (coordinator_ && !engines_running_) {
+      // The engines are idle: tell the coordinator so it starts the wave everywhere.
+      engines_running_ = true;
+      proto::FrontendNotice notice;
+      notice.mutable_first_request()->set_data_parallel_rank(*rank);
+      notice.mutable_first_request()->set_wave(current_wave_);
+      commands_.push_back(Command{Command::kCoordinatorNotice, *rank, proto::RequestType::kAdd, notice.SerializeAsString()});
+    }
   }
   cmd.type = proto::RequestType::kAdd;
   cmd.body = proto::Encode(request);
@@ -140,6 +170,7 @@ void EngineCoreClient::Abort(const std::vector<std::string>& request_ids) {
       if (it == pending_.end()) continue;
       by_rank[it->second.rank].push_back(id);
       engines_[it->second.rank].in_flight--;
+      balancer_.OnFinish(IndexOf(it->second.rank), it->second.prompt_tokens, it->second.started);
       pending_.erase(it);
     }
   }
@@ -232,6 +263,7 @@ void EngineCoreClient::MarkDead(uint32_t rank, const std::string& why) {
     it->second.in_flight = 0;
     for (auto p = pending_.begin(); p != pending_.end();) {
       if (p->second.rank == rank) {
+        balancer_.OnFinish(IndexOf(rank), p->second.prompt_tokens, p->second.started);
         failed.push_back(std::move(p->second.sink));
         p = pending_.erase(p);
       } else {
@@ -310,8 +342,14 @@ void EngineCoreClient::HandleOutput() {
         auto it = pending_.find(out.request_id);
         if (it == pending_.end()) continue;  // aborted here already
         deliveries.emplace_back(it->second.sink, &out);
+        Pending& p = it->second;
+        if (!p.started && !out.new_token_ids.empty()) {
+          p.started = true;
+          balancer_.OnFirstToken(IndexOf(p.rank), p.prompt_tokens);
+        }
         if (out.finish_reason) {
-          engines_[it->second.rank].in_flight--;
+          engines_[p.rank].in_flight--;
+          balancer_.OnFinish(IndexOf(p.rank), p.prompt_tokens, p.started);
           pending_.erase(it);
         }
       }
@@ -332,13 +370,54 @@ void EngineCoreClient::HandleOutput() {
   }
 }
 
+std::vector<RankLoad> EngineCoreClient::EffectiveLoads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<RankLoad> loads;
+  for (size_t i = 0; i < rank_order_.size(); ++i) loads.push_back(balancer_.EffectiveLoad(i));
+  return loads;
+}
+
+uint64_t EngineCoreClient::snapshots_received() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return snapshots_;
+}
+
+void EngineCoreClient::HandleCoordinator() {
+  // Only the newest snapshot matters.
+  std::optional<proto::LoadSnapshot> latest;
+  zmq::message_t msg;
+  while (coordinator_->recv(msg, zmq::recv_flags::dontwait)) {
+    proto::LoadSnapshot snap;
+    if (msg.more() || !snap.ParseFromArray(msg.data(), static_cast<int>(msg.size()))) {
+      LOG(WARNING) << "engine client: malformed coordinator snapshot (" << msg.size() << " bytes)";
+      continue;
+    }
+    if (!latest || snap.sequence() > latest->sequence()) latest = std::move(snap);
+  }
+  if (!latest) return;
+  std::vector<RankLoad> loads(rank_order_.size());
+  for (const auto& e : latest->engines()) {
+    const size_t i = IndexOf(e.data_parallel_rank());
+    if (i == rank_order_.size()) continue;
+    loads[i] = RankLoad{static_cast<int64_t>(e.num_waiting_reqs()), static_cast<int64_t>(e.num_running_reqs()),
+                        static_cast<int64_t>(e.num_waiting_tokens())};
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  balancer_.OnSnapshot(loads);
+  current_wave_ = latest->current_wave();
+  engines_running_ = latest->engines_running();
+  ++snapshots_;
+}
+
 void EngineCoreClient::Run() {
   zmq::pollitem_t items[] = {{input_.handle(), 0, ZMQ_POLLIN, 0},
                              {output_.handle(), 0, ZMQ_POLLIN, 0},
-                             {nullptr, wake_fd_, ZMQ_POLLIN, 0}};
+                             {nullptr, wake_fd_, ZMQ_POLLIN, 0},
+                             {coordinator_ ? coordinator_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+  const int num_items = coordinator_ ? 4 : 3;
   while (!stop_) {
     try {
-      zmq::poll(items, 3, std::chrono::milliseconds(-1));
+      zmq::poll(items, num_items, std::chrono::milliseconds(-1));
       if (items[2].revents & ZMQ_POLLIN) {
         uint64_t count;
         (void)!read(wake_fd_, &count, sizeof(count));
@@ -349,6 +428,10 @@ void EngineCoreClient::Run() {
         commands.swap(commands_);
       }
       for (auto& cmd : commands) {
+        if (cmd.kind == Command::kCoordinatorNotice) {
+          if (coordinator_) coordinator_->send(zmq::buffer(cmd.body), zmq::send_flags::none);
+          continue;
+        }
         const uint8_t type = static_cast<uint8_t>(cmd.type);
         try {
           input_.send(zmq::buffer(Identity(cmd.rank)), zmq::send_flags::sndmore);
@@ -361,6 +444,7 @@ void EngineCoreClient::Run() {
       }
       if (items[0].revents & ZMQ_POLLIN) HandleInput();
       if (items[1].revents & ZMQ_POLLIN) HandleOutput();
+      if (num_items == 4 && (items[3].revents & ZMQ_POLLIN)) HandleCoordinator();
     } catch (const zmq::error_t& e) {
       if (e.num() == ETERM) return;
       LOG(ERROR) << "engine client I/O error: " << e.what();

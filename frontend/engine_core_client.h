@@ -4,6 +4,14 @@
 // outputs; engines connect to both. One I/O thread owns the sockets: other
 // threads hand it commands through a queue and an eventfd wake-up, and it
 // delivers each request's outputs to that request's sink.
+//
+// Routing (DpLoadBalancer): a pinned rank (X-data-parallel-rank) wins;
+// otherwise the balancer's token-aware score over the DP coordinator's load
+// snapshots (the I/O thread XSUBscribes to the coordinator when one is given)
+// plus this frontend's optimistic increments, or over its own accounting when
+// there is no coordinator. Requests carry the DP wave the coordinator last
+// published; the first request while the engines are idle also tells the
+// coordinator (FirstRequest) so it can start the wave on every rank.
 
 #include <zmq.hpp>
 
@@ -22,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "frontend/dp_load_balancer.h"
 #include "frontend/engine_client.h"
 #include "proto/handshake.pb.h"
 #include "proto/messages.h"
@@ -47,6 +56,9 @@ class EngineCoreClient final : public EngineClient {
     std::string input_bind = "tcp://127.0.0.1:*";   // ROUTER: requests to engines
     std::string output_bind = "tcp://127.0.0.1:*";  // PULL: outputs from engines
     std::vector<uint32_t> engine_ranks;  // ranks this client routes to
+    std::string coordinator_address = "";  // DP coordinator's frontend XPUB ("" = none)
+    int32_t client_count = 1;              // API servers sharing the engines
+    DpLoadBalancerConfig lb = {};          // routing policy (client index/count are filled in)
   };
 
   static StatusOr<std::unique_ptr<EngineCoreClient>> Start(zmq::context_t& context, Options options);
@@ -93,10 +105,14 @@ class EngineCoreClient final : public EngineClient {
   using StatsListener = std::function<void(uint32_t engine_rank, const proto::SchedulerStats& stats)>;
   // Installs (or, with nullptr, removes) the listener; reports before the call are not replayed.
   void SetStatsListener(StatsListener listener);
+  // The load the balancer sees for each routed rank now (rank order).
+  std::vector<RankLoad> EffectiveLoads() const;
+  // Coordinator snapshots received so far.
+  uint64_t snapshots_received() const;
 
  private:
   struct Command {
-    enum Kind { kAdd, kAbort, kUtility } kind;
+    enum Kind { kAdd, kAbort, kUtility, kCoordinatorNotice } kind;
     uint32_t rank = 0;
     proto::RequestType type = proto::RequestType::kAdd;
     std::string body;
@@ -104,6 +120,8 @@ class EngineCoreClient final : public EngineClient {
   struct Pending {
     uint32_t rank;
     std::shared_ptr<OutputSink> sink;
+    int64_t prompt_tokens = 0;
+    bool started = false;  // produced a token
   };
   struct UtilityWait {
     std::vector<std::optional<proto::UtilityOutput>> results;  // per engine asked
@@ -116,12 +134,15 @@ class EngineCoreClient final : public EngineClient {
   void Post(Command command);
   void HandleInput();   // ReadyResponses on the ROUTER
   void HandleOutput();  // EngineCoreOutputs on the PULL
+  void HandleCoordinator();  // LoadSnapshots on the XSUB
+  size_t IndexOf(uint32_t rank) const;  // rank -> balancer index
   void MarkDead(uint32_t rank, const std::string& why);
   std::optional<uint32_t> PickEngine(const proto::EngineCoreRequest& request);  // needs mu_
 
   Options options_;
   zmq::socket_t input_;   // ROUTER
   zmq::socket_t output_;  // PULL
+  std::optional<zmq::socket_t> coordinator_;  // XSUB, when a coordinator exists
   std::string input_address_;
   std::string output_address_;
   int wake_fd_ = -1;
@@ -136,6 +157,11 @@ class EngineCoreClient final : public EngineClient {
   int64_t next_call_id_ = 1;
   std::unordered_map<int64_t, std::shared_ptr<UtilityWait>> utility_waits_;
   std::shared_ptr<const StatsListener> stats_listener_;  // guarded by mu_
+  std::vector<uint32_t> rank_order_;  // routed ranks, ascending (balancer indices)
+  DpLoadBalancer balancer_;
+  uint64_t current_wave_ = 0;      // from the coordinator
+  bool engines_running_ = false;   // from the coordinator, or set by our first request
+  uint64_t snapshots_ = 0;
 };
 
 }  // namespace llmserve::frontend

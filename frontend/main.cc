@@ -29,6 +29,11 @@ DEFINE_int32(api_server_count, 1, "Number of API servers sharing the engines.");
 DEFINE_string(input_address, "tcp://127.0.0.1:*", "Address to bind for requests to engines (ROUTER).");
 DEFINE_string(output_address, "tcp://127.0.0.1:*", "Address to bind for outputs from engines (PULL).");
 DEFINE_string(engine_ranks, "0", "Comma-separated data-parallel ranks this frontend routes to.");
+DEFINE_string(coordinator_address, "", "DP coordinator address publishing engine loads (empty: no coordinator).");
+DEFINE_string(dp_routing, "score", "How requests without a pinned rank pick a DP rank: score (token-aware load) or prefix.");
+DEFINE_int32(dp_prefix_affinity_tokens, 64, "With --dp-routing prefix: leading prompt tokens that choose the preferred rank.");
+DEFINE_int64(dp_prefix_overload_tokens, 2048,
+             "With --dp-routing prefix: load score margin (tokens) over the least-loaded rank beyond which affinity yields.");
 DEFINE_int64(max_request_body_bytes, 8 << 20, "Largest HTTP request body accepted (HTTP 413 beyond).");
 DEFINE_int32(max_logprobs, 20, "Most top logprobs a request may ask for.");
 
@@ -109,9 +114,24 @@ int main(int argc, char** argv) {
   }
   // This frontend's own view: the requests it served and the engine stats sent to it.
   frontend::metrics::FrontendMetrics metrics({name, ranks});
+  auto routing = frontend::ParseDpRouting(FLAGS_dp_routing);
+  if (!routing.ok()) {
+    LOG(ERROR) << routing.status().message();
+    return 2;
+  }
+  if (FLAGS_dp_prefix_affinity_tokens < 1 || FLAGS_dp_prefix_overload_tokens < 0) {
+    LOG(ERROR) << "--dp-prefix-affinity-tokens must be at least 1 and --dp-prefix-overload-tokens not negative";
+    return 2;
+  }
+  frontend::EngineCoreClient::Options client_options{FLAGS_client_index, FLAGS_input_address, FLAGS_output_address,
+                                                     ranks};
+  client_options.coordinator_address = FLAGS_coordinator_address;
+  client_options.client_count = std::max(FLAGS_api_server_count, 1);
+  client_options.lb.routing = *routing;
+  client_options.lb.affinity_tokens = FLAGS_dp_prefix_affinity_tokens;
+  client_options.lb.affinity_threshold = FLAGS_dp_prefix_overload_tokens;
   zmq::context_t zmq_context;
-  auto client = frontend::EngineCoreClient::Start(
-      zmq_context, {FLAGS_client_index, FLAGS_input_address, FLAGS_output_address, ranks});
+  auto client = frontend::EngineCoreClient::Start(zmq_context, client_options);
   if (!client.ok()) {
     LOG(ERROR) << client.status().message();
     return 1;

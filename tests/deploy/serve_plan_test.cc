@@ -30,6 +30,37 @@ TEST(ServePlan, HeadNodeWithRemoteRanksUsesTcp) {
   EXPECT_EQ(plan.api_server_count, 2);
 }
 
+TEST(ServePlan, CoordinatorRunsOnTheHeadForDataParallel) {
+  ServePlan plan;
+  ASSERT_TRUE(MakeServePlan(ServeFlags{}, "/r", &plan).ok());
+  EXPECT_FALSE(plan.run_coordinator);  // DP=1: nothing to coordinate
+  ServeFlags f;
+  f.data_parallel_size = 2;
+  ASSERT_TRUE(MakeServePlan(f, "/r", &plan).ok());
+  EXPECT_TRUE(plan.run_coordinator);
+  EXPECT_EQ(plan.coordinator_frontend_address, "ipc:///r/coordinator-front");
+  EXPECT_EQ(plan.coordinator_engine_publish_address, "ipc:///r/coordinator-back");
+  EXPECT_EQ(plan.coordinator_engine_stats_address, "ipc:///r/coordinator-stats");
+  // Remote engines reach it over TCP next to the handshake port.
+  f.data_parallel_size = 4;
+  f.data_parallel_size_local = 2;
+  f.data_parallel_address = "10.0.0.1";
+  f.data_parallel_rpc_port = 13345;
+  ASSERT_TRUE(MakeServePlan(f, "/r", &plan).ok());
+  EXPECT_EQ(plan.coordinator_engine_publish_bind, "tcp://*:13346");
+  EXPECT_EQ(plan.coordinator_engine_publish_address, "tcp://10.0.0.1:13346");
+  EXPECT_EQ(plan.coordinator_engine_stats_address, "tcp://10.0.0.1:13347");
+  f.data_parallel_rpc_port = 65534;
+  EXPECT_FALSE(MakeServePlan(f, "/r", &plan).ok());
+  // Headless nodes never run it; their engines learn its address in the handshake.
+  f.data_parallel_rpc_port = 13345;
+  f.headless = true;
+  f.data_parallel_start_rank = 2;
+  f.data_parallel_size_local = 2;
+  ASSERT_TRUE(MakeServePlan(f, "/r", &plan).ok());
+  EXPECT_FALSE(plan.run_coordinator);
+}
+
 TEST(ServePlan, HeadlessNode) {
   ServeFlags f;
   f.data_parallel_size = 4;

@@ -1,0 +1,128 @@
+#include "frontend/dp_load_balancer.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace llmserve::frontend {
+
+namespace {
+
+// 64-bit mixing (splitmix64 finalizer): spreads (prefix hash, rank) pairs.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t HashPrefix(std::span<const int32_t> tokens) {
+  uint64_t h = 0x243f6a8885a308d3ULL;
+  for (int32_t t : tokens) h = Mix(h ^ static_cast<uint32_t>(t));
+  return h;
+}
+
+}  // namespace
+
+StatusOr<DpRouting> ParseDpRouting(std::string_view text) {
+  if (text == "score") return DpRouting::kScore;
+  if (text == "prefix") return DpRouting::kPrefix;
+  return Status::InvalidArgument("--dp-routing must be score or prefix, got '" + std::string(text) + "'");
+}
+
+int64_t LoadScore(const RankLoad& load, const DpLoadBalancerConfig& config) {
+  if (config.score == ScorePolicy::kRequestCounts) return load.waiting_reqs * 4 + load.running_reqs;
+  return load.waiting_tokens + config.request_tokens * (load.waiting_reqs + load.running_reqs);
+}
+
+DpLoadBalancer::DpLoadBalancer(DpLoadBalancerConfig config, size_t num_ranks)
+    : config_(config), snapshot_(num_ranks), deltas_(num_ranks), own_(num_ranks) {
+  config_.client_count = std::max(config_.client_count, 1);
+}
+
+RankLoad DpLoadBalancer::EffectiveLoad(size_t rank) const {
+  if (!has_snapshot_) return own_[rank];
+  RankLoad l = snapshot_[rank];
+  l.waiting_reqs += deltas_[rank].waiting_reqs;
+  l.running_reqs += deltas_[rank].running_reqs;
+  l.waiting_tokens += deltas_[rank].waiting_tokens;
+  return l;
+}
+
+std::optional<size_t> DpLoadBalancer::PickByScore(const std::vector<bool>& available, int64_t* min_score) const {
+  // Scan from this frontend's offset and keep the first strict minimum, so
+  // frontends that see equal scores start on different ranks.
+  const size_t n = snapshot_.size();
+  if (n == 0) return std::nullopt;
+  const size_t start = (n * static_cast<size_t>(std::max(config_.client_index, 0)) /
+                        static_cast<size_t>(config_.client_count)) % n;
+  std::optional<size_t> best;
+  int64_t best_score = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < n; ++i) {
+    const size_t r = (start + i) % n;
+    if (r >= available.size() || !available[r]) continue;
+    const int64_t s = LoadScore(EffectiveLoad(r), config_);
+    if (s < best_score) {
+      best_score = s;
+      best = r;
+    }
+  }
+  *min_score = best_score;
+  return best;
+}
+
+std::optional<size_t> DpLoadBalancer::Pick(std::span<const int32_t> prompt, const std::vector<bool>& available) const {
+  int64_t min_score = 0;
+  std::optional<size_t> best = PickByScore(available, &min_score);
+  if (!best || config_.routing != DpRouting::kPrefix || config_.affinity_tokens <= 0 ||
+      prompt.size() < static_cast<size_t>(config_.affinity_tokens))
+    return best;
+  // Rendezvous hashing: the available rank with the highest mix(prefix, rank).
+  const uint64_t key = HashPrefix(prompt.first(static_cast<size_t>(config_.affinity_tokens)));
+  std::optional<size_t> preferred;
+  uint64_t best_weight = 0;
+  for (size_t r = 0; r < snapshot_.size(); ++r) {
+    if (r >= available.size() || !available[r]) continue;
+    const uint64_t w = Mix(key ^ Mix(r + 1));
+    if (!preferred || w > best_weight) {
+      best_weight = w;
+      preferred = r;
+    }
+  }
+  if (LoadScore(EffectiveLoad(*preferred), config_) <= min_score + config_.affinity_threshold) return preferred;
+  return best;
+}
+
+void DpLoadBalancer::OnDispatch(size_t rank, int64_t prompt_tokens) {
+  if (rank >= own_.size()) return;
+  own_[rank].waiting_reqs += 1;
+  own_[rank].waiting_tokens += prompt_tokens;
+  deltas_[rank].waiting_reqs += config_.client_count;
+  deltas_[rank].waiting_tokens += prompt_tokens * config_.client_count;
+}
+
+void DpLoadBalancer::OnFirstToken(size_t rank, int64_t prompt_tokens) {
+  if (rank >= own_.size()) return;
+  own_[rank].waiting_reqs -= 1;
+  own_[rank].waiting_tokens -= prompt_tokens;
+  own_[rank].running_reqs += 1;
+}
+
+void DpLoadBalancer::OnFinish(size_t rank, int64_t prompt_tokens, bool started) {
+  if (rank >= own_.size()) return;
+  if (started) {
+    own_[rank].running_reqs -= 1;
+  } else {
+    own_[rank].waiting_reqs -= 1;
+    own_[rank].waiting_tokens -= prompt_tokens;
+  }
+}
+
+void DpLoadBalancer::OnSnapshot(std::span<const RankLoad> loads) {
+  for (size_t r = 0; r < snapshot_.size(); ++r) {
+    snapshot_[r] = r < loads.size() ? loads[r] : RankLoad{};
+    deltas_[r] = RankLoad{};
+  }
+  has_snapshot_ = true;
+}
+
+}  // namespace llmserve::frontend
