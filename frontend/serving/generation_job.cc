@@ -1,5 +1,7 @@
 #include "frontend/serving/generation_job.h"
 
+#include <algorithm>
+
 #include <glog/logging.h>
 
 #include <chrono>
@@ -26,6 +28,7 @@ struct GenerationJob::Choice {
   std::vector<openai::TokenLogprob> logprobs;   // all of them (non-streaming answer)
   int32_t completion_tokens = 0;
   int32_t cached_tokens = 0;
+  std::optional<uint32_t> engine_rank;           // the DP rank serving it, once routed
   bool submitted = false;
   bool finished = false;
   bool role_sent = false;
@@ -130,7 +133,7 @@ void GenerationJob::Start() {
     if (auto job = weak.lock()) job->OnDisconnect();
   });
   if (spec_.sampling.stream) {
-    sse_.Begin();
+    sse_.Begin(RoutingHeaders());
     stream_started_ = true;
   }
 }
@@ -152,7 +155,9 @@ std::vector<openai::TokenLogprob> GenerationJob::ConvertLogprobs(const proto::Lo
 }
 
 void GenerationJob::OnRouted(size_t index, uint32_t rank) {
-  if (index < choices_.size()) choices_[index]->tracker->OnRouted(rank);
+  if (index >= choices_.size()) return;
+  choices_[index]->engine_rank = rank;
+  choices_[index]->tracker->OnRouted(rank);
 }
 
 void GenerationJob::RecordFinish(Choice& choice, proto::FinishReason reason) {
@@ -312,7 +317,25 @@ void GenerationJob::FinishIfDone() {
     }
     body = openai::ChatCompletionResponse(meta_, out, usage);
   }
-  writer_->Respond(http::HttpResponse::Make(200, "application/json", openai::Dump(body)));
+  http::HttpResponse response = http::HttpResponse::Make(200, "application/json", openai::Dump(body));
+  response.headers = RoutingHeaders();
+  writer_->Respond(std::move(response));
+}
+
+// X-Data-Parallel-Rank: the rank(s) that served the choices, in choice order,
+// distinct (several only when n > 1 spread over ranks). Lets operators and
+// tests see where the balancer sent a request.
+http::Headers GenerationJob::RoutingHeaders() const {
+  std::string ranks;
+  std::vector<uint32_t> seen;
+  for (const auto& c : choices_) {
+    if (!c->engine_rank || std::find(seen.begin(), seen.end(), *c->engine_rank) != seen.end()) continue;
+    seen.push_back(*c->engine_rank);
+    if (!ranks.empty()) ranks += ',';
+    ranks += std::to_string(*c->engine_rank);
+  }
+  if (ranks.empty()) return {};
+  return {{"X-Data-Parallel-Rank", ranks}};
 }
 
 void GenerationJob::Fail(const Status& status) {

@@ -70,6 +70,8 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   void EmitDelta(Choice& choice, const std::string& delta, std::vector<openai::TokenLogprob> logprobs,
                  bool finished);
   void FinishIfDone();
+  // The X-Data-Parallel-Rank response header (empty before routing).
+  http::Headers RoutingHeaders() const;
   void Fail(const Status& status);  // needs mu_
   openai::Usage TotalUsage() const;
 

@@ -89,6 +89,13 @@ test('models and health', async () => {
   assert.equal(v.status, 200);
 });
 
+test('responses say which data-parallel rank served them', async () => {
+  const { response } = await client.completions.create(greedy).withResponse();
+  assert.equal(response.headers.get('x-data-parallel-rank'), '0');
+  const { response: streamed } = await client.completions.create({ ...greedy, stream: true }).withResponse();
+  assert.equal(streamed.headers.get('x-data-parallel-rank'), '0');
+});
+
 test('completion: non-streaming and streaming give the same greedy text', async () => {
   const full = await client.completions.create(greedy);
   assert.equal(full.choices.length, 1);
