@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "deploy/bench/offline_latency.h"
+#include "deploy/bench/offline_throughput.h"
 #include "deploy/chat_template_command.h"
 #include "deploy/generate_command.h"
 #include "deploy/make_model_command.h"
@@ -23,6 +25,10 @@ const std::vector<Subcommand>& Subcommands() {
        RunTokenizeCommand},
       {"chat-template", "Render chat requests (JSON lines on stdin) with a model's chat template.",
        RunChatTemplateCommand},
+      {"bench-latency", "Latency of one batch run to completion in this process (vllm bench latency).",
+       RunBenchLatency},
+      {"bench-throughput", "Offline throughput over a dataset submitted at once (vllm bench throughput).",
+       RunBenchThroughput},
   };
   return kSubcommands;
 }
