@@ -21,13 +21,6 @@ constexpr int64_t kMinLen = 4;
 constexpr int64_t kMaxPromptLen = 1024;
 constexpr int64_t kMaxTotalLen = 2048;
 
-std::vector<int32_t> RandomTokens(std::mt19937_64& rng, int64_t n) {
-  std::uniform_int_distribution<int32_t> token(0, 9999);
-  std::vector<int32_t> ids(static_cast<size_t>(n));
-  for (auto& t : ids) t = token(rng);
-  return ids;
-}
-
 StatusOr<std::vector<OfflineRequest>> SampleRandom(const OfflineDatasetOptions& o, std::mt19937_64& rng) {
   if (!o.input_len) return Status::InvalidArgument("--input-len is required without --dataset-path (random prompts)");
   const int64_t in = *o.input_len, out = o.output_len.value_or(128);
@@ -37,11 +30,11 @@ StatusOr<std::vector<OfflineRequest>> SampleRandom(const OfflineDatasetOptions& 
                                                   static_cast<int64_t>(std::ceil(len * (1 + o.range_ratio))));
   };
   auto in_dist = range(in), out_dist = range(out);
-  const std::vector<int32_t> prefix = RandomTokens(rng, o.prefix_len);
+  const std::vector<int32_t> prefix = RandomTokenIds(rng, o.prefix_len, o.vocab_size);
   std::vector<OfflineRequest> requests(static_cast<size_t>(o.num_prompts));
   for (auto& r : requests) {
     r.prompt_token_ids = prefix;
-    const auto rest = RandomTokens(rng, std::max<int64_t>(in_dist(rng), prefix.empty() ? 1 : 0));
+    const auto rest = RandomTokenIds(rng, std::max<int64_t>(in_dist(rng), prefix.empty() ? 1 : 0), o.vocab_size);
     r.prompt_token_ids.insert(r.prompt_token_ids.end(), rest.begin(), rest.end());
     r.max_tokens = static_cast<int32_t>(std::max<int64_t>(out_dist(rng), 1));
     if (o.max_model_len && static_cast<int64_t>(r.prompt_token_ids.size()) + r.max_tokens > o.max_model_len)
@@ -155,6 +148,13 @@ Status FromRecord(const Entry& e, const OfflineDatasetOptions& o, LazyTokenizer&
 }
 
 }  // namespace
+
+std::vector<int32_t> RandomTokenIds(std::mt19937_64& rng, int64_t n, int64_t vocab_size) {
+  std::uniform_int_distribution<int32_t> token(0, static_cast<int32_t>(std::clamp<int64_t>(vocab_size, 1, 10000) - 1));
+  std::vector<int32_t> ids(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  for (auto& t : ids) t = token(rng);
+  return ids;
+}
 
 StatusOr<std::vector<OfflineRequest>> LoadOfflineDataset(const OfflineDatasetOptions& o) {
   if (o.num_prompts < 1) return Status::InvalidArgument("--num-prompts must be at least 1");

@@ -3,7 +3,7 @@
 // throughput` chooses them:
 //
 //  random     (no --dataset-path) --num-prompts prompts of random token ids
-//             (0..9999), input length uniform in [floor(L(1-r)), ceil(L(1+r))]
+//             (below 10000 and the vocabulary size), input length uniform in [floor(L(1-r)), ceil(L(1+r))]
 //             after --prefix-len random tokens shared by all, output length
 //             likewise (L = --input-len / --output-len, r = --random-range-ratio).
 //  ShareGPT   a JSON array of {"conversations": [{"value": prompt},
@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,11 @@ struct OfflineDatasetOptions {
   int64_t prefix_len = 0;             // random only: shared leading tokens
   uint64_t seed = 0;                  // shuffling, sampling and random tokens
   int64_t max_model_len = 0;          // prompt + output bound (0 = none)
+  int64_t vocab_size = 10000;         // random token ids stay below this (and 10000)
 };
+
+// `n` random token ids in [0, min(10000, vocab_size)), as vLLM's dummy prompts.
+std::vector<int32_t> RandomTokenIds(std::mt19937_64& rng, int64_t n, int64_t vocab_size);
 
 // The prompts, each with its output length as max_tokens.
 StatusOr<std::vector<OfflineRequest>> LoadOfflineDataset(const OfflineDatasetOptions& options);

@@ -11,9 +11,11 @@
 
 #include "common/flags.h"
 #include "deploy/bench/offline_batch.h"
+#include "deploy/bench/offline_dataset.h"
 #include "deploy/bench/offline_options.h"
 #include "deploy/engine_flags.h"
 #include "engine_core/engine_factory.h"
+#include "worker/model_config.h"
 
 DECLARE_int64(seed);
 
@@ -73,12 +75,12 @@ int RunBenchLatency(int argc, char** argv) {
                                         ") exceed the engine's max_model_len " + std::to_string(engine->max_model_len)),
                 2);
 
+  auto model_config = worker::LoadModelConfig(*model_dir);
+  if (!model_config.ok()) return Fail(model_config.status(), 1);
   std::mt19937_64 rng(static_cast<uint64_t>(FLAGS_seed));
-  std::uniform_int_distribution<int32_t> token(0, 9999);
   std::vector<OfflineRequest> batch(static_cast<size_t>(*batch_size));
   for (auto& r : batch) {
-    r.prompt_token_ids.resize(static_cast<size_t>(*input_len));
-    for (auto& t : r.prompt_token_ids) t = token(rng);
+    r.prompt_token_ids = RandomTokenIds(rng, *input_len, static_cast<int64_t>(model_config->vocab_size));
     r.max_tokens = static_cast<int32_t>(*output_len);
   }
   const proto::SamplingParams sampling = BenchmarkSampling();

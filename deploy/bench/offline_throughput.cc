@@ -13,6 +13,7 @@
 #include "deploy/bench/offline_options.h"
 #include "deploy/engine_flags.h"
 #include "engine_core/engine_factory.h"
+#include "worker/model_config.h"
 
 DECLARE_int64(seed);
 
@@ -80,6 +81,9 @@ int RunBenchThroughput(int argc, char** argv) {
   auto engine = engine_core::BuildEngineCore(config, 0);
   if (!engine.ok()) return Fail(engine.status(), 1);
   data.max_model_len = engine->max_model_len;
+  auto model_config = worker::LoadModelConfig(*model_dir);
+  if (!model_config.ok()) return Fail(model_config.status(), 1);
+  data.vocab_size = static_cast<int64_t>(model_config->vocab_size);
   auto requests = LoadOfflineDataset(data);
   if (!requests.ok()) return Fail(requests.status(), 2);
 

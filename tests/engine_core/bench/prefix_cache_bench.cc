@@ -44,6 +44,7 @@
 #include "deploy/bench/offline_options.h"
 #include "deploy/engine_flags.h"
 #include "engine_core/engine_factory.h"
+#include "worker/model_config.h"
 #include "worker/test_model.h"
 
 DEFINE_string(model, "", "Model directory; empty = write the --preset model (random weights) to a temporary directory.");
@@ -70,9 +71,11 @@ double CpuSeconds() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
+// Ids below the model's vocabulary size and the Qwen3 tokenizer's specials.
+int32_t g_token_limit = 151643;
+
 std::vector<int32_t> RandomTokens(std::mt19937_64& rng, size_t n) {
-  // Ordinary vocabulary ids of the Qwen3 tokenizer (specials start at 151643).
-  std::uniform_int_distribution<int32_t> token(0, 151642);
+  std::uniform_int_distribution<int32_t> token(0, g_token_limit - 1);
   std::vector<int32_t> ids(n);
   for (auto& t : ids) t = token(rng);
   return ids;
@@ -148,6 +151,8 @@ Status Main() {
     }
   } cleanup{temp};
 
+  LLMSERVE_ASSIGN_OR_RETURN(worker::ModelConfig model_config, worker::LoadModelConfig(model_dir));
+  g_token_limit = static_cast<int32_t>(std::min<size_t>(model_config.vocab_size, 151643));
   proto::EngineConfig config;
   LLMSERVE_RETURN_IF_ERROR(deploy::EngineConfigFromFlags(model_dir, &config));
   const int64_t longest = std::max(FLAGS_prompt_len, FLAGS_ttft_prompt_len) + FLAGS_output_len;
