@@ -3,8 +3,8 @@
 // LLM class and `llmserve bench throughput` make).
 //
 //   build/bin/prefix_cache_bench [--preset tiny|qwen3-0.6b | --model DIR]
-//       [--num-prompts 64 --prompt-len 256 --output-len 32 --repeats 10]
-//       [--ttft-prompt-len 1024 --shared-fraction 0.9 --ttft-repeats 10]
+//       [--num-prompts 32 --prompt-len 256 --output-len 32 --repeats 10]
+//       [--ttft-prompt-len 1024 --shared-fraction 0.9 --ttft-repeats 6]
 //       [--output-json FILE] [engine flags: --dtype, --block-size, ...]
 //
 // 1. Overhead at a 0 % hit rate. Two engines, prefix caching on and off, run
@@ -16,7 +16,12 @@
 //    engine's input thread does it in serving). The KV cache holds about 1.5
 //    batches, so from the second batch on the caching engine also evicts
 //    hashed blocks, as in steady serving. Reported: the per-pair ratio of
-//    throughput (on / off), its median and spread, and process CPU time.
+//    throughput (on / off), its median and spread.
+//    On a shared machine that wall-clock ratio swings by several percent, so
+//    the bench also isolates what caching adds: the engine thread's CPU time
+//    outside the model (AddRequest with its hashing, Schedule, Update; an
+//    executor wrapper subtracts the thread's time in ExecuteModel), on minus
+//    off, as a fraction of the batch's wall time with caching off.
 // 2. Time to first token with a shared prefix (caching on). Per repeat: a
 //    fresh --ttft-prompt-len prompt runs to completion; then a prompt sharing
 //    its first --shared-fraction of tokens, and one sharing nothing, each
@@ -49,13 +54,13 @@
 
 DEFINE_string(model, "", "Model directory; empty = write the --preset model (random weights) to a temporary directory.");
 DEFINE_string(preset, "tiny", "Model shape when --model is empty: tiny or qwen3-0.6b.");
-DEFINE_int32(num_prompts, 64, "Overhead test: prompts per batch (all unique).");
+DEFINE_int32(num_prompts, 32, "Overhead test: prompts per batch (all unique).");
 DEFINE_int32(prompt_len, 256, "Overhead test: tokens per prompt.");
 DEFINE_int32(output_len, 32, "Overhead test: output tokens per prompt.");
 DEFINE_int32(repeats, 10, "Overhead test: on/off pairs measured (after one warm-up batch each).");
 DEFINE_int32(ttft_prompt_len, 1024, "TTFT test: tokens per prompt.");
 DEFINE_double(shared_fraction, 0.9, "TTFT test: fraction of the prompt shared with an earlier finished request.");
-DEFINE_int32(ttft_repeats, 10, "TTFT test: repeats (each with a new base prompt).");
+DEFINE_int32(ttft_repeats, 6, "TTFT test: repeats (each with a new base prompt).");
 DEFINE_double(temperature, 0.0, "Sampling temperature (0 = greedy).");
 DEFINE_string(output_json, "", "Also write the figures as JSON to this file.");
 
@@ -65,10 +70,51 @@ namespace {
 using deploy::OfflineBatchResult;
 using deploy::OfflineRequest;
 
-double CpuSeconds() {
+double ThreadCpuSeconds() {
   timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// Times the model apart from the engine: the calling thread's CPU time spent
+// inside ExecuteModel. The engine's own work (AddRequest, Schedule, Update)
+// runs on that thread too, so its CPU time outside ExecuteModel is the
+// engine's bookkeeping cost, unaffected by time the thread spends preempted.
+class TimingExecutor final : public engine_core::Executor {
+ public:
+  explicit TimingExecutor(std::unique_ptr<engine_core::Executor> inner) : inner_(std::move(inner)) {}
+  StatusOr<int32_t> Initialize(const engine_core::KVCacheConfig& config) override { return inner_->Initialize(config); }
+  StatusOr<proto::ModelRunnerOutput> ExecuteModel(const proto::SchedulerOutput& output) override {
+    const double cpu = ThreadCpuSeconds();
+    auto result = inner_->ExecuteModel(output);
+    model_thread_cpu_s_ += ThreadCpuSeconds() - cpu;
+    return result;
+  }
+  Status CheckHealth() override { return inner_->CheckHealth(); }
+  void Shutdown() override { inner_->Shutdown(); }
+  // Calling-thread CPU seconds spent in ExecuteModel so far.
+  double model_thread_cpu_s() const { return model_thread_cpu_s_; }
+
+ private:
+  std::unique_ptr<engine_core::Executor> inner_;
+  double model_thread_cpu_s_ = 0;
+};
+
+// An engine with its timing executor.
+struct TimedEngine {
+  engine_core::BuiltEngine built;
+  const TimingExecutor* timing = nullptr;
+};
+
+StatusOr<TimedEngine> BuildTimedEngine(const proto::EngineConfig& config, int32_t index) {
+  TimedEngine e;
+  auto wrap = [&e](std::unique_ptr<engine_core::Executor> inner) -> std::unique_ptr<engine_core::Executor> {
+    auto t = std::make_unique<TimingExecutor>(std::move(inner));
+    e.timing = t.get();
+    return t;
+  };
+  LLMSERVE_ASSIGN_OR_RETURN(e.built, engine_core::BuildEngineCore(config, index, wrap));
+  return e;
 }
 
 // Ids below the model's vocabulary size and the Qwen3 tokenizer's specials.
@@ -102,18 +148,18 @@ nlohmann::json ToJson(const Summary& s) {
   return {{"median", s.median}, {"mean", s.mean}, {"min", s.min}, {"max", s.max}, {"stddev", s.stddev}};
 }
 
-// One timed batch, with the process CPU time it took.
+// One timed batch, with the CPU time it took.
 struct Run {
   OfflineBatchResult result;
-  double cpu_s = 0;
+  double engine_cpu_s = 0;  // this thread's CPU time outside ExecuteModel
 };
 
-StatusOr<Run> Time(engine_core::EngineCore& core, const std::vector<OfflineRequest>& batch,
+StatusOr<Run> Time(TimedEngine& engine, const std::vector<OfflineRequest>& batch,
                    const proto::SamplingParams& sampling) {
   Run run;
-  const double cpu = CpuSeconds();
-  LLMSERVE_ASSIGN_OR_RETURN(run.result, deploy::RunOfflineBatch(core, batch, sampling));
-  run.cpu_s = CpuSeconds() - cpu;
+  const double thread = ThreadCpuSeconds(), model = engine.timing->model_thread_cpu_s();
+  LLMSERVE_ASSIGN_OR_RETURN(run.result, deploy::RunOfflineBatch(*engine.built.core, batch, sampling));
+  run.engine_cpu_s = (ThreadCpuSeconds() - thread) - (engine.timing->model_thread_cpu_s() - model);
   return run;
 }
 
@@ -167,45 +213,50 @@ Status Main() {
     config.mutable_cache()->set_num_kv_blocks_override(static_cast<uint32_t>(blocks));
   }
   config.mutable_cache()->set_enable_prefix_caching(true);
-  LLMSERVE_ASSIGN_OR_RETURN(engine_core::BuiltEngine on, engine_core::BuildEngineCore(config, 0));
+  LLMSERVE_ASSIGN_OR_RETURN(TimedEngine on, BuildTimedEngine(config, 0));
   config.mutable_cache()->set_enable_prefix_caching(false);
-  LLMSERVE_ASSIGN_OR_RETURN(engine_core::BuiltEngine off, engine_core::BuildEngineCore(config, 1));
+  LLMSERVE_ASSIGN_OR_RETURN(TimedEngine off, BuildTimedEngine(config, 1));
 
   proto::SamplingParams sampling = deploy::BenchmarkSampling();
   sampling.temperature = FLAGS_temperature;
 
   // --- 1. Throughput at a 0 % hit rate, caching on vs off. ---
   std::printf("model %s, block size %u; %d unique prompts x %d tokens, %d output tokens each\n", model_dir.c_str(),
-              on.block_size, FLAGS_num_prompts, FLAGS_prompt_len, FLAGS_output_len);
-  LLMSERVE_RETURN_IF_ERROR(Time(*on.core, UniqueBatch(1), sampling).status());  // warm-up
-  LLMSERVE_RETURN_IF_ERROR(Time(*off.core, UniqueBatch(2), sampling).status());
-  std::vector<double> ratios, cpu_ratios, on_tps, off_tps, on_add_share, off_add_share;
+              on.built.block_size, FLAGS_num_prompts, FLAGS_prompt_len, FLAGS_output_len);
+  LLMSERVE_RETURN_IF_ERROR(Time(on, UniqueBatch(1), sampling).status());  // warm-up
+  LLMSERVE_RETURN_IF_ERROR(Time(off, UniqueBatch(2), sampling).status());
+  std::vector<double> ratios, on_tps, off_tps, on_add_share, off_add_share, engine_loss, on_engine_share;
   int64_t on_cached = 0, preemptions = 0;
   for (int i = 0; i < FLAGS_repeats; ++i) {
     const auto batch = UniqueBatch(1000 + static_cast<uint64_t>(i));
     Run a, b;  // a: caching on, b: off
     for (int k = 0; k < 2; ++k) {
       const bool run_on = (k == 0) == (i % 2 == 0);
-      LLMSERVE_ASSIGN_OR_RETURN(Run run, Time(run_on ? *on.core : *off.core, batch, sampling));
+      LLMSERVE_ASSIGN_OR_RETURN(Run run, Time(run_on ? on : off, batch, sampling));
       (run_on ? a : b) = std::move(run);
     }
     const double tokens = static_cast<double>(a.result.prompt_tokens + a.result.output_tokens);
     on_tps.push_back(tokens / a.result.elapsed_s);
     off_tps.push_back(tokens / b.result.elapsed_s);
     ratios.push_back(b.result.elapsed_s / a.result.elapsed_s);
-    cpu_ratios.push_back(b.cpu_s / a.cpu_s);
+    engine_loss.push_back((a.engine_cpu_s - b.engine_cpu_s) / b.result.elapsed_s);
+    on_engine_share.push_back(a.engine_cpu_s / a.result.elapsed_s);
     on_add_share.push_back(a.result.add_requests_s / a.result.elapsed_s);
     off_add_share.push_back(b.result.add_requests_s / b.result.elapsed_s);
     on_cached += a.result.cached_tokens;
     preemptions += a.result.num_preemptions + b.result.num_preemptions;
-    std::printf("  pair %2d (%s first): on %.1f tok/s, off %.1f tok/s, ratio %.4f (CPU time %.4f)\n", i,
-                i % 2 == 0 ? "on" : "off", on_tps.back(), off_tps.back(), ratios.back(), cpu_ratios.back());
+    std::printf("  pair %2d (%s first): on %.1f tok/s, off %.1f tok/s, ratio %.4f; engine CPU on %.1f ms, off %.1f ms\n",
+                i, i % 2 == 0 ? "on" : "off", on_tps.back(), off_tps.back(), ratios.back(),
+                a.engine_cpu_s * 1e3, b.engine_cpu_s * 1e3);
   }
-  const Summary ratio = Summarize(ratios), cpu_ratio = Summarize(cpu_ratios);
+  const Summary ratio = Summarize(ratios);
   const Summary on_add = Summarize(on_add_share), off_add = Summarize(off_add_share);
+  const Summary loss = Summarize(engine_loss), engine_share = Summarize(on_engine_share);
   std::printf("throughput on/off: median %.4f (loss %.2f %%), mean %.4f, stddev %.4f, min %.4f, max %.4f\n",
               ratio.median, (1 - ratio.median) * 100, ratio.mean, ratio.stddev, ratio.min, ratio.max);
-  std::printf("CPU time off/on:   median %.4f, min %.4f, max %.4f\n", cpu_ratio.median, cpu_ratio.min, cpu_ratio.max);
+  std::printf("engine CPU (caching on - off) / batch time: median %.3f %%, min %.3f %%, max %.3f %% "
+              "(engine CPU share of the batch with caching on: %.2f %%)\n",
+              loss.median * 100, loss.min * 100, loss.max * 100, engine_share.median * 100);
   std::printf("AddRequest share of the batch time: on %.3f %%, off %.3f %% (medians)\n", on_add.median * 100,
               off_add.median * 100);
   std::printf("prefix cache hits with caching on: %lld tokens; preemptions: %lld\n",
@@ -218,12 +269,12 @@ Status Main() {
   auto single = [&](std::vector<int32_t> ids) {
     return std::vector<OfflineRequest>{OfflineRequest{std::move(ids), 1}};
   };
-  LLMSERVE_RETURN_IF_ERROR(Time(*on.core, single(RandomTokens(rng, FLAGS_ttft_prompt_len)), sampling).status());
+  LLMSERVE_RETURN_IF_ERROR(Time(on, single(RandomTokens(rng, FLAGS_ttft_prompt_len)), sampling).status());
   std::vector<double> shared_ttft, unique_ttft, speedups;
   int64_t shared_cached = 0, unique_cached = 0;
   for (int i = 0; i < FLAGS_ttft_repeats; ++i) {
     const auto base = RandomTokens(rng, FLAGS_ttft_prompt_len);
-    LLMSERVE_RETURN_IF_ERROR(Time(*on.core, single(base), sampling).status());
+    LLMSERVE_RETURN_IF_ERROR(Time(on, single(base), sampling).status());
     auto shared = std::vector<int32_t>(base.begin(), base.begin() + static_cast<std::ptrdiff_t>(shared_len));
     const auto tail = RandomTokens(rng, FLAGS_ttft_prompt_len - shared_len);
     shared.insert(shared.end(), tail.begin(), tail.end());
@@ -231,7 +282,7 @@ Status Main() {
     double t_shared = 0, t_unique = 0;
     for (int k = 0; k < 2; ++k) {
       const bool run_shared = (k == 0) == (i % 2 == 0);
-      LLMSERVE_ASSIGN_OR_RETURN(Run run, Time(*on.core, single(run_shared ? shared : unique), sampling));
+      LLMSERVE_ASSIGN_OR_RETURN(Run run, Time(on, single(run_shared ? shared : unique), sampling));
       const auto& r = run.result.requests[0];
       (run_shared ? t_shared : t_unique) = r.ttft_s;
       (run_shared ? shared_cached : unique_cached) += r.cached_tokens;
@@ -251,11 +302,12 @@ Status Main() {
   if (!FLAGS_output_json.empty()) {
     nlohmann::json j = {
         {"model_dir", FLAGS_model.empty() ? "preset " + FLAGS_preset : FLAGS_model},
-        {"block_size", on.block_size},
+        {"block_size", on.built.block_size},
         {"overhead",
          {{"num_prompts", FLAGS_num_prompts}, {"prompt_len", FLAGS_prompt_len}, {"output_len", FLAGS_output_len},
           {"repeats", FLAGS_repeats}, {"throughput_ratio_on_off", ToJson(ratio)},
-          {"cpu_time_ratio_off_on", ToJson(cpu_ratio)}, {"tokens_per_second_on", on_tps},
+          {"engine_cpu_loss_fraction", ToJson(loss)},
+          {"engine_cpu_share_on", ToJson(engine_share)}, {"tokens_per_second_on", on_tps},
           {"tokens_per_second_off", off_tps}, {"add_request_share_on", ToJson(on_add)},
           {"add_request_share_off", ToJson(off_add)}, {"prefix_cache_hit_tokens", on_cached},
           {"num_preemptions", preemptions}}},
@@ -268,8 +320,8 @@ Status Main() {
     if (!out || !(out << j.dump(2) << "\n"))
       return Status::InvalidArgument("cannot write --output-json file '" + FLAGS_output_json + "'");
   }
-  on.core->Shutdown();
-  off.core->Shutdown();
+  on.built.core->Shutdown();
+  off.built.core->Shutdown();
   return Status::Ok();
 }
 
@@ -277,6 +329,7 @@ Status Main() {
 }  // namespace llmserve
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines show up as they come, also in a log
   llmserve::common::InitProcess(&argc, &argv,
       "prefix_cache_bench [--preset tiny|qwen3-0.6b | --model DIR] [options] [engine flags]\n"
       "Prefix caching end to end: throughput on vs off at a 0 % hit rate (interleaved pairs), and\n"
