@@ -68,15 +68,17 @@ int RunBenchLatency(int argc, char** argv) {
 
   proto::EngineConfig config;
   if (Status s = EngineConfigFromFlags(*model_dir, &config); !s.ok()) return Fail(s, 2);
-  auto engine = engine_core::BuildEngineCore(config, 0);
-  if (!engine.ok()) return Fail(engine.status(), 1);
-  if (engine->max_model_len < *input_len + *output_len)
-    return Fail(Status::InvalidArgument("--input-len + --output-len (" + std::to_string(*input_len + *output_len) +
-                                        ") exceed the engine's max_model_len " + std::to_string(engine->max_model_len)),
-                2);
-
   auto model_config = worker::LoadModelConfig(*model_dir);
   if (!model_config.ok()) return Fail(model_config.status(), 1);
+  const int64_t max_model_len = config.model().max_model_len() ? config.model().max_model_len()
+                                                               : static_cast<int64_t>(model_config->max_position_embeddings);
+  if (max_model_len < *input_len + *output_len)
+    return Fail(Status::InvalidArgument("--input-len + --output-len (" + std::to_string(*input_len + *output_len) +
+                                        ") exceed max_model_len " + std::to_string(max_model_len)),
+                2);
+  auto engine = engine_core::BuildEngineCore(config, 0);
+  if (!engine.ok()) return Fail(engine.status(), 1);
+
   std::mt19937_64 rng(static_cast<uint64_t>(FLAGS_seed));
   std::vector<OfflineRequest> batch(static_cast<size_t>(*batch_size));
   for (auto& r : batch) {

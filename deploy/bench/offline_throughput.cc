@@ -78,14 +78,16 @@ int RunBenchThroughput(int argc, char** argv) {
 
   proto::EngineConfig config;
   if (Status s = EngineConfigFromFlags(*model_dir, &config); !s.ok()) return Fail(s, 2);
-  auto engine = engine_core::BuildEngineCore(config, 0);
-  if (!engine.ok()) return Fail(engine.status(), 1);
-  data.max_model_len = engine->max_model_len;
+  // Sample the prompts before loading the model, so bad input fails fast.
   auto model_config = worker::LoadModelConfig(*model_dir);
   if (!model_config.ok()) return Fail(model_config.status(), 1);
   data.vocab_size = static_cast<int64_t>(model_config->vocab_size);
+  data.max_model_len = config.model().max_model_len() ? config.model().max_model_len()
+                                                      : static_cast<int64_t>(model_config->max_position_embeddings);
   auto requests = LoadOfflineDataset(data);
   if (!requests.ok()) return Fail(requests.status(), 2);
+  auto engine = engine_core::BuildEngineCore(config, 0);
+  if (!engine.ok()) return Fail(engine.status(), 1);
 
   auto r = RunOfflineBatch(*engine->core, *requests, BenchmarkSampling(), TerminalProgress("Processed prompts"));
   if (!r.ok()) return Fail(r.status(), 1);
