@@ -24,6 +24,9 @@ namespace {
 OfflineOptions ThroughputOptions() {
   return OfflineOptions({
       {"model", "", "Model directory (or give it as the positional MODEL_DIR)."},
+      {"dataset-name", "sharegpt",
+       "random, or the format of --dataset-path: sharegpt or custom (either is read by content: a ShareGPT "
+       "JSON array, or JSON lines of prompts or conversations); without --dataset-path, random."},
       {"dataset-path", "", "ShareGPT JSON or JSON lines of prompts; empty = random prompts."},
       {"num-prompts", "1000", "Number of prompts to process."},
       {"input-len", "", "Random prompts: tokens per prompt (required without --dataset-path)."},
@@ -55,7 +58,12 @@ int RunBenchThroughput(int argc, char** argv) {
   if (!model_dir.ok()) return Fail(model_dir.status(), 2);
 
   OfflineDatasetOptions data;
-  data.path = options.Get("dataset-path");
+  const std::string& dataset_name = options.Get("dataset-name");
+  if (dataset_name != "random" && dataset_name != "sharegpt" && dataset_name != "custom")
+    return Fail(Status::InvalidArgument("--dataset-name must be random, sharegpt or custom, got '" + dataset_name + "'"), 2);
+  if (dataset_name == "random" && options.Given("dataset-path"))
+    LOG(WARNING) << "--dataset-path is ignored with --dataset-name random";
+  if (dataset_name != "random") data.path = options.Get("dataset-path");
   data.model_dir = *model_dir;
   data.seed = static_cast<uint64_t>(FLAGS_seed);
   auto num_prompts = options.Int("num-prompts", 1);

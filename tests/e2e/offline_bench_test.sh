@@ -32,6 +32,10 @@ JSON
 "$bin/llmserve" bench-throughput --model "$tmp/model" --dataset-path "$tmp/sharegpt.json" --num-prompts 2 \
   --output-len 4 --output-json "$tmp/sharegpt.json.out" "${engine[@]}" > /dev/null 2> "$tmp/sharegpt.log"
 
+# vLLM spelling: --dataset-name random ignores the path and samples random prompts.
+"$bin/llmserve" bench-throughput --model "$tmp/model" --dataset-name random --dataset-path "$tmp/prompts.jsonl" \
+  --input-len 10 --output-len 2 --num-prompts 3 --output-json "$tmp/named.json" "${engine[@]}" > /dev/null 2> "$tmp/named.log"
+
 /usr/bin/python3 - "$tmp" <<'PY'
 import json, math, sys
 d = sys.argv[1]
@@ -68,6 +72,8 @@ assert r["num_steps"] == 5 and r["prefill_tokens_per_second"] > 0 and r["decode_
 check_throughput(json.load(open(f"{d}/jsonl.json")), 2, 8, 7)
 s = json.load(open(f"{d}/sharegpt.json.out"))
 assert s["num_requests"] == 2 and s["total_output_tokens"] == 8 and s["total_prompt_tokens"] >= 16, s
+n = json.load(open(f"{d}/named.json"))
+assert n["total_prompt_tokens"] == 30 and n["total_output_tokens"] == 6, n
 print("bench latency and throughput: JSON keys present, figures consistent")
 PY
 
@@ -86,6 +92,7 @@ expect_error "cannot read --dataset-path" "$bin/llmserve" bench-throughput --mod
 expect_error "exceed max_model_len" "$bin/llmserve" bench-latency --model "$tmp/model" --input-len 500 --output-len 100 "${engine[@]}"
 expect_error "num-iters must be an integer" "$bin/llmserve" bench-latency --model "$tmp/model" --num-iters many "${engine[@]}"
 expect_error "a model is required" "$bin/llmserve" bench-latency "${engine[@]}"
+expect_error "dataset-name must be" "$bin/llmserve" bench-throughput --model "$tmp/model" --dataset-name sonnet --input-len 8 "${engine[@]}"
 echo "bad input: clear errors"
 
 if [ -x "$bin/prefix_cache_bench" ]; then
