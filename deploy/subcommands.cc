@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "deploy/bench/offline_latency.h"
-#include "deploy/bench/offline_throughput.h"
+#include "deploy/bench/bench_command.h"
 #include "deploy/chat_template_command.h"
 #include "deploy/generate_command.h"
+#include "deploy/keygen_command.h"
 #include "deploy/make_model_command.h"
 #include "deploy/serve_command.h"
 #include "deploy/tokenize_command.h"
@@ -25,10 +25,10 @@ const std::vector<Subcommand>& Subcommands() {
        RunTokenizeCommand},
       {"chat-template", "Render chat requests (JSON lines on stdin) with a model's chat template.",
        RunChatTemplateCommand},
-      {"bench-latency", "Latency of one batch run to completion in this process (vllm bench latency).",
-       RunBenchLatency},
-      {"bench-throughput", "Offline throughput over a dataset submitted at once (vllm bench throughput).",
-       RunBenchThroughput},
+      {"keygen", "Write the cluster key (ZeroMQ CURVE) that secures TCP sockets between nodes.",
+       RunKeygenCommand},
+      {"bench", "Benchmarks: `bench serve` (online serving metrics, vLLM's flags), `bench sweep` (rates, plot).",
+       bench::RunBenchCommand},
   };
   return kSubcommands;
 }

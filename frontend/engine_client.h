@@ -19,6 +19,13 @@
 
 namespace llmserve::frontend {
 
+// Where one output came from.
+struct OutputOrigin {
+  uint32_t engine_rank = 0;       // the DP rank of the engine that produced it
+  double engine_timestamp = 0.0;  // its EngineCoreOutputs.timestamp: that engine's monotonic
+                                  // clock in seconds, comparable only with the same engine's stamps
+};
+
 // Receives one request's outputs.
 class OutputSink {
  public:
@@ -29,6 +36,16 @@ class OutputSink {
 
   // The request ended without a finished output (engine died, aborted on shutdown).
   virtual void OnError(const Status& status) = 0;
+
+  // OnOutput with where the output came from; clients that know call this one
+  // instead of OnOutput. By default it forwards to OnOutput.
+  virtual void OnOutputFrom(const proto::EngineCoreOutput& output, const OutputOrigin& /*origin*/) {
+    OnOutput(output);
+  }
+
+  // The request was sent to engine `engine_rank`. Called inside Submit (with
+  // the client's lock held): must be quick and must not call the client.
+  virtual void OnRouted(uint32_t /*engine_rank*/) {}
 };
 
 class EngineClient {

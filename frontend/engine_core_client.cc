@@ -66,6 +66,11 @@ void EngineCoreClient::Stop() {
   for (auto& [id, p] : pending) p.sink->OnError(Status::Unavailable("the frontend is shutting down"));
 }
 
+void EngineCoreClient::SetStatsListener(StatsListener listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_listener_ = listener ? std::make_shared<const StatsListener>(std::move(listener)) : nullptr;
+}
+
 void EngineCoreClient::Post(Command command) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -115,6 +120,7 @@ Status EngineCoreClient::Submit(proto::EngineCoreRequest request, std::shared_pt
     }
     if (pending_.count(request.request_id))
       return Status::InvalidArgument("request id '" + request.request_id + "' is already in flight");
+    sink->OnRouted(*rank);
     pending_[request.request_id] = Pending{*rank, std::move(sink)};
     engines_[*rank].in_flight++;
     cmd.rank = *rank;
@@ -294,8 +300,10 @@ void EngineCoreClient::HandleOutput() {
     }
     std::vector<std::pair<std::shared_ptr<OutputSink>, const proto::EngineCoreOutput*>> deliveries;
     std::shared_ptr<UtilityWait> notify;
+    std::shared_ptr<const StatsListener> stats_listener;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (outs.scheduler_stats) stats_listener = stats_listener_;
       auto engine = engines_.find(static_cast<uint32_t>(outs.engine_index));
       if (engine != engines_.end() && outs.scheduler_stats) engine->second.last_stats = outs.scheduler_stats;
       for (const auto& out : outs.outputs) {
@@ -316,7 +324,10 @@ void EngineCoreClient::HandleOutput() {
         }
       }
     }
-    for (auto& [sink, out] : deliveries) sink->OnOutput(*out);
+    if (stats_listener && outs.scheduler_stats)
+      (*stats_listener)(static_cast<uint32_t>(outs.engine_index), *outs.scheduler_stats);
+    const OutputOrigin origin{static_cast<uint32_t>(outs.engine_index), outs.timestamp};
+    for (auto& [sink, out] : deliveries) sink->OnOutputFrom(*out, origin);
     if (notify) notify->cv.notify_all();
   }
 }

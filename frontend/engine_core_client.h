@@ -87,6 +87,13 @@ class EngineCoreClient final : public EngineClient {
   // Stops the I/O thread; pending sinks get an Unavailable error.
   void Stop();
 
+  // Receives every SchedulerStats an engine sends this client, on the I/O
+  // thread, before that message's outputs are delivered; each report is seen
+  // once. Must be quick and must not call the client.
+  using StatsListener = std::function<void(uint32_t engine_rank, const proto::SchedulerStats& stats)>;
+  // Installs (or, with nullptr, removes) the listener; reports before the call are not replayed.
+  void SetStatsListener(StatsListener listener);
+
  private:
   struct Command {
     enum Kind { kAdd, kAbort, kUtility } kind;
@@ -128,6 +135,7 @@ class EngineCoreClient final : public EngineClient {
   std::unordered_map<std::string, Pending> pending_;
   int64_t next_call_id_ = 1;
   std::unordered_map<int64_t, std::shared_ptr<UtilityWait>> utility_waits_;
+  std::shared_ptr<const StatsListener> stats_listener_;  // guarded by mu_
 };
 
 }  // namespace llmserve::frontend

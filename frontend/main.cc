@@ -14,6 +14,8 @@
 #include "frontend/chat_template/chat_template.h"
 #include "frontend/engine_core_client.h"
 #include "frontend/http/http_server.h"
+#include "frontend/metrics/frontend_metrics.h"
+#include "frontend/metrics/metrics_route.h"
 #include "frontend/openai/info_routes.h"
 #include "frontend/serving/generation_routes.h"
 
@@ -99,6 +101,14 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "--engine-ranks must be comma-separated integers, got '" << FLAGS_engine_ranks << "'";
     return 2;
   }
+  std::string name = FLAGS_served_model_name;
+  if (name.empty()) {
+    name = FLAGS_model;
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    name = name.substr(name.rfind('/') + 1);
+  }
+  // This frontend's own view: the requests it served and the engine stats sent to it.
+  frontend::metrics::FrontendMetrics metrics({name, ranks});
   zmq::context_t zmq_context;
   auto client = frontend::EngineCoreClient::Start(
       zmq_context, {FLAGS_client_index, FLAGS_input_address, FLAGS_output_address, ranks});
@@ -106,12 +116,9 @@ int main(int argc, char** argv) {
     LOG(ERROR) << client.status().message();
     return 1;
   }
-  std::string name = FLAGS_served_model_name;
-  if (name.empty()) {
-    name = FLAGS_model;
-    while (name.size() > 1 && name.back() == '/') name.pop_back();
-    name = name.substr(name.rfind('/') + 1);
-  }
+  (*client)->SetStatsListener([&metrics](uint32_t rank, const proto::SchedulerStats& stats) {
+    metrics.RecordSchedulerStats(rank, stats);
+  });
   frontend::serving::ServingContext context;
   context.engine = client->get();
   context.tokenizer = tokenizer->get();
@@ -120,6 +127,7 @@ int main(int argc, char** argv) {
   context.defaults = LoadDefaults(FLAGS_model);
   context.eos_token_ids = (*tokenizer)->eos_token_ids();
   context.parse_options.max_logprobs = FLAGS_max_logprobs;
+  context.metrics = &metrics;
 
   frontend::http::Router router;
   frontend::openai::InfoRoutesConfig info;
@@ -132,6 +140,7 @@ int main(int argc, char** argv) {
   info.healthy = [engine] { return engine->IsReady() && !engine->IsDead(); };
   frontend::openai::RegisterInfoRoutes(info, &router);
   frontend::serving::RegisterGenerationRoutes(context, &router);
+  frontend::metrics::RegisterMetricsRoute(&metrics, &router);
 
   frontend::http::HttpServerConfig http_config;
   http_config.host = FLAGS_host;

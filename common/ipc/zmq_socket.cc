@@ -1,5 +1,7 @@
 #include "common/ipc/zmq_socket.h"
 
+#include "common/ipc/curve_auth.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -43,6 +45,11 @@ StatusOr<zmq::socket_t> MakeSocket(zmq::context_t& context, zmq::socket_type typ
           socket.set(zmq::sockopt::subscribe, prefix);
         }
       }
+    }
+    if (options.curve != nullptr && endpoint.rfind("tcp://", 0) == 0) {
+      Status curve = mode == SocketMode::kBind ? ApplyCurveServer(socket, *options.curve)
+                                               : ApplyCurveClient(socket, *options.curve);
+      if (!curve.ok()) return curve;
     }
     if (mode == SocketMode::kBind) {
       socket.bind(endpoint);

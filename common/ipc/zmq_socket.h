@@ -17,6 +17,7 @@
 
 #include <zmq.hpp>
 
+#include "common/ipc/curve_keys.h"
 #include "proto/status.h"
 #include "proto/status_or.h"
 
@@ -38,6 +39,10 @@ struct SocketOptions {
   bool xpub_verbose = false;
   // SUB only: subscription prefixes; a SUB with none subscribes to everything.
   std::vector<std::string> subscriptions;
+  // The cluster key (--cluster-key-dir): when set, a tcp:// socket uses CURVE,
+  // as server when it binds and as client when it connects. Other transports
+  // ignore it. The caller keeps the key alive while MakeSocket runs.
+  const CurveKeyPair* curve = nullptr;
 };
 
 // Whether MakeSocket binds or connects.

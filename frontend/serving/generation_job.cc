@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "frontend/metrics/request_tracker.h"
 #include "frontend/openai/api_error.h"
 
 namespace llmserve::frontend::serving {
@@ -30,6 +31,7 @@ struct GenerationJob::Choice {
   bool role_sent = false;
   std::optional<std::string> finish_reason;
   openai::StopReason stop_reason;
+  std::unique_ptr<metrics::RequestTracker> tracker;  // timing and token counts for /metrics
 };
 
 // The engine client holds a choice's sink until that request ends; the sink
@@ -37,7 +39,11 @@ struct GenerationJob::Choice {
 class GenerationJob::Sink : public OutputSink {
  public:
   Sink(std::shared_ptr<GenerationJob> job, size_t index) : job_(std::move(job)), index_(index) {}
-  void OnOutput(const proto::EngineCoreOutput& output) override { job_->OnOutput(index_, output); }
+  void OnOutput(const proto::EngineCoreOutput& output) override { job_->OnOutput(index_, output, nullptr); }
+  void OnOutputFrom(const proto::EngineCoreOutput& output, const OutputOrigin& origin) override {
+    job_->OnOutput(index_, output, &origin);
+  }
+  void OnRouted(uint32_t rank) override { job_->OnRouted(index_, rank); }
   void OnError(const Status& status) override { job_->OnError(index_, status); }
 
  private:
@@ -56,6 +62,7 @@ GenerationJob::~GenerationJob() = default;
 
 void GenerationJob::Start() {
   std::lock_guard<std::mutex> lock(mu_);
+  const auto arrival = metrics::RequestTracker::Clock::now();
   const int32_t n = std::max(1, spec_.sampling.n);
   std::vector<proto::EngineCoreRequest> requests;
   for (size_t p = 0; p < spec_.prompts.size(); ++p) {
@@ -78,6 +85,9 @@ void GenerationJob::Start() {
       choice->prompt = &prompt;
       choice->stop_strings = params.stop;
       choice->stop_token_ids = params.stop_token_ids;
+      choice->tracker = context_.metrics ? std::make_unique<metrics::RequestTracker>(
+                                               context_.metrics, static_cast<int32_t>(prompt.token_ids.size()), arrival)
+                                         : std::make_unique<metrics::RequestTracker>();
       common::tokenizer::DetokenizerOptions options;
       options.skip_special_tokens = params.skip_special_tokens;
       options.stop = params.stop;
@@ -141,12 +151,24 @@ std::vector<openai::TokenLogprob> GenerationJob::ConvertLogprobs(const proto::Lo
   return out;
 }
 
-void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output) {
+void GenerationJob::OnRouted(size_t index, uint32_t rank) {
+  if (index < choices_.size()) choices_[index]->tracker->OnRouted(rank);
+}
+
+void GenerationJob::RecordFinish(Choice& choice, proto::FinishReason reason) {
+  choice.tracker->OnFinished(reason, metrics::RequestTracker::Clock::now());
+}
+
+void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output, const OutputOrigin* origin) {
   std::lock_guard<std::mutex> lock(mu_);
   if (responded_ || index >= choices_.size()) return;
   Choice& choice = *choices_[index];
   if (choice.finished) return;
+  if (origin)
+    choice.tracker->OnOutput(output, origin->engine_rank, origin->engine_timestamp,
+                             metrics::RequestTracker::Clock::now());
   if (output.error_code) {
+    RecordFinish(choice, output.finish_reason.value_or(proto::FinishReason::kError));
     // The engine refused the request (e.g. its waiting queue is full: 429).
     Fail(Status(*output.error_code, output.error_message.value_or("the engine refused the request")));
     return;
@@ -172,9 +194,11 @@ void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output
     if (logprobs.size() > consumed) logprobs.resize(consumed);
   }
   if (stopped_by_string) {
+    RecordFinish(choice, proto::FinishReason::kStop);
     choice.finish_reason = "stop";
     context_.engine->Abort({choice.engine_request_id});  // the engine would go on otherwise
   } else if (output.finish_reason) {
+    RecordFinish(choice, *output.finish_reason);
     delta += choice.detokenizer->Finish().delta;
     switch (*output.finish_reason) {
       case proto::FinishReason::kStop: {
@@ -295,6 +319,7 @@ void GenerationJob::Fail(const Status& status) {
   std::vector<std::string> to_abort;
   for (auto& c : choices_)
     if (c->submitted && !c->finished) {
+      RecordFinish(*c, proto::FinishReason::kAbort);
       to_abort.push_back(c->engine_request_id);
       c->finished = true;
     }
@@ -310,8 +335,9 @@ void GenerationJob::Fail(const Status& status) {
   }
 }
 
-void GenerationJob::OnError(size_t, const Status& status) {
+void GenerationJob::OnError(size_t index, const Status& status) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (index < choices_.size() && !choices_[index]->finished) RecordFinish(*choices_[index], proto::FinishReason::kError);
   Fail(status);
 }
 
@@ -321,6 +347,7 @@ void GenerationJob::OnDisconnect() {
   std::vector<std::string> to_abort;
   for (auto& c : choices_)
     if (c->submitted && !c->finished) {
+      RecordFinish(*c, proto::FinishReason::kAbort);
       to_abort.push_back(c->engine_request_id);
       c->finished = true;
     }

@@ -54,8 +54,13 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   struct Choice;
   class Sink;
 
-  // Engine news for choice `index` (called through Sink).
-  void OnOutput(size_t index, const proto::EngineCoreOutput& output);
+  // Engine news for choice `index` (called through Sink); `origin` is null
+  // when the engine client does not say where the output came from.
+  void OnOutput(size_t index, const proto::EngineCoreOutput& output, const OutputOrigin* origin);
+  // Choice `index` went to engine `rank` (called inside Submit, mu_ held by Start).
+  void OnRouted(size_t index, uint32_t rank);
+  // Records the end of a choice in the metrics (once per choice).
+  void RecordFinish(Choice& choice, proto::FinishReason reason);
   void OnError(size_t index, const Status& status);
   // Client went away: abort every unfinished engine request.
   void OnDisconnect();

@@ -10,6 +10,7 @@
 #include "common/tokenizer/tokenizer.h"
 #include "frontend/chat_template/chat_template.h"
 #include "frontend/engine_client.h"
+#include "frontend/metrics/frontend_metrics.h"
 #include "frontend/openai/sampling_request.h"
 
 namespace llmserve::frontend::serving {
@@ -22,6 +23,7 @@ struct ServingContext {
   openai::GenerationDefaults defaults;                    // from generation_config.json
   std::vector<int32_t> eos_token_ids;                     // stop unless ignore_eos
   openai::ParseOptions parse_options;
+  metrics::FrontendMetrics* metrics = nullptr;            // null: requests are not measured
 };
 
 }  // namespace llmserve::frontend::serving

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `llmserve bench-latency` and `llmserve bench-throughput` on the tiny model
+# `llmserve bench latency` and `llmserve bench throughput` on the tiny model
 # with small configurations: their JSON has vLLM's keys and figures that agree
 # with each other; bad input is a clear error. When the prefix_cache_bench
 # binary was built, a short run of it checks its hit counts.
@@ -10,30 +10,30 @@ trap 'rm -rf "$tmp"' EXIT
 "$bin/llmserve" make-model --preset tiny --arch qwen3 --out "$tmp/model" --seed 4 >/dev/null
 engine=(--dtype float32 --block-size 16 --kv-cache-memory 16M --max-model-len 512)
 
-"$bin/llmserve" bench-latency --model "$tmp/model" --input-len 24 --output-len 6 --batch-size 3 \
+"$bin/llmserve" bench latency --model "$tmp/model" --input-len 24 --output-len 6 --batch-size 3 \
   --num-iters-warmup 1 --num-iters 4 --output-json "$tmp/latency.json" "${engine[@]}" > "$tmp/latency.txt" 2> "$tmp/latency.log"
 grep -q "Avg latency" "$tmp/latency.txt"
 
 # Random prompts; max-num-batched-tokens fits every prompt in one step, so
 # prefill and decode steps are cleanly apart.
-"$bin/llmserve" bench-throughput "$tmp/model" --input-len 40 --output-len 5 --num-prompts 12 \
+"$bin/llmserve" bench throughput "$tmp/model" --input-len 40 --output-len 5 --num-prompts 12 \
   --output-json "$tmp/random.json" "${engine[@]}" --max-num-batched-tokens 1024 > "$tmp/random.txt" 2> "$tmp/random.log"
 grep -q "Throughput:" "$tmp/random.txt"
 
 # Our JSON lines (token ids; lengths per line) and a ShareGPT file (text).
 printf '%s\n' '{"prompt_token_ids": [11, 12, 13, 14, 15], "output_len": 3}' \
               '{"prompt_token_ids": [21, 22, 23], "max_tokens": 4}' > "$tmp/prompts.jsonl"
-"$bin/llmserve" bench-throughput --model "$tmp/model" --dataset-path "$tmp/prompts.jsonl" --num-prompts 2 \
+"$bin/llmserve" bench throughput --model "$tmp/model" --dataset-path "$tmp/prompts.jsonl" --num-prompts 2 \
   --output-json "$tmp/jsonl.json" "${engine[@]}" > /dev/null 2> "$tmp/jsonl.log"
 cat > "$tmp/sharegpt.json" <<'JSON'
 [{"conversations": [{"from": "human", "value": "Write two sentences about rivers and the sea."},
                     {"from": "gpt", "value": "Rivers carry water down from the hills. The sea receives them all."}]}]
 JSON
-"$bin/llmserve" bench-throughput --model "$tmp/model" --dataset-path "$tmp/sharegpt.json" --num-prompts 2 \
+"$bin/llmserve" bench throughput --model "$tmp/model" --dataset-path "$tmp/sharegpt.json" --num-prompts 2 \
   --output-len 4 --output-json "$tmp/sharegpt.json.out" "${engine[@]}" > /dev/null 2> "$tmp/sharegpt.log"
 
 # vLLM spelling: --dataset-name random ignores the path and samples random prompts.
-"$bin/llmserve" bench-throughput --model "$tmp/model" --dataset-name random --dataset-path "$tmp/prompts.jsonl" \
+"$bin/llmserve" bench throughput --model "$tmp/model" --dataset-name random --dataset-path "$tmp/prompts.jsonl" \
   --input-len 10 --output-len 2 --num-prompts 3 --output-json "$tmp/named.json" "${engine[@]}" > /dev/null 2> "$tmp/named.log"
 
 /usr/bin/python3 - "$tmp" <<'PY'
@@ -87,12 +87,12 @@ expect_error() {
   [ "$rc" -eq 2 ] || { echo "expected exit 2, got $rc: $*"; cat "$tmp/err.log"; exit 1; }
   grep -q -- "$pattern" "$tmp/err.log" || { echo "no '$pattern' in:"; cat "$tmp/err.log"; exit 1; }
 }
-expect_error "input-len is required" "$bin/llmserve" bench-throughput --model "$tmp/model" "${engine[@]}"
-expect_error "cannot read --dataset-path" "$bin/llmserve" bench-throughput --model "$tmp/model" --dataset-path "$tmp/nope.json" "${engine[@]}"
-expect_error "exceed max_model_len" "$bin/llmserve" bench-latency --model "$tmp/model" --input-len 500 --output-len 100 "${engine[@]}"
-expect_error "num-iters must be an integer" "$bin/llmserve" bench-latency --model "$tmp/model" --num-iters many "${engine[@]}"
-expect_error "a model is required" "$bin/llmserve" bench-latency "${engine[@]}"
-expect_error "dataset-name must be" "$bin/llmserve" bench-throughput --model "$tmp/model" --dataset-name sonnet --input-len 8 "${engine[@]}"
+expect_error "input-len is required" "$bin/llmserve" bench throughput --model "$tmp/model" "${engine[@]}"
+expect_error "cannot read --dataset-path" "$bin/llmserve" bench throughput --model "$tmp/model" --dataset-path "$tmp/nope.json" "${engine[@]}"
+expect_error "exceed max_model_len" "$bin/llmserve" bench latency --model "$tmp/model" --input-len 500 --output-len 100 "${engine[@]}"
+expect_error "num-iters must be an integer" "$bin/llmserve" bench latency --model "$tmp/model" --num-iters many "${engine[@]}"
+expect_error "a model is required" "$bin/llmserve" bench latency "${engine[@]}"
+expect_error "dataset-name must be" "$bin/llmserve" bench throughput --model "$tmp/model" --dataset-name sonnet --input-len 8 "${engine[@]}"
 echo "bad input: clear errors"
 
 if [ -x "$bin/prefix_cache_bench" ]; then

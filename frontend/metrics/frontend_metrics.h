@@ -1,0 +1,101 @@
+#pragma once
+// FrontendMetrics: the vLLM metric families one frontend exposes on /metrics
+// (names, labels and buckets as vLLM's PrometheusStatLogger), fed from two
+// sources:
+//  - each engine's SchedulerStats as they arrive with its outputs: gauges take
+//    the latest value; counters add the deltas the engine reports (queries,
+//    hits, preemptions since its last report); every step's scheduled token
+//    count goes into iteration_tokens_total;
+//  - each request's timing and token counts, measured by a RequestTracker as
+//    its outputs reach this frontend.
+// Every series has the labels model_name and engine (the DP rank); series of
+// the ranks given at construction exist (at zero) from the start, others
+// appear when a rank first reports. All methods are thread-safe; the record
+// calls are a map lookup under a short mutex plus atomic adds.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/metrics/registry.h"
+#include "proto/engine_core_output.h"
+
+namespace llmserve::frontend::metrics {
+
+struct FrontendMetricsConfig {
+  std::string model_name;              // the served model name (label model_name)
+  std::vector<uint32_t> engine_ranks;  // DP ranks whose series exist from the start
+};
+
+// What a finished request measured (vLLM's FinishedRequestStats). The engine
+// phases are differences of one engine's monotonic timestamps; each is absent
+// when the request ended before the events that bound it.
+struct FinishedRequest {
+  proto::FinishReason reason = proto::FinishReason::kStop;
+  double e2e_latency_s = 0.0;              // arrival at the frontend -> finish, frontend clock
+  std::optional<double> queue_s;           // QUEUED -> first SCHEDULED
+  std::optional<double> prefill_s;         // first SCHEDULED -> first token
+  std::optional<double> decode_s;          // first token -> last token
+  std::optional<double> inference_s;       // first SCHEDULED -> last token
+  std::optional<double> time_per_output_token_s;  // decode / (generated tokens - 1)
+};
+
+class FrontendMetrics {
+ public:
+  explicit FrontendMetrics(FrontendMetricsConfig config);
+  FrontendMetrics(const FrontendMetrics&) = delete;
+  FrontendMetrics& operator=(const FrontendMetrics&) = delete;
+
+  // One SchedulerStats report from engine `engine`.
+  void RecordSchedulerStats(uint32_t engine, const proto::SchedulerStats& stats);
+  // A request's first token arrived: counts its prompt tokens and observes TTFT.
+  void RecordFirstToken(uint32_t engine, int32_t prompt_tokens, double time_to_first_token_s);
+  // Tokens a request generated in one output.
+  void RecordGenerationTokens(uint32_t engine, int32_t count);
+  // The engine-clock gap between two outputs of one request.
+  void RecordInterTokenLatency(uint32_t engine, double seconds);
+  // A request ended (counted in request_success by reason, latencies observed).
+  void RecordFinished(uint32_t engine, const FinishedRequest& request);
+
+  // The whole scrape in Prometheus text format.
+  std::string Render() const { return registry_.Render(); }
+  // The exposed names of every family (counters with "_total"), for checks.
+  std::vector<std::string> ExposedNames() const;
+
+ private:
+  struct EngineSeries;
+  EngineSeries& ForEngine(uint32_t engine);
+  struct EngineSeriesDeleter {
+    void operator()(EngineSeries* s) const;
+  };
+
+  FrontendMetricsConfig config_;
+  Registry registry_;
+  Family<Gauge>* running_;
+  Family<Gauge>* waiting_;
+  Family<Gauge>* kv_usage_;
+  Family<Counter>* prompt_tokens_;
+  Family<Counter>* generation_tokens_;
+  Family<Counter>* request_success_;
+  Family<Counter>* preemptions_;
+  Family<Counter>* prefix_queries_;
+  Family<Counter>* prefix_hits_;
+  Family<Histogram>* ttft_;
+  Family<Histogram>* itl_;
+  Family<Histogram>* tpot_;
+  Family<Histogram>* e2e_;
+  Family<Histogram>* queue_;
+  Family<Histogram>* inference_;
+  Family<Histogram>* prefill_;
+  Family<Histogram>* decode_;
+  Family<Histogram>* iteration_tokens_;
+  std::vector<std::string> exposed_names_;
+  std::mutex mu_;
+  std::map<uint32_t, std::unique_ptr<EngineSeries, EngineSeriesDeleter>> engines_;
+};
+
+}  // namespace llmserve::frontend::metrics

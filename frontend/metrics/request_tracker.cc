@@ -1,0 +1,59 @@
+#include "frontend/metrics/request_tracker.h"
+
+namespace llmserve::frontend::metrics {
+
+namespace {
+constexpr int32_t kEventQueued = 1;
+constexpr int32_t kEventScheduled = 2;
+
+double Seconds(RequestTracker::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
+RequestTracker::RequestTracker(FrontendMetrics* metrics, int32_t prompt_tokens, Clock::time_point arrival)
+    : metrics_(metrics), prompt_tokens_(prompt_tokens), arrival_(arrival) {}
+
+void RequestTracker::OnRouted(uint32_t engine) { engine_.store(engine, std::memory_order_relaxed); }
+
+void RequestTracker::OnOutput(const proto::EngineCoreOutput& output, uint32_t engine, double engine_timestamp,
+                              Clock::time_point now) {
+  if (!metrics_ || finished_) return;
+  engine_.store(engine, std::memory_order_relaxed);
+  for (const proto::EngineCoreEvent& e : output.events) {
+    // The first of each: a preempted request is queued and scheduled again.
+    if (e.type == kEventQueued && queued_ts_ == 0.0) queued_ts_ = e.timestamp;
+    if (e.type == kEventScheduled && scheduled_ts_ == 0.0) scheduled_ts_ = e.timestamp;
+  }
+  const auto n = static_cast<int32_t>(output.new_token_ids.size());
+  if (n == 0) return;
+  if (first_token_ts_ == 0.0) {
+    metrics_->RecordFirstToken(engine, prompt_tokens_, Seconds(now - arrival_));
+    first_token_ts_ = engine_timestamp;
+  } else {
+    metrics_->RecordInterTokenLatency(engine, engine_timestamp - last_token_ts_);
+  }
+  last_token_ts_ = engine_timestamp;
+  generated_ += n;
+  metrics_->RecordGenerationTokens(engine, n);
+}
+
+void RequestTracker::OnFinished(proto::FinishReason reason, Clock::time_point now) {
+  if (!metrics_ || finished_) return;
+  finished_ = true;
+  const int64_t engine = engine_.load(std::memory_order_relaxed);
+  if (engine < 0) return;
+  FinishedRequest r;
+  r.reason = reason;
+  r.e2e_latency_s = Seconds(now - arrival_);
+  if (queued_ts_ > 0.0 && scheduled_ts_ > 0.0) r.queue_s = scheduled_ts_ - queued_ts_;
+  if (first_token_ts_ > 0.0) {
+    if (scheduled_ts_ > 0.0) {
+      r.prefill_s = first_token_ts_ - scheduled_ts_;
+      r.inference_s = last_token_ts_ - scheduled_ts_;
+    }
+    r.decode_s = last_token_ts_ - first_token_ts_;
+    if (generated_ > 1) r.time_per_output_token_s = *r.decode_s / (generated_ - 1);
+  }
+  metrics_->RecordFinished(static_cast<uint32_t>(engine), r);
+}
+
+}  // namespace llmserve::frontend::metrics

@@ -1,0 +1,337 @@
+// End-to-end: GET /metrics of `llmserve serve` (tiny random-weight Qwen3 on
+// 127.0.0.1) parsed as Prometheus text by a strict reader written here, and
+// its values moved by known requests sent with the official `openai` client.
+// Run by ctest:  node --test tests/e2e/metrics.test.mjs   (LLMSERVE_BIN = the build's bin/)
+// The tests run one after another against an otherwise idle server, so every
+// delta between two scrapes is caused by the request in between.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+import OpenAI from 'openai';
+
+const bin = process.env.LLMSERVE_BIN ?? 'build/bin';
+const work = mkdtempSync(join(tmpdir(), 'llmserve-metrics-'));
+const modelDir = join(work, 'tiny');
+let server;
+let port;
+let client;
+let serverLog = '';
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitHealthy(deadlineMs) {
+  const start = Date.now();
+  while (Date.now() - start < deadlineMs) {
+    if (server.exitCode !== null) throw new Error(`server exited early (${server.exitCode}):\n${serverLog}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/health`);
+      if (r.status === 200) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`server not healthy in time:\n${serverLog}`);
+}
+
+// ---- A strict Prometheus text-format (0.0.4) reader ---------------------------------------
+
+const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+function parseValue(text) {
+  if (text === '+Inf') return Infinity;
+  if (text === '-Inf') return -Infinity;
+  if (text === 'NaN') return NaN;
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) throw new Error(`bad value '${text}'`);
+  return Number(text);
+}
+
+// Returns { families: Map(name -> {type, help, samples: [{name, labels, value}]}) }; throws on bad text.
+function parsePrometheus(text) {
+  assert.ok(text.endsWith('\n'), 'the scrape ends with a newline');
+  const families = new Map();
+  const familyOf = (sample) => {
+    if (families.has(sample)) return sample;
+    for (const suffix of ['_bucket', '_sum', '_count']) {
+      if (sample.endsWith(suffix)) {
+        const base = sample.slice(0, -suffix.length);
+        if (families.get(base)?.type === 'histogram') return base;
+      }
+    }
+    return null;
+  };
+  const lines = text.split('\n').slice(0, -1);
+  lines.forEach((line, index) => {
+    const where = `line ${index + 1} '${line}'`;
+    if (line === '') return;
+    if (line.startsWith('#')) {
+      const m = /^# (HELP|TYPE) (\S+)(?: (.*))?$/.exec(line);
+      if (!m) return;  // a plain comment
+      const [, kind, name, arg = ''] = m;
+      assert.match(name, NAME, where);
+      if (!families.has(name)) families.set(name, { type: null, help: null, samples: [] });
+      const f = families.get(name);
+      if (kind === 'TYPE') {
+        assert.equal(f.type, null, `${where}: second TYPE`);
+        assert.equal(f.samples.length, 0, `${where}: TYPE after samples`);
+        assert.ok(['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(arg), where);
+        f.type = arg;
+      } else {
+        assert.ok(!/\\[^\\n]|\\$/.test(arg.replace(/\\\\/g, '')), `${where}: bad escape in HELP`);
+        f.help = arg;
+      }
+      return;
+    }
+    let i = 0;
+    while (i < line.length && /[a-zA-Z0-9_:]/.test(line[i])) i++;
+    const name = line.slice(0, i);
+    assert.match(name, NAME, where);
+    const labels = {};
+    if (line[i] === '{') {
+      i++;
+      while (line[i] !== '}') {
+        const m = /^([a-zA-Z_][a-zA-Z0-9_]*)="/.exec(line.slice(i));
+        assert.ok(m, `${where}: bad label at ${i}`);
+        i += m[0].length;
+        let value = '';
+        while (line[i] !== '"') {
+          assert.ok(i < line.length, `${where}: unterminated label value`);
+          if (line[i] === '\\') {
+            const e = line[i + 1];
+            assert.ok(e === '\\' || e === '"' || e === 'n', `${where}: bad escape`);
+            value += e === 'n' ? '\n' : e;
+            i += 2;
+          } else {
+            value += line[i++];
+          }
+        }
+        i++;
+        assert.ok(!(m[1] in labels), `${where}: repeated label`);
+        labels[m[1]] = value;
+        if (line[i] === ',') i++;
+        assert.ok(i < line.length, `${where}: unterminated label set`);
+      }
+      i++;
+    }
+    assert.equal(line[i], ' ', `${where}: no space before the value`);
+    const value = parseValue(line.slice(i + 1).split(' ')[0]);
+    const family = familyOf(name);
+    assert.ok(family && families.get(family).type, `${where}: sample without TYPE`);
+    families.get(family).samples.push({ name, labels, value });
+  });
+  // Histograms: ascending le, cumulative counts, +Inf bucket == _count; counters >= 0.
+  for (const [name, f] of families) {
+    if (f.type === 'counter') for (const s of f.samples) assert.ok(s.value >= 0, `${name}: negative counter`);
+    if (f.type !== 'histogram') continue;
+    const series = new Map();
+    const key = (labels) => JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le').sort());
+    for (const s of f.samples) {
+      const k = key(s.labels);
+      if (!series.has(k)) series.set(k, { buckets: [], count: null, sum: null });
+      const e = series.get(k);
+      if (s.name === `${name}_bucket`) e.buckets.push([parseValue(s.labels.le), s.value]);
+      else if (s.name === `${name}_count`) e.count = s.value;
+      else if (s.name === `${name}_sum`) e.sum = s.value;
+      else assert.fail(`${name}: unexpected sample ${s.name}`);
+    }
+    for (const [k, e] of series) {
+      assert.ok(e.buckets.length > 0 && e.count !== null && e.sum !== null, `${name}${k}: incomplete`);
+      for (let j = 1; j < e.buckets.length; j++) {
+        assert.ok(e.buckets[j][0] > e.buckets[j - 1][0], `${name}${k}: le not ascending`);
+        assert.ok(e.buckets[j][1] >= e.buckets[j - 1][1], `${name}${k}: buckets not cumulative`);
+      }
+      assert.equal(e.buckets.at(-1)[0], Infinity, `${name}${k}: last bucket is +Inf`);
+      assert.equal(e.buckets.at(-1)[1], e.count, `${name}${k}: +Inf bucket equals _count`);
+    }
+  }
+  return families;
+}
+
+// The value of `name` whose labels include `match` (one series must match).
+function value(families, name, match = {}) {
+  for (const f of families.values()) {
+    const hits = f.samples.filter((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v));
+    if (hits.length > 1) throw new Error(`${name} ${JSON.stringify(match)} matches ${hits.length} series`);
+    if (hits.length === 1) return hits[0].value;
+  }
+  throw new Error(`no sample ${name} ${JSON.stringify(match)}`);
+}
+
+async function scrape() {
+  const r = await fetch(`http://127.0.0.1:${port}/metrics`);
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  return parsePrometheus(await r.text());
+}
+
+// Every counter sample in `after` is >= the same sample in `before`.
+function assertCountersGrew(before, after) {
+  for (const [name, f] of before) {
+    const later = after.get(name);
+    assert.ok(later, `${name} disappeared`);
+    const grows = f.type === 'counter' || f.type === 'histogram';
+    if (!grows) continue;
+    for (const s of f.samples) {
+      if (f.type === 'histogram' && s.name.endsWith('_sum')) continue;  // a sum of latencies only grows too, but skip float noise
+      const t = later.samples.find((x) => x.name === s.name && JSON.stringify(x.labels) === JSON.stringify(s.labels));
+      assert.ok(t, `${s.name} ${JSON.stringify(s.labels)} disappeared`);
+      assert.ok(t.value >= s.value, `${s.name} ${JSON.stringify(s.labels)} went down: ${s.value} -> ${t.value}`);
+    }
+  }
+}
+
+const E0 = { model_name: 'tiny', engine: '0' };
+const delta = (a, b, name, match = E0) => value(b, name, match) - value(a, name, match);
+
+before(async () => {
+  execFileSync(join(bin, 'llmserve'), ['make-model', '--preset', 'tiny', '--arch', 'qwen3', '--out', modelDir, '--seed', '7'],
+               { stdio: 'inherit' });
+  port = await freePort();
+  server = spawn(join(bin, 'llmserve'),
+                 ['serve', modelDir, '--host', '127.0.0.1', '--port', String(port), '--served-model-name', 'tiny',
+                  '--max-model-len', '512', '--kv-cache-memory', '64M', '--max-num-seqs', '16', '--dtype', 'float32',
+                  '--api-key', 'sekrit'],
+                 { stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout.on('data', (d) => { serverLog += d; });
+  server.stderr.on('data', (d) => { serverLog += d; });
+  await waitHealthy(90_000);
+  client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sekrit', maxRetries: 0, timeout: 60_000 });
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.on('exit', (code) => r(code)));
+    server.kill('SIGTERM');
+    assert.equal(await exited, 0, `launcher exit code after SIGTERM\n${serverLog}`);
+  }
+  rmSync(work, { recursive: true, force: true });
+});
+
+test('/metrics needs no API key and exposes the vLLM families at zero', async () => {
+  const families = await scrape();  // no Authorization header: /metrics is not behind --api-key
+  const types = {
+    'vllm:num_requests_running': 'gauge', 'vllm:num_requests_waiting': 'gauge', 'vllm:kv_cache_usage_perc': 'gauge',
+    'vllm:prompt_tokens_total': 'counter', 'vllm:generation_tokens_total': 'counter',
+    'vllm:request_success_total': 'counter', 'vllm:num_preemptions_total': 'counter',
+    'vllm:prefix_cache_queries_total': 'counter', 'vllm:prefix_cache_hits_total': 'counter',
+    'vllm:time_to_first_token_seconds': 'histogram', 'vllm:inter_token_latency_seconds': 'histogram',
+    'vllm:e2e_request_latency_seconds': 'histogram', 'vllm:request_queue_time_seconds': 'histogram',
+    'vllm:request_prefill_time_seconds': 'histogram', 'vllm:request_decode_time_seconds': 'histogram',
+    'vllm:iteration_tokens_total': 'histogram',
+  };
+  for (const [name, type] of Object.entries(types)) assert.equal(families.get(name)?.type, type, name);
+  for (const reason of ['stop', 'length', 'abort', 'error'])
+    assert.equal(value(families, 'vllm:request_success_total', { ...E0, finished_reason: reason }), 0);
+  assert.equal(value(families, 'vllm:generation_tokens_total'), 0);
+  const guarded = await fetch(`http://127.0.0.1:${port}/v1/models`);
+  assert.equal(guarded.status, 401);
+});
+
+test('one completion moves every family by the expected amount', async () => {
+  const a = await scrape();
+  const r = await client.completions.create({ model: 'tiny', prompt: 'The capital of France is', max_tokens: 5,
+                                              temperature: 0, ignore_eos: true });
+  assert.equal(r.choices[0].finish_reason, 'length');
+  assert.equal(r.usage.completion_tokens, 5);
+  const prompt = r.usage.prompt_tokens;
+  assert.ok(prompt > 0);
+  const b = await scrape();
+  assertCountersGrew(a, b);
+  assert.equal(delta(a, b, 'vllm:generation_tokens_total'), 5);
+  assert.equal(delta(a, b, 'vllm:prompt_tokens_total'), prompt);
+  assert.equal(delta(a, b, 'vllm:request_success_total', { ...E0, finished_reason: 'length' }), 1);
+  assert.equal(delta(a, b, 'vllm:request_success_total', { ...E0, finished_reason: 'stop' }), 0);
+  for (const h of ['time_to_first_token_seconds', 'e2e_request_latency_seconds', 'request_queue_time_seconds',
+                   'request_prefill_time_seconds', 'request_decode_time_seconds', 'request_inference_time_seconds'])
+    assert.equal(delta(a, b, `vllm:${h}_count`), 1, h);
+  // One output per step after the first token: 4 gaps between 5 tokens.
+  assert.equal(delta(a, b, 'vllm:inter_token_latency_seconds_count'), 4);
+  // Engine steps: the prefill (all prompt tokens) and 4 decode steps of 1 token.
+  assert.equal(delta(a, b, 'vllm:iteration_tokens_total_count'), 5);
+  assert.equal(delta(a, b, 'vllm:iteration_tokens_total_sum'), prompt + 4);
+  assert.equal(delta(a, b, 'vllm:prefix_cache_queries_total'), prompt);
+  // Phases are engine-clock differences, TTFT/E2E frontend-clock: all positive, and the
+  // request's phases fit inside its end-to-end latency.
+  const ttft = delta(a, b, 'vllm:time_to_first_token_seconds_sum');
+  const e2e = delta(a, b, 'vllm:e2e_request_latency_seconds_sum');
+  const queue = delta(a, b, 'vllm:request_queue_time_seconds_sum');
+  const prefill = delta(a, b, 'vllm:request_prefill_time_seconds_sum');
+  const decode = delta(a, b, 'vllm:request_decode_time_seconds_sum');
+  for (const v of [ttft, e2e, prefill, decode]) assert.ok(v > 0 && v < 60, String(v));
+  assert.ok(queue >= 0 && queue < 60);
+  assert.ok(ttft <= e2e, `ttft ${ttft} <= e2e ${e2e}`);
+  assert.ok(queue + prefill + decode <= e2e + 1e-3, `phases ${queue + prefill + decode} within e2e ${e2e}`);
+  // The engine is idle again, and its last stats (sent with the final output) say so.
+  assert.equal(value(b, 'vllm:num_requests_running', E0), 0);
+  assert.equal(value(b, 'vllm:num_requests_waiting', E0), 0);
+  const kv = value(b, 'vllm:kv_cache_usage_perc', E0);
+  assert.ok(kv >= 0 && kv <= 1);
+});
+
+test('the same prompt again hits the prefix cache', async () => {
+  // Longer than one KV block (128 tokens on CPU) so that full blocks get cached.
+  const prompt = 'Once upon a time, in a land far away, there lived a king who had three daughters and a very old dog. '
+      .repeat(12);
+  const a = await scrape();
+  const first = await client.completions.create({ model: 'tiny', prompt, max_tokens: 2, temperature: 0, ignore_eos: true });
+  const b = await scrape();
+  await client.completions.create({ model: 'tiny', prompt, max_tokens: 2, temperature: 0, ignore_eos: true });
+  const c = await scrape();
+  assertCountersGrew(a, b);
+  assertCountersGrew(b, c);
+  const n = first.usage.prompt_tokens;
+  assert.ok(n > 128 && n < 500, `prompt tokens ${n}`);
+  assert.equal(delta(b, c, 'vllm:prefix_cache_queries_total'), n);
+  const hits = delta(b, c, 'vllm:prefix_cache_hits_total');
+  // Full blocks of the prompt are cached, the last token is always recomputed.
+  assert.ok(hits > 0 && hits < n, `hits ${hits} of ${n}`);
+});
+
+test('a stop string finishes as stop, a client abort as abort', async () => {
+  const probe = await client.completions.create({ model: 'tiny', prompt: 'Hello there', max_tokens: 6, temperature: 0,
+                                                  ignore_eos: true });
+  const word = probe.choices[0].text.trim().split(/\s+/)[0];
+  assert.ok(word.length > 0, `greedy text '${probe.choices[0].text}'`);
+  const a = await scrape();
+  const r = await client.completions.create({ model: 'tiny', prompt: 'Hello there', max_tokens: 6, temperature: 0,
+                                              ignore_eos: true, stop: [word] });
+  assert.equal(r.choices[0].finish_reason, 'stop');
+  const b = await scrape();
+  assert.equal(delta(a, b, 'vllm:request_success_total', { ...E0, finished_reason: 'stop' }), 1);
+  assert.equal(delta(a, b, 'vllm:request_success_total', { ...E0, finished_reason: 'length' }), 0);
+
+  const controller = new AbortController();
+  const s = await client.completions.create({ model: 'tiny', prompt: 'Hello there', max_tokens: 400, temperature: 0,
+                                              ignore_eos: true, stream: true }, { signal: controller.signal });
+  let seen = 0;
+  try {
+    for await (const chunk of s) {
+      seen += chunk.choices.length;
+      if (seen >= 2) controller.abort();
+    }
+  } catch (e) {
+    assert.ok(/abort/i.test(String(e.name) + String(e.message)));
+  }
+  // The server notices the disconnect on its own time: poll (bounded).
+  let c;
+  for (let i = 0; i < 50; i++) {
+    c = await scrape();
+    if (delta(b, c, 'vllm:request_success_total', { ...E0, finished_reason: 'abort' }) >= 1) break;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  assertCountersGrew(b, c);
+  assert.equal(delta(b, c, 'vllm:request_success_total', { ...E0, finished_reason: 'abort' }), 1);
+  const generated = delta(b, c, 'vllm:generation_tokens_total');
+  assert.ok(generated >= 2 && generated < 400, `generated ${generated}`);
+});
