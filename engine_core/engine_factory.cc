@@ -13,7 +13,8 @@
 
 namespace llmserve::engine_core {
 
-StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t engine_index) {
+StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t engine_index,
+                                      const ExecutorWrapper& wrap) {
   const auto& model = config.model();
   if (config.parallel().device() == "cuda")
     return Status::Unimplemented("--device cuda: the CUDA backend is not part of this build's worker");
@@ -45,6 +46,8 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<worker::ModelRunner> runner, worker::ModelRunner::Create(rc));
     executor = std::make_unique<InProcExecutor>(std::move(runner));
   }
+
+  if (wrap) executor = wrap(std::move(executor));
 
   BuiltEngine built;
   built.block_size = static_cast<uint32_t>(rc.block_size);

@@ -3,6 +3,7 @@
 // model (in this process for tensor_parallel_size 1), sizes the KV cache and
 // sets the scheduler's budgets. Shared by llmserve-engine and the offline LLM.
 
+#include <functional>
 #include <memory>
 
 #include "engine_core/engine_core.h"
@@ -17,7 +18,13 @@ struct BuiltEngine {
   uint32_t block_size = 0;
 };
 
-// `engine_index` is the engine's DP rank (stamped on its outputs).
-StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t engine_index);
+// Receives the executor BuildEngineCore made and returns the one the engine
+// core uses (benchmarks wrap it to time the model apart from the engine).
+using ExecutorWrapper = std::function<std::unique_ptr<Executor>(std::unique_ptr<Executor>)>;
+
+// `engine_index` is the engine's DP rank (stamped on its outputs); `wrap`,
+// when set, is applied to the executor before the engine core is built.
+StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t engine_index,
+                                      const ExecutorWrapper& wrap = {});
 
 }  // namespace llmserve::engine_core

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "deploy/bench/offline_latency.h"
+#include "deploy/bench/offline_throughput.h"
 #include "deploy/bench/serve_bench.h"
 #include "deploy/bench/sweep.h"
 
@@ -15,6 +17,10 @@ const std::vector<BenchSubcommand>& BenchSubcommands() {
       {"sweep", "Run `bench serve` at several request rates against one or more servers; plot latency vs "
                 "throughput (PNG, gnuplot).",
        RunBenchSweepCommand},
+      {"latency", "Latency of one batch run to completion in this process, no HTTP (vllm bench latency).",
+       deploy::RunBenchLatency},
+      {"throughput", "Offline throughput of a dataset submitted at once in this process (vllm bench throughput).",
+       deploy::RunBenchThroughput},
   };
   return kTable;
 }
