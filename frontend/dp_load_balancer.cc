@@ -35,23 +35,23 @@ int64_t LoadScore(const RankLoad& load, const DpLoadBalancerConfig& config) {
 }
 
 DpLoadBalancer::DpLoadBalancer(DpLoadBalancerConfig config, size_t num_ranks)
-    : config_(config), snapshot_(num_ranks), deltas_(num_ranks), own_(num_ranks) {
+    : config_(config), others_(num_ranks), deltas_(num_ranks), own_(num_ranks) {
   config_.client_count = std::max(config_.client_count, 1);
 }
 
 RankLoad DpLoadBalancer::EffectiveLoad(size_t rank) const {
-  if (!has_snapshot_) return own_[rank];
-  RankLoad l = snapshot_[rank];
-  l.waiting_reqs += deltas_[rank].waiting_reqs;
-  l.running_reqs += deltas_[rank].running_reqs;
-  l.waiting_tokens += deltas_[rank].waiting_tokens;
+  RankLoad l = own_[rank];
+  if (!has_snapshot_) return l;
+  l.waiting_reqs += others_[rank].waiting_reqs + deltas_[rank].waiting_reqs;
+  l.running_reqs += others_[rank].running_reqs + deltas_[rank].running_reqs;
+  l.waiting_tokens += others_[rank].waiting_tokens + deltas_[rank].waiting_tokens;
   return l;
 }
 
 std::optional<size_t> DpLoadBalancer::PickByScore(const std::vector<bool>& available, int64_t* min_score) const {
   // Scan from this frontend's offset and keep the first strict minimum, so
   // frontends that see equal scores start on different ranks.
-  const size_t n = snapshot_.size();
+  const size_t n = own_.size();
   if (n == 0) return std::nullopt;
   const size_t start = (n * static_cast<size_t>(std::max(config_.client_index, 0)) /
                         static_cast<size_t>(config_.client_count)) % n;
@@ -80,7 +80,7 @@ std::optional<size_t> DpLoadBalancer::Pick(std::span<const int32_t> prompt, cons
   const uint64_t key = HashPrefix(prompt.first(static_cast<size_t>(config_.affinity_tokens)));
   std::optional<size_t> preferred;
   uint64_t best_weight = 0;
-  for (size_t r = 0; r < snapshot_.size(); ++r) {
+  for (size_t r = 0; r < own_.size(); ++r) {
     if (r >= available.size() || !available[r]) continue;
     const uint64_t w = Mix(key ^ Mix(r + 1));
     if (!preferred || w > best_weight) {
@@ -96,8 +96,9 @@ void DpLoadBalancer::OnDispatch(size_t rank, int64_t prompt_tokens) {
   if (rank >= own_.size()) return;
   own_[rank].waiting_reqs += 1;
   own_[rank].waiting_tokens += prompt_tokens;
-  deltas_[rank].waiting_reqs += config_.client_count;
-  deltas_[rank].waiting_tokens += prompt_tokens * config_.client_count;
+  const int64_t other_clients = config_.client_count - 1;
+  deltas_[rank].waiting_reqs += other_clients;
+  deltas_[rank].waiting_tokens += prompt_tokens * other_clients;
 }
 
 void DpLoadBalancer::OnFirstToken(size_t rank, int64_t prompt_tokens) {
@@ -118,8 +119,16 @@ void DpLoadBalancer::OnFinish(size_t rank, int64_t prompt_tokens, bool started) 
 }
 
 void DpLoadBalancer::OnSnapshot(std::span<const RankLoad> loads) {
-  for (size_t r = 0; r < snapshot_.size(); ++r) {
-    snapshot_[r] = r < loads.size() ? loads[r] : RankLoad{};
+  for (size_t r = 0; r < own_.size(); ++r) {
+    const RankLoad snap = r < loads.size() ? loads[r] : RankLoad{};
+    const RankLoad& own = own_[r];
+    // What the snapshot holds beyond our own requests. Compared on totals:
+    // the engine calls a request running once scheduled, we once it streams.
+    const int64_t others_total =
+        std::max<int64_t>(0, snap.waiting_reqs + snap.running_reqs - own.waiting_reqs - own.running_reqs);
+    others_[r].waiting_reqs = std::min(others_total, std::max<int64_t>(0, snap.waiting_reqs - own.waiting_reqs));
+    others_[r].running_reqs = others_total - others_[r].waiting_reqs;
+    others_[r].waiting_tokens = std::max<int64_t>(0, snap.waiting_tokens - own.waiting_tokens);
     deltas_[r] = RankLoad{};
   }
   has_snapshot_ = true;

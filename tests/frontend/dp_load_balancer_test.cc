@@ -69,14 +69,38 @@ TEST(DpLoadBalancerTest, OptimisticIncrementsSpreadABurstUntilTheNextSnapshot) {
   }
   EXPECT_EQ(hits[0], 5);
   EXPECT_EQ(hits[1], 5);
-  // Increments count client_count copies (the other frontend likely did the same).
+  // Own 5 requests plus one increment each for the other frontend.
   EXPECT_EQ(lb.EffectiveLoad(0).waiting_reqs, 10);
   EXPECT_EQ(lb.EffectiveLoad(0).waiting_tokens, 1000);
-  // A snapshot replaces the loads and drops the increments.
+  // A snapshot replaces the others' share (snapshot minus own) and drops the
+  // increments; own requests stay counted.
   lb.OnSnapshot(std::vector<RankLoad>{{0, 7, 0}, {1, 0, 50}});
-  EXPECT_EQ(lb.EffectiveLoad(0).running_reqs, 7);
-  EXPECT_EQ(lb.EffectiveLoad(0).waiting_reqs, 0);
-  EXPECT_EQ(*lb.Pick(Prompt(0, 5), all), 1u);  // 50 + 256 < 7 * 256
+  EXPECT_EQ(lb.EffectiveLoad(0).waiting_reqs, 5);   // own
+  EXPECT_EQ(lb.EffectiveLoad(0).running_reqs, 2);   // 7 in the snapshot, 5 of them ours
+  EXPECT_EQ(lb.EffectiveLoad(0).waiting_tokens, 500);
+  EXPECT_EQ(lb.EffectiveLoad(1).waiting_reqs, 5);   // the snapshot had not seen ours yet
+  EXPECT_EQ(lb.EffectiveLoad(1).waiting_tokens, 500);
+  // Requests finishing show at once, without waiting for a snapshot.
+  for (int i = 0; i < 5; ++i) lb.OnFinish(1, 100, false);
+  EXPECT_EQ(lb.EffectiveLoad(1).waiting_reqs, 0);
+  EXPECT_EQ(*lb.Pick(Prompt(0, 5), all), 1u);
+}
+
+TEST(DpLoadBalancerTest, OneFrontendSeesItsOwnRequestsExactlyDespiteStaleSnapshots) {
+  DpLoadBalancer lb({}, 2);
+  const std::vector<bool> all = {true, true};
+  lb.OnDispatch(0, 10);
+  lb.OnDispatch(0, 10);
+  // A snapshot taken before the engines saw anything must not hide them.
+  lb.OnSnapshot(std::vector<RankLoad>(2));
+  EXPECT_EQ(lb.EffectiveLoad(0).waiting_reqs, 2);
+  EXPECT_EQ(*lb.Pick(Prompt(0, 5), all), 1u);
+  // A snapshot still showing finished requests must not keep them.
+  lb.OnFinish(0, 10, false);
+  lb.OnFinish(0, 10, false);
+  lb.OnSnapshot(std::vector<RankLoad>{{0, 0, 0}, {0, 0, 0}});
+  lb.OnDispatch(1, 10);
+  EXPECT_EQ(*lb.Pick(Prompt(0, 5), all), 0u);
 }
 
 TEST(DpLoadBalancerTest, FrontendsStartTheirScanAtDifferentRanks) {
