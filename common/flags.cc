@@ -27,8 +27,19 @@ std::string Dashed(std::string name) {
 }
 
 // A flag is ours when it was defined in a file of this source tree.
+// A flag defined in our sources. gflags records __FILE__, which is absolute
+// in a plain build but relative ("deploy/x.cc", "../deploy/x.cc") when ccache
+// rewrites paths under CCACHE_BASEDIR; library flags (glog, gflags) live in
+// their own "src/..." files.
 bool IsOurFlag(const gflags::CommandLineFlagInfo& info) {
-  return info.filename.find(LLMSERVE_SOURCE_DIR) != std::string::npos;
+  std::string_view path = info.filename;
+  if (path.find(LLMSERVE_SOURCE_DIR) != std::string_view::npos) return true;
+  while (path.starts_with("../") || path.starts_with("./")) path.remove_prefix(path.find('/') + 1);
+  for (std::string_view folder : {"common/", "coordinator/", "deploy/", "engine_core/", "frontend/", "kernels/",
+                                  "proto/", "worker/", "tests/"}) {
+    if (path.starts_with(folder)) return true;
+  }
+  return false;
 }
 
 }  // namespace
