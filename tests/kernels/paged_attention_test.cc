@@ -87,7 +87,8 @@ TEST(PagedAttention, Bf16CacheMatchesReferenceOnRoundedKeysAndValues) {
   std::vector<uint16_t> kc(4 * 2 * 4 * 32), vc(kc.size());
   ThreadPool pool(2);
   WriteKvCache(k.data(), 64, v.data(), 64, tokens, slots.data(), s, kc.data(), vc.data(), pool);
-  EXPECT_EQ(kc[(3 * 2 * 4 + 0) * 32 + 5], F32ToBf16(k[5]));  // token 0, head 0, dim 5 in block 3
+  EXPECT_EQ(kc[(3 * 2 + 0) * 4 * 32 + 5 * 4 + 0], F32ToBf16(k[5]));  // K block 3, head 0, dim 5, slot 0 (transposed)
+  EXPECT_EQ(vc[((3 * 2 + 0) * 4 + 0) * 32 + 5], F32ToBf16(v[5]));  // V block 3, head 0, slot 0, dim 5
   std::vector<float> ref(q.size());
   CausalAttentionReference(q.data(), kr.data(), vr.data(), tokens, s, ref.data());
   std::vector<std::vector<float>> outs;
