@@ -12,7 +12,10 @@
 #endif
 
 #include <cstring>
+#include <type_traits>
 #include <vector>
+
+#include "kernels/cpu/aligned_buffer.h"
 
 #define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 
@@ -96,36 +99,48 @@ inline void PrefetchTileL2(const uint8_t* t) {
   for (int line = 0; line < 16; ++line) __builtin_prefetch(t + line * 64, 0, 2);
 }
 
-// One block of up to 32 rows × up to 2 panels over all of K.
+// One block of up to 32 rows (A tiles a0, a1) × up to 2 panels (B tiles b0,
+// b1) over kn tile steps of K. The accumulators start at zero, or from the
+// parked tiles c[0..3] when load_c; at the end they go to y (to_y) or are
+// parked in c. A and B pointers are at the block's first k step; successive
+// k steps are 1 KiB apart.
 template <bool kTwoRowBlocks, bool kTwoPanels>
-LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const uint8_t* b1, size_t kb_count,
-           float* y, size_t ldy, int rows0, int rows1, size_t width0, size_t width1,
-           bool prefetch) {
-  LLMSERVE_TILE_ZERO(0);
-  if constexpr (kTwoPanels) LLMSERVE_TILE_ZERO(1);
-  if constexpr (kTwoRowBlocks) LLMSERVE_TILE_ZERO(2);
-  if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_ZERO(3);
-  const uint8_t* a1 = a + 16 * lda;
-  for (size_t kb = 0; kb < kb_count; ++kb) {
-    if (prefetch) {
-      PrefetchTileL2(b0 + (kb + kL2Ahead) * 1024);
-      if constexpr (kTwoPanels) PrefetchTileL2(b1 + (kb + kL2Ahead) * 1024);
-    }
-    LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
+LLMSERVE_AVX512 void Block(const uint8_t* a0, const uint8_t* a1, const uint8_t* b0, const uint8_t* b1,
+                           size_t kn, uint8_t* const* c, bool load_c, bool to_y, float* y, size_t ldy,
+                           int rows0, int rows1, size_t width0, size_t width1) {
+  if (!load_c) {
+    LLMSERVE_TILE_ZERO(0);
+    if constexpr (kTwoPanels) LLMSERVE_TILE_ZERO(1);
+    if constexpr (kTwoRowBlocks) LLMSERVE_TILE_ZERO(2);
+    if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_ZERO(3);
+  } else {
+    LLMSERVE_TILE_LOAD(0, c[0], 64L);
+    if constexpr (kTwoPanels) LLMSERVE_TILE_LOAD(1, c[1], 64L);
+    if constexpr (kTwoRowBlocks) LLMSERVE_TILE_LOAD(2, c[2], 64L);
+    if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_LOAD(3, c[3], 64L);
+  }
+  for (size_t kb = 0; kb < kn; ++kb) {
+    LLMSERVE_TILE_LOAD(4, a0 + kb * 1024, 64L);
     LLMSERVE_TILE_LOAD(6, b0 + kb * 1024, 64L);
-    if constexpr (kTwoRowBlocks) LLMSERVE_TILE_LOAD(5, a1 + kb * 64, lda);
+    if constexpr (kTwoRowBlocks) LLMSERVE_TILE_LOAD(5, a1 + kb * 1024, 64L);
     LLMSERVE_TILE_DP(0, 4, 6);
     if constexpr (kTwoPanels) LLMSERVE_TILE_LOAD(7, b1 + kb * 1024, 64L);
     if constexpr (kTwoRowBlocks) LLMSERVE_TILE_DP(2, 5, 6);
     if constexpr (kTwoPanels) LLMSERVE_TILE_DP(1, 4, 7);
     if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_DP(3, 5, 7);
   }
-  LLMSERVE_STORE_C(0, y, ldy, rows0, width0);
-  if constexpr (kTwoPanels) LLMSERVE_STORE_C(1, y + 16, ldy, rows0, width1);
-  if constexpr (kTwoRowBlocks) LLMSERVE_STORE_C(2, y + 16 * ldy, ldy, rows1, width0);
-  if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_STORE_C(3, y + 16 * ldy + 16, ldy, rows1, width1);
+  if (to_y) {
+    LLMSERVE_STORE_C(0, y, ldy, rows0, width0);
+    if constexpr (kTwoPanels) LLMSERVE_STORE_C(1, y + 16, ldy, rows0, width1);
+    if constexpr (kTwoRowBlocks) LLMSERVE_STORE_C(2, y + 16 * ldy, ldy, rows1, width0);
+    if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_STORE_C(3, y + 16 * ldy + 16, ldy, rows1, width1);
+  } else {
+    LLMSERVE_TILE_STORE(0, c[0], 64L);
+    if constexpr (kTwoPanels) LLMSERVE_TILE_STORE(1, c[1], 64L);
+    if constexpr (kTwoRowBlocks) LLMSERVE_TILE_STORE(2, c[2], 64L);
+    if constexpr (kTwoRowBlocks && kTwoPanels) LLMSERVE_TILE_STORE(3, c[3], 64L);
+  }
 }
-
 
 // Up to 16 rows × kPanels (1..4) consecutive panels over all of K: the shape
 // for small m, where weights stream from memory and more panels in flight
@@ -136,7 +151,7 @@ LLMSERVE_AVX512 void Block(const uint8_t* a, long lda, const uint8_t* b0, const 
 //  blocks after the first), prefetch into L2 the tiles kb of the next panel
 //  group with kb % shares == share, so that group streams in meanwhile.
 template <int kPanels>
-LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, size_t panel_bytes,
+LLMSERVE_AVX512 void BlockWide(const uint8_t* a, const uint8_t* b, size_t panel_bytes,
                                size_t kb_count, float* y, size_t ldy, int rows, size_t last_width,
                                bool stream, const uint8_t* next, size_t next_panels, size_t share,
                                size_t shares) {
@@ -154,7 +169,7 @@ LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, siz
     if (next != nullptr && kb % shares == share) {
       for (size_t i = 0; i < next_panels; ++i) PrefetchTileL2(next + i * panel_bytes + kb * 1024);
     }
-    LLMSERVE_TILE_LOAD(4, a + kb * 64, lda);
+    LLMSERVE_TILE_LOAD(4, a + kb * 1024, 64L);
     LLMSERVE_TILE_LOAD(5, b + kb * 1024, 64L);
     if constexpr (kPanels > 1) LLMSERVE_TILE_LOAD(6, b1 + kb * 1024, 64L);
     if constexpr (kPanels > 2) LLMSERVE_TILE_LOAD(7, b2 + kb * 1024, 64L);
@@ -175,7 +190,7 @@ LLMSERVE_AVX512 void BlockWide(const uint8_t* a, long lda, const uint8_t* b, siz
 // Small m (<= kWideMaxRows): groups of 4 panels, all row blocks of 16 per group.
 constexpr size_t kWideMaxRows = 64;
 
-void GemmWide(const uint8_t* ab, long lda, size_t m, const uint8_t* wb, size_t panel_bytes,
+void GemmWide(const uint8_t* ab, size_t m, const uint8_t* wb, size_t panel_bytes,
               size_t kb_count, size_t n, float* y, size_t ldy, size_t panel_begin,
               size_t panel_end) {
   const size_t row_blocks = (m + 15) / 16;
@@ -193,7 +208,7 @@ void GemmWide(const uint8_t* ab, long lda, size_t m, const uint8_t* wb, size_t p
         LoadConfig(MakeWideConfig(rows));
         config_rows = rows;
       }
-      const uint8_t* a = ab + rb * 16 * lda;
+      const uint8_t* a = ab + rb * kb_count * 1024;
       float* yp = y + rb * 16 * ldy + p * 16;
       const bool stream = rb == 0;
       const uint8_t* next = rb > 0 && next_panels > 0 ? b + count * panel_bytes : nullptr;
@@ -201,21 +216,88 @@ void GemmWide(const uint8_t* ab, long lda, size_t m, const uint8_t* wb, size_t p
       const size_t shares = row_blocks > 1 ? row_blocks - 1 : 1;
       switch (count) {
         case 4:
-          BlockWide<4>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
+          BlockWide<4>(a, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
                        next_panels, share, shares);
           break;
         case 3:
-          BlockWide<3>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
+          BlockWide<3>(a, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
                        next_panels, share, shares);
           break;
         case 2:
-          BlockWide<2>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
+          BlockWide<2>(a, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
                        next_panels, share, shares);
           break;
         default:
-          BlockWide<1>(a, lda, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
+          BlockWide<1>(a, b, panel_bytes, kb_count, yp, ldy, rows, last_width, stream, next,
                        next_panels, share, shares);
           break;
+      }
+    }
+  }
+}
+
+// Large m: rows in chunks of kRowChunk, K in blocks of kKBlock tile steps
+// (1024 elements: one block for the hidden-size reductions). Per K block a
+// pair of panels' tiles is reused from cache by every row-block pair of the
+// chunk, whose A tiles are contiguous; between K blocks the accumulators are
+// parked in a per-thread scratch (fp32 store and reload: exact).
+constexpr size_t kKBlock = 32;
+constexpr size_t kRowChunk = 256;
+
+void GemmLarge(const uint8_t* ab, size_t m, const uint8_t* wb, size_t panel_bytes, size_t kb_count,
+               size_t n, float* y, size_t ldy, size_t panel_begin, size_t panel_end) {
+  const size_t panels = panel_end - panel_begin;
+  const size_t a_block_bytes = kb_count * 1024;  // one row block of A
+  thread_local std::vector<uint8_t, AlignedAllocator<uint8_t>> scratch;
+  const bool blocked = kb_count > kKBlock;
+  if (blocked && scratch.size() < kRowChunk / 16 * panels * 1024) scratch.resize(kRowChunk / 16 * panels * 1024);
+  int config_rows0 = -1, config_rows1 = -1;
+  for (size_t m0 = 0; m0 < m; m0 += kRowChunk) {
+    const size_t m1 = m - m0 < kRowChunk ? m : m0 + kRowChunk;
+    for (size_t kb0 = 0; kb0 < kb_count; kb0 += kKBlock) {
+      const size_t kn = kb_count - kb0 < kKBlock ? kb_count - kb0 : kKBlock;
+      const bool first = kb0 == 0, last = kb0 + kn == kb_count;
+      for (size_t p = panel_begin; p < panel_end; p += 2) {
+        const bool two_panels = p + 1 < panel_end;
+        const size_t width0 = n - p * 16 < 16 ? n - p * 16 : 16;
+        const size_t width1 = two_panels ? (n - (p + 1) * 16 < 16 ? n - (p + 1) * 16 : 16) : 0;
+        const uint8_t* b0 = wb + p * panel_bytes + kb0 * 1024;
+        const uint8_t* b1 = b0 + panel_bytes;
+        for (size_t mb = m0; mb < m1; mb += 32) {
+          const int rows = static_cast<int>(m1 - mb < 32 ? m1 - mb : 32);
+          const int rows0 = rows < 16 ? rows : 16;
+          const int rows1 = rows - rows0;
+          if (rows0 != config_rows0 || rows1 != config_rows1) {
+            LoadConfig(MakeConfig(rows0, rows1));
+            config_rows0 = rows0;
+            config_rows1 = rows1;
+          }
+          const uint8_t* a0 = ab + (mb / 16) * a_block_bytes + kb0 * 1024;
+          const uint8_t* a1 = a0 + a_block_bytes;
+          float* yp = y + mb * ldy + p * 16;
+          // Parked tiles of (row block, panel), rows local to the chunk.
+          uint8_t* c[4] = {nullptr, nullptr, nullptr, nullptr};
+          if (blocked) {
+            const size_t rb = (mb - m0) / 16, pl = p - panel_begin;
+            c[0] = scratch.data() + (rb * panels + pl) * 1024;
+            c[1] = c[0] + 1024;
+            c[2] = c[0] + panels * 1024;
+            c[3] = c[2] + 1024;
+          }
+          auto run = [&](auto two_rows, auto two_cols) {
+            Block<decltype(two_rows)::value, decltype(two_cols)::value>(
+                a0, a1, b0, b1, kn, c, !first, last, yp, ldy, rows0, rows1, width0, width1);
+          };
+          using T = std::true_type;
+          using F = std::false_type;
+          if (rows1 > 0) {
+            if (two_panels) run(T{}, T{}); else run(T{}, F{});
+          } else if (two_panels) {
+            run(F{}, T{});
+          } else {
+            run(F{}, F{});
+          }
+        }
       }
     }
   }
@@ -226,9 +308,11 @@ LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, siz
   const __m512i round = _mm512_set1_epi32(0x7fff);
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i quiet = _mm512_set1_epi32(0x40);
+  const size_t kb_count = kpad / 32;
   for (size_t r = r0; r < r1; ++r) {
     const float* src = x + r * ldx;
-    uint16_t* dst = a + r * kpad;
+    // Row r's k-th element sits in tile (r / 16, k / 32), row r % 16.
+    uint16_t* dst = a + (r / 16) * kb_count * 512 + (r % 16) * 32;
     for (size_t c = 0; c < kpad; c += 16) {
       const size_t left = c < k ? k - c : 0;
       const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff)
@@ -239,7 +323,8 @@ LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, siz
       __m512i r16 = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(round, lsb)), 16);
       const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
       r16 = _mm512_mask_mov_epi32(r16, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + c), _mm512_cvtepi32_epi16(r16));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (c / 32) * 512 + c % 32),
+                          _mm512_cvtepi32_epi16(r16));
     }
   }
 }
@@ -304,56 +389,15 @@ void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n,
           size_t ldy, size_t panel_begin, size_t panel_end) {
   if (m == 0 || panel_begin >= panel_end) return;
   const size_t kb_count = kpad / 32;
-  const long lda = static_cast<long>(kpad * 2);
   const size_t panel_bytes = kpad * 16 * 2;
   const auto* wb = reinterpret_cast<const uint8_t*>(w);
   const auto* ab = reinterpret_cast<const uint8_t*>(a);
-  // Rows in chunks whose bf16 activations stay in L2 across the panels.
-  size_t chunk = (size_t{1} << 20) / (kpad * 2) / 32 * 32;
-  if (chunk < 32) chunk = 32;
   if (m <= kWideMaxRows) {
-    GemmWide(ab, lda, m, wb, panel_bytes, kb_count, n, y, ldy, panel_begin, panel_end);
+    GemmWide(ab, m, wb, panel_bytes, kb_count, n, y, ldy, panel_begin, panel_end);
     Release();
     return;
   }
-  int config_rows0 = -1, config_rows1 = -1;
-  for (size_t m0 = 0; m0 < m; m0 += chunk) {
-    const size_t m1 = m - m0 < chunk ? m : m0 + chunk;
-    for (size_t p = panel_begin; p < panel_end; p += 2) {
-      const bool two_panels = p + 1 < panel_end;
-      const size_t width0 = n - p * 16 < 16 ? n - p * 16 : 16;
-      const size_t width1 = two_panels ? (n - (p + 1) * 16 < 16 ? n - (p + 1) * 16 : 16) : 0;
-      const uint8_t* b0 = wb + p * panel_bytes;
-      const uint8_t* b1 = b0 + panel_bytes;
-      for (size_t mb = m0; mb < m1; mb += 32) {
-        const int rows = static_cast<int>(m1 - mb < 32 ? m1 - mb : 32);
-        const int rows0 = rows < 16 ? rows : 16;
-        const int rows1 = rows - rows0;
-        if (rows0 != config_rows0 || rows1 != config_rows1) {
-          LoadConfig(MakeConfig(rows0, rows1));
-          config_rows0 = rows0;
-          config_rows1 = rows1;
-        }
-        const uint8_t* ap = ab + mb * lda;
-        float* yp = y + mb * ldy + p * 16;
-        if (rows1 > 0) {
-          if (two_panels) {
-            Block<true, true>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1,
-                              mb == m0);
-          } else {
-            Block<true, false>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1,
-                              mb == m0);
-          }
-        } else if (two_panels) {
-          Block<false, true>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1,
-                              mb == m0);
-        } else {
-          Block<false, false>(ap, lda, b0, b1, kb_count, yp, ldy, rows0, rows1, width0, width1,
-                              mb == m0);
-        }
-      }
-    }
-  }
+  GemmLarge(ab, m, wb, panel_bytes, kb_count, n, y, ldy, panel_begin, panel_end);
   Release();
 }
 

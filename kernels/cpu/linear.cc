@@ -142,7 +142,8 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
     // which thread computes an output never changes its bits.
     const size_t kpad = amx::PaddedK(cols_);
     thread_local std::vector<uint16_t, AlignedAllocator<uint16_t>> a;
-    if (a.size() < m * kpad) a.resize(m * kpad);
+    const size_t a_elems = amx::TiledABytes(m, kpad) / 2;
+    if (a.size() < a_elems) a.resize(a_elems);
     uint16_t* ap = a.data();
     if (m * kpad >= (size_t{1} << 16)) {
       pool.ParallelFor(m, 8, [&](size_t begin, size_t end, size_t) {

@@ -12,7 +12,8 @@
 //  * kF32: the "P16" fp32-FMA kernels (gemm_p16.h): every output element is
 //    fma-accumulated over k in index order, so scalar, AVX2 and AVX-512 give
 //    bitwise the same y.
-//  * kBF16 with AMX: tdpbf16ps tiles for every m, 1 included (gemm_amx.h).
+//  * kBF16 with AMX: tdpbf16ps tiles for every m, 1 included (gemm_amx.h);
+//    activations are rounded to bf16 once per Apply into contiguous A tiles.
 //    Without AMX: activations and weights rounded to bf16, then the P16
 //    kernels (bitwise the same on scalar, AVX2, AVX-512; not equal to AMX).
 //  * f32/f16 weights under kBF16 are rounded to bf16 when packed.

@@ -26,21 +26,28 @@ inline float Dot(const float* a, const float* b, size_t n) {
 }
 
 
-// Writes head_dim floats to cache element `off`, rounding to bf16 when the cache is.
-void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off) {
+// Writes head_dim floats to cache elements off, off + step, ..., rounding to
+// bf16 when the cache is.
+void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off, size_t step) {
   if (s.kv_dtype == KvDType::kF32) {
-    std::memcpy(static_cast<float*>(cache) + off, src, s.head_dim * sizeof(float));
+    float* dst = static_cast<float*>(cache) + off;
+    for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = src[d];
     return;
   }
   uint16_t* dst = static_cast<uint16_t*>(cache) + off;
-  for (size_t d = 0; d < s.head_dim; ++d) dst[d] = F32ToBf16(src[d]);
+  for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = F32ToBf16(src[d]);
 }
 
-// The cache row at element `off` as floats: in place for fp32, widened into `tmp` for bf16.
-const float* LoadRow(const void* cache, const PagedAttentionShape& s, size_t off, float* tmp) {
-  if (s.kv_dtype == KvDType::kF32) return static_cast<const float*>(cache) + off;
+// The cache vector at elements off, off + step, ... as floats in `tmp`.
+const float* LoadRow(const void* cache, const PagedAttentionShape& s, size_t off, size_t step, float* tmp) {
+  if (s.kv_dtype == KvDType::kF32) {
+    const float* src = static_cast<const float*>(cache) + off;
+    if (step == 1) return src;
+    for (size_t d = 0; d < s.head_dim; ++d) tmp[d] = src[d * step];
+    return tmp;
+  }
   const uint16_t* src = static_cast<const uint16_t*>(cache) + off;
-  for (size_t d = 0; d < s.head_dim; ++d) tmp[d] = Bf16ToF32(src[d]);
+  for (size_t d = 0; d < s.head_dim; ++d) tmp[d] = Bf16ToF32(src[d * step]);
   return tmp;
 }
 
@@ -55,9 +62,9 @@ void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stri
       const size_t block = static_cast<size_t>(slot_mapping[t]) / s.block_size;
       const size_t slot = static_cast<size_t>(slot_mapping[t]) % s.block_size;
       for (size_t h = 0; h < s.num_kv_heads; ++h) {
-        const size_t off = internal::CacheOffset(s, block, h, slot);
-        StoreRow(k + t * k_stride + h * s.head_dim, s, k_cache, off);
-        StoreRow(v + t * v_stride + h * s.head_dim, s, v_cache, off);
+        StoreRow(k + t * k_stride + h * s.head_dim, s, k_cache, internal::KeyOffset(s, block, h, slot),
+                 s.block_size);
+        StoreRow(v + t * v_stride + h * s.head_dim, s, v_cache, internal::ValueOffset(s, block, h, slot), 1);
       }
     }
   });
@@ -67,14 +74,17 @@ namespace {
 
 std::atomic<bool> g_allow_avx512{true};
 
-// Portable implementation of one item (the reference order of operations).
-void AttendGeneric(const internal::AttentionItem& it, const PagedAttentionShape& s, size_t group,
+// Portable implementation of one query token's group (the reference order
+// of operations).
+void AttendGeneric(const internal::AttentionTile& t, size_t i, const PagedAttentionShape& s, size_t group,
                    const void* k_cache, const void* v_cache, float* scores, float* acc, float* row) {
-  const size_t hd = s.head_dim, ctx = it.last - it.first + 1;
-  for (size_t j = it.first; j <= it.last; ++j) {
-    const float* key =
-        LoadRow(k_cache, s, internal::CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size), row);
-    for (size_t g = 0; g < group; ++g) scores[g * ctx + (j - it.first)] = Dot(it.q + g * hd, key, hd) * s.scale;
+  const size_t hd = s.head_dim, first = t.first[i], last = t.last[i], ctx = last - first + 1;
+  const float* q = t.q[i];
+  for (size_t j = first; j <= last; ++j) {
+    const float* key = LoadRow(
+        k_cache, s, internal::KeyOffset(s, static_cast<size_t>(t.table[j / s.block_size]), t.kv_head, j % s.block_size),
+        s.block_size, row);
+    for (size_t g = 0; g < group; ++g) scores[g * ctx + (j - first)] = Dot(q + g * hd, key, hd) * s.scale;
   }
   std::fill(acc, acc + group * hd, 0.f);
   for (size_t g = 0; g < group; ++g) {
@@ -86,15 +96,16 @@ void AttendGeneric(const internal::AttentionItem& it, const PagedAttentionShape&
       sc[j] = std::exp(sc[j] - mx);
       sum += sc[j];
     }
-    for (size_t j = it.first; j <= it.last; ++j) {
-      const float* val =
-          LoadRow(v_cache, s, internal::CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size), row);
-      const float p = sc[j - it.first];
+    for (size_t j = first; j <= last; ++j) {
+      const float* val = LoadRow(
+          v_cache, s,
+          internal::ValueOffset(s, static_cast<size_t>(t.table[j / s.block_size]), t.kv_head, j % s.block_size), 1, row);
+      const float p = sc[j - first];
       float* a = acc + g * hd;
       for (size_t d = 0; d < hd; ++d) a[d] += p * val[d];
     }
     const float inv = 1.0f / sum;
-    for (size_t d = 0; d < hd; ++d) it.out[g * hd + d] = acc[g * hd + d] * inv;
+    for (size_t d = 0; d < hd; ++d) t.out[i][g * hd + d] = acc[g * hd + d] * inv;
   }
 }
 
@@ -109,31 +120,49 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
   const size_t group = s.num_q_heads / s.num_kv_heads;
   const size_t hd = s.head_dim;
   const bool avx512 = g_allow_avx512.load();
-  // Items are KV-head major, so a thread walks consecutive tokens of one KV
-  // head and that head's keys and values stay in its cache.
-  // Small batches (short decodes) run on the calling thread: waking the pool
-  // would cost more than the work. The split never changes any item's result.
+  // Tiles: runs of up to kMaxTileTokens consecutive tokens of one request.
+  // Which tokens share a tile never changes a token's result.
+  std::vector<std::pair<size_t, size_t>> tiles;  // [begin, end) token ranges
   size_t keys = 0;
+  for (size_t t = 0; t < b.tokens;) {
+    size_t e = t + 1;
+    while (e < b.tokens && e - t < internal::kMaxTileTokens && b.token_request[e] == b.token_request[t]) ++e;
+    tiles.emplace_back(t, e);
+    t = e;
+  }
   for (size_t t = 0; t < b.tokens; ++t) keys += static_cast<size_t>(b.positions[t]) + 1;
-  const size_t items = b.tokens * s.num_kv_heads;
-  const size_t grain = keys * s.num_q_heads * hd < (size_t{1} << 18) ? items : 1;
-  pool.ParallelFor(items, grain, [&](size_t begin, size_t end, size_t) {
+  // Items are (kv head, tile); threads claim them one at a time. Small
+  // batches (short decodes) run on the calling thread: waking the pool would
+  // cost more than the work.
+  const size_t items = tiles.size() * s.num_kv_heads;
+  const size_t chunk = keys * s.num_q_heads * hd < (size_t{1} << 18) ? items : 1;
+  pool.ParallelForChunks(items, chunk, [&](size_t begin, size_t end, size_t) {
     thread_local std::vector<float> scores;
     thread_local std::vector<float> acc;
     for (size_t index = begin; index < end; ++index) {
-      const size_t kvh = index / b.tokens, t = index % b.tokens;
-      internal::AttentionItem it;
-      it.kv_head = kvh;
-      it.last = static_cast<size_t>(b.positions[t]);
-      it.first = s.sliding_window > 0 && it.last + 1 > s.sliding_window ? it.last + 1 - s.sliding_window : 0;
-      it.table = b.block_tables + static_cast<size_t>(b.token_request[t]) * b.block_table_stride;
-      it.q = q + t * q_stride + kvh * group * hd;
-      it.out = out + t * out_stride + kvh * group * hd;
-      const size_t ctx = it.last - it.first + 1;
-      if (scores.size() < group * ctx) scores.resize(group * ctx);
-      if (avx512 && internal::AttendAvx512(it, s, group, k_cache, v_cache, scores.data())) continue;
+      const size_t kvh = index / tiles.size();
+      const auto [tb, te] = tiles[index % tiles.size()];
+      internal::AttentionTile tile;
+      tile.kv_head = kvh;
+      tile.tokens = te - tb;
+      tile.table = b.block_tables + static_cast<size_t>(b.token_request[tb]) * b.block_table_stride;
+      size_t longest = 0;
+      for (size_t i = 0; i < tile.tokens; ++i) {
+        const size_t t = tb + i;
+        tile.last[i] = static_cast<size_t>(b.positions[t]);
+        tile.first[i] = s.sliding_window > 0 && tile.last[i] + 1 > s.sliding_window
+                            ? tile.last[i] + 1 - s.sliding_window
+                            : 0;
+        tile.q[i] = q + t * q_stride + kvh * group * hd;
+        tile.out[i] = out + t * out_stride + kvh * group * hd;
+        longest = std::max(longest, tile.last[i] - tile.first[i] + 1);
+      }
+      if (scores.size() < tile.tokens * group * longest) scores.resize(tile.tokens * group * longest);
+      if (avx512 && internal::AttendTileAvx512(tile, s, group, k_cache, v_cache, scores.data())) continue;
       if (acc.size() < (group + 1) * hd) acc.resize((group + 1) * hd);
-      AttendGeneric(it, s, group, k_cache, v_cache, scores.data(), acc.data(), acc.data() + group * hd);
+      for (size_t i = 0; i < tile.tokens; ++i) {
+        AttendGeneric(tile, i, s, group, k_cache, v_cache, scores.data(), acc.data(), acc.data() + group * hd);
+      }
     }
   });
 }

@@ -2,15 +2,22 @@
 // Attention over a paged KV cache for one flattened batch (vLLM's "super
 // sequence": the query tokens of every request back to back).
 //
-// Cache layout, per layer, for K and V alike:
-//   [num_blocks][num_kv_heads][block_size][head_dim] in fp32 or bf16
-// so one KV head's keys within a block are contiguous. Logical position j of a
-// request lives in block block_table[j / block_size], slot j % block_size.
+// Cache layout, per layer, in fp32 or bf16:
+//   K: [num_blocks][num_kv_heads][head_dim][block_size]  (transposed per block)
+//   V: [num_blocks][num_kv_heads][block_size][head_dim]
+// so one KV head's block is contiguous in both, and for K the block's keys of
+// one dimension are next to each other (16 keys' scores are then plain vector
+// FMAs over head_dim). Logical position j of a request lives in block
+// block_table[j / block_size], slot j % block_size.
 //
-// Determinism: each (token, kv head) item is computed by one thread, reducing
-// over the context in position order, so a token's output depends only on its
-// query, its position and the cached K/V of its request — never on the rest of
-// the batch, on how its prompt was chunked, or on the thread count.
+// Work is split into (KV head, tile) items, a tile being up to 8 consecutive
+// query tokens of one request, so each key block is read once for all of
+// them.
+//
+// Determinism: each query row (token, head) reduces over head_dim and over the
+// context in a fixed order, so a token's output depends only on its query,
+// its position and the cached K/V of its request — never on the rest of the
+// batch or of its tile, on how its prompt was chunked, or on the thread count.
 
 #include <cstddef>
 #include <cstdint>

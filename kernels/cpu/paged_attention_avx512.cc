@@ -1,16 +1,26 @@
-// AVX-512 attention for one (token, KV head) item. Numerics: every reduction
-// (q·k over head_dim, the softmax sum, p·V over positions) runs in a fixed
-// order that depends only on head_dim and the item's context, so results are
-// as batch- and chunk-invariant as the generic path.
-// GCC 12 reports its own _mm512_reduce_* intrinsics as maybe-uninitialized
-// (they start from _mm256_undefined_*); the values are fully defined.
+// AVX-512 attention for one tile (up to kMaxTileTokens query tokens of one
+// request × their GQA group of heads, against one KV head).
+//
+// Scores: keys are stored transposed per block, so for 16 consecutive keys
+// and one dimension d the cache holds one vector; a query row's 16 scores are
+// acc = q[0] * K[0][..]; acc = fma(q[d], K[d][..], acc) for d = 1..hd-1 — no
+// horizontal sums, and each key vector is loaded once for every row of the
+// tile (up to 8 rows per pass).
+//
+// Numerics: every reduction (q·k over head_dim in d order, the softmax max
+// and sum in 16 lanes starting at the row's first position, p·V over
+// positions in order) depends only on the row's query, its context and
+// head_dim — never on which other rows share the tile, how the prompt was
+// chunked or which thread ran it.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/exp_avx512.h"
 #include "kernels/cpu/paged_attention_item.h"
 
 namespace llmserve::kernels::cpu::internal {
@@ -22,29 +32,26 @@ bool HaveAvx512() {
 
 namespace {
 
-// exp(x) for x ≤ 0 (Cody–Waite reduction, degree-6 polynomial; ~2 ulp),
-// flushing to 0 below -87.
-__attribute__((target("avx512f"))) inline __m512 Exp(__m512 x) {
-  const __m512 lo = _mm512_set1_ps(-87.0f);
-  const __mmask16 tiny = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
-  x = _mm512_max_ps(x, lo);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~tiny), _mm512_scalef_ps(p, n));
+constexpr size_t kMaxRows = kMaxTileTokens * 16;
+
+__attribute__((target("avx512f"))) inline __mmask16 LowMask(size_t n) {
+  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
-// 16 cache elements at element `off` as floats (bf16 widened by a shift).
+// Up to 16 cache elements at element `off` as floats (bf16 widened by a
+// shift); lanes outside `mask` are 0 and not read.
 template <bool BF16>
-__attribute__((target("avx512f"))) inline __m512 LoadCache(const void* cache, size_t off) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 LoadCache(const void* cache, size_t off, __mmask16 mask) {
+  if constexpr (BF16) {
+    const __m256i h = _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(cache) + off);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  } else {
+    return _mm512_maskz_loadu_ps(mask, static_cast<const float*>(cache) + off);
+  }
+}
+
+template <bool BF16>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 LoadFull(const void* cache, size_t off) {
   if constexpr (BF16) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(cache) + off));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
@@ -53,28 +60,108 @@ __attribute__((target("avx512f"))) inline __m512 LoadCache(const void* cache, si
   }
 }
 
+// Scores of RN query rows against the (up to 16) keys whose transposed
+// vectors start at element `kbase` (dimension d at kbase + d * bs).
+template <int RN, size_t HD, bool BF16>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ScoreRows(const float* const* q, const void* k_cache,
+                                                                 size_t kbase, size_t bs, __mmask16 mask,
+                                                                 __m512* out) {
+  // Local accumulators and query pointers (kept in registers: `out` and the
+  // queries could alias as far as the compiler knows).
+  __m512 acc[RN];
+  const float* qr[RN];
+  for (int r = 0; r < RN; ++r) qr[r] = q[r];
+  {
+    const __m512 k = LoadCache<BF16>(k_cache, kbase, mask);
+    for (int r = 0; r < RN; ++r) acc[r] = _mm512_mul_ps(_mm512_set1_ps(qr[r][0]), k);
+  }
+  const size_t ldk = bs;
+  for (size_t d = 1; d < HD; ++d) {
+    const __m512 k = LoadCache<BF16>(k_cache, kbase + d * ldk, mask);
+    for (int r = 0; r < RN; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(qr[r][d]), k, acc[r]);
+  }
+  for (int r = 0; r < RN; ++r) out[r] = acc[r];
+}
+
+struct RowInfo {
+  const float* q;
+  size_t first, last;
+  float* scores;  // score of key j at scores[j - first]
+};
+
+// Scales and stores the scores of keys j0..j0+15 (lanes in `mask`) for RN rows.
+template <int RN>
+__attribute__((target("avx512f"))) inline void StoreScores(const RowInfo* rows, const __m512* acc, size_t j0,
+                                                           __mmask16 mask, __m512 scale) {
+  for (int r = 0; r < RN; ++r) {
+    const RowInfo& row = rows[r];
+    if (j0 > row.last || j0 + 15 < row.first) continue;
+    const size_t lo = row.first > j0 ? row.first - j0 : 0;
+    const size_t hi = std::min<size_t>(15, row.last - j0);  // inclusive
+    const __mmask16 keep = static_cast<__mmask16>(mask & LowMask(hi + 1) & ~LowMask(lo));
+    if (keep == 0) continue;
+    const __m512 s = _mm512_maskz_compress_ps(keep, _mm512_mul_ps(acc[r], scale));
+    _mm512_mask_storeu_ps(row.scores + (j0 + lo - row.first), LowMask(__builtin_popcount(keep)), s);
+  }
+}
+
+template <int RN, size_t HD, bool BF16>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void ScoreChunk(const RowInfo* rows, const void* k_cache, size_t kbase,
+                                                           size_t bs, __mmask16 mask, size_t j0, __m512 scale) {
+  const float* q[RN];
+  for (int r = 0; r < RN; ++r) q[r] = rows[r].q;
+  __m512 acc[RN];
+  ScoreRows<RN, HD, BF16>(q, k_cache, kbase, bs, mask, acc);
+  StoreScores<RN>(rows, acc, j0, mask, scale);
+}
+
 template <int NV, bool BF16>  // NV = head_dim / 16
-__attribute__((target("avx512f"))) void Attend(const AttentionItem& it, const PagedAttentionShape& s, size_t group,
-                                               const void* k_cache, const void* v_cache, float* scores) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void AttendTile(const AttentionTile& t, const PagedAttentionShape& s,
+                                                           size_t group, const void* k_cache, const void* v_cache,
+                                                           float* scores) {
   constexpr size_t hd = 16 * NV;
-  const size_t ctx = it.last - it.first + 1;
+  const size_t bs = s.block_size;
   const __m512 scale = _mm512_set1_ps(s.scale);
-  // Scores: each key row is loaded once for the whole group.
-  for (size_t j = it.first; j <= it.last; ++j) {
-    const size_t key = CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size);
-    __m512 k[NV];
-    for (int v = 0; v < NV; ++v) k[v] = LoadCache<BF16>(k_cache, key + 16 * v);
+  size_t kfirst = t.first[0], klast = t.last[0], stride = 0;
+  for (size_t i = 0; i < t.tokens; ++i) {
+    kfirst = std::min(kfirst, t.first[i]);
+    klast = std::max(klast, t.last[i]);
+    stride = std::max(stride, t.last[i] - t.first[i] + 1);
+  }
+  const size_t nrows = t.tokens * group;
+  RowInfo rows[kMaxRows];
+  for (size_t i = 0; i < t.tokens; ++i) {
     for (size_t g = 0; g < group; ++g) {
-      const float* q = it.q + g * hd;
-      __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), k[0]);
-      for (int v = 1; v < NV; ++v) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * v), k[v], acc);
-      scores[g * ctx + (j - it.first)] = _mm512_reduce_add_ps(_mm512_mul_ps(acc, scale));
+      rows[i * group + g] = {t.q[i] + g * hd, t.first[i], t.last[i], scores + (i * group + g) * stride};
     }
   }
-  // Softmax numerators in place; 1 / sum per head.
-  float inv_sum[64];
-  for (size_t g = 0; g < group; ++g) {
-    float* sc = scores + g * ctx;
+  // Scores, 16 keys (or the rest of a block) at a time, for all rows.
+  for (size_t b = kfirst / bs; b <= klast / bs; ++b) {
+    for (size_t slot0 = 0; slot0 < bs; slot0 += 16) {
+      const size_t j0 = b * bs + slot0;
+      if (j0 > klast) break;
+      if (j0 + 16 <= kfirst) continue;
+      const __mmask16 mask = LowMask(std::min<size_t>(16, bs - slot0));
+      const size_t kbase = KeyOffset(s, static_cast<size_t>(t.table[b]), t.kv_head, slot0);
+      size_t r = 0;
+      for (; r + 8 <= nrows; r += 8) ScoreChunk<8, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale);
+      switch (nrows - r) {
+        case 7: ScoreChunk<7, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
+        case 6: ScoreChunk<6, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
+        case 5: ScoreChunk<5, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
+        case 4: ScoreChunk<4, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
+        case 3: ScoreChunk<3, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
+        case 2: ScoreChunk<2, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
+        case 1: ScoreChunk<1, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
+        default: break;
+      }
+    }
+  }
+  // Softmax numerators in place; 1 / sum per row.
+  float inv_sum[kMaxRows];
+  for (size_t r = 0; r < nrows; ++r) {
+    float* sc = rows[r].scores;
+    const size_t ctx = rows[r].last - rows[r].first + 1;
     __m512 mx = _mm512_set1_ps(-INFINITY);
     size_t j = 0;
     for (; j + 16 <= ctx; j += 16) mx = _mm512_max_ps(mx, _mm512_loadu_ps(sc + j));
@@ -83,61 +170,80 @@ __attribute__((target("avx512f"))) void Attend(const AttentionItem& it, const Pa
     const __m512 vm = _mm512_set1_ps(m);
     __m512 sum = _mm512_setzero_ps();
     for (j = 0; j + 16 <= ctx; j += 16) {
-      const __m512 e = Exp(_mm512_sub_ps(_mm512_loadu_ps(sc + j), vm));
+      const __m512 e = ExpAvx512(_mm512_sub_ps(_mm512_loadu_ps(sc + j), vm));
       _mm512_storeu_ps(sc + j, e);
       sum = _mm512_add_ps(sum, e);
     }
     if (j < ctx) {
-      const __mmask16 m16 = static_cast<__mmask16>((1u << (ctx - j)) - 1);
-      const __m512 e = _mm512_maskz_mov_ps(m16, Exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m16, sc + j), vm)));
+      const __mmask16 m16 = LowMask(ctx - j);
+      const __m512 e = _mm512_maskz_mov_ps(m16, ExpAvx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m16, sc + j), vm)));
       _mm512_mask_storeu_ps(sc + j, m16, e);
       sum = _mm512_add_ps(sum, e);
     }
-    inv_sum[g] = 1.0f / _mm512_reduce_add_ps(sum);
+    inv_sum[r] = 1.0f / _mm512_reduce_add_ps(sum);
   }
-  // p·V: each value row loaded once for the group; accumulators per head.
-  for (size_t g0 = 0; g0 < group; g0 += 2) {
-    const size_t gn = std::min<size_t>(2, group - g0);
-    __m512 acc[2][NV];
-    for (size_t g = 0; g < 2; ++g) {
-      for (int v = 0; v < NV; ++v) acc[g][v] = _mm512_setzero_ps();
-    }
-    for (size_t j = it.first; j <= it.last; ++j) {
-      const size_t val = CacheOffset(s, it.table[j / s.block_size], it.kv_head, j % s.block_size);
-      __m512 vv[NV];
-      for (int v = 0; v < NV; ++v) vv[v] = LoadCache<BF16>(v_cache, val + 16 * v);
-      for (size_t g = 0; g < gn; ++g) {
-        const __m512 p = _mm512_set1_ps(scores[(g0 + g) * ctx + (j - it.first)]);
-        for (int v = 0; v < NV; ++v) acc[g][v] = _mm512_fmadd_ps(p, vv[v], acc[g][v]);
+  // p·V per token: each value row loaded once for two heads of the group.
+  for (size_t i = 0; i < t.tokens; ++i) {
+    const size_t first = t.first[i], last = t.last[i];
+    for (size_t g0 = 0; g0 < group; g0 += 2) {
+      const size_t gn = std::min<size_t>(2, group - g0);
+      const float* p0 = rows[i * group + g0].scores;
+      const float* p1 = gn > 1 ? rows[i * group + g0 + 1].scores : p0;
+      __m512 acc0[NV], acc1[NV];
+      for (int v = 0; v < NV; ++v) acc0[v] = acc1[v] = _mm512_setzero_ps();
+      // Positions in order, a cache block at a time (value rows of a block
+      // are hd apart).
+      for (size_t j = first; j <= last;) {
+        const size_t b = j / bs, end = std::min(last + 1, (b + 1) * bs);
+        size_t val = ValueOffset(s, static_cast<size_t>(t.table[b]), t.kv_head, j % bs);
+        if (gn > 1) {
+          for (; j < end; ++j, val += hd) {
+            const __m512 w0 = _mm512_set1_ps(p0[j - first]);
+            const __m512 w1 = _mm512_set1_ps(p1[j - first]);
+            for (int v = 0; v < NV; ++v) {
+              const __m512 vv = LoadFull<BF16>(v_cache, val + 16 * v);
+              acc0[v] = _mm512_fmadd_ps(w0, vv, acc0[v]);
+              acc1[v] = _mm512_fmadd_ps(w1, vv, acc1[v]);
+            }
+          }
+        } else {
+          for (; j < end; ++j, val += hd) {
+            const __m512 w0 = _mm512_set1_ps(p0[j - first]);
+            for (int v = 0; v < NV; ++v) acc0[v] = _mm512_fmadd_ps(w0, LoadFull<BF16>(v_cache, val + 16 * v), acc0[v]);
+          }
+        }
+      }
+      const __m512 inv0 = _mm512_set1_ps(inv_sum[i * group + g0]);
+      for (int v = 0; v < NV; ++v) _mm512_storeu_ps(t.out[i] + g0 * hd + 16 * v, _mm512_mul_ps(acc0[v], inv0));
+      if (gn > 1) {
+        const __m512 inv1 = _mm512_set1_ps(inv_sum[i * group + g0 + 1]);
+        for (int v = 0; v < NV; ++v) _mm512_storeu_ps(t.out[i] + (g0 + 1) * hd + 16 * v, _mm512_mul_ps(acc1[v], inv1));
       }
     }
-    for (size_t g = 0; g < gn; ++g) {
-      const __m512 inv = _mm512_set1_ps(inv_sum[g0 + g]);
-      for (int v = 0; v < NV; ++v) _mm512_storeu_ps(it.out + (g0 + g) * hd + 16 * v, _mm512_mul_ps(acc[g][v], inv));
-    }
+  }
+}
+
+template <bool BF16>
+bool Dispatch(const AttentionTile& tile, const PagedAttentionShape& s, size_t group, const void* k_cache,
+              const void* v_cache, float* scores) {
+  switch (s.head_dim) {
+    case 16: AttendTile<1, BF16>(tile, s, group, k_cache, v_cache, scores); return true;
+    case 32: AttendTile<2, BF16>(tile, s, group, k_cache, v_cache, scores); return true;
+    case 64: AttendTile<4, BF16>(tile, s, group, k_cache, v_cache, scores); return true;
+    case 128: AttendTile<8, BF16>(tile, s, group, k_cache, v_cache, scores); return true;
+    case 256: AttendTile<16, BF16>(tile, s, group, k_cache, v_cache, scores); return true;
+    default: return false;
   }
 }
 
 }  // namespace
 
-template <bool BF16>
-bool Dispatch(const AttentionItem& item, const PagedAttentionShape& s, size_t group, const void* k_cache,
-              const void* v_cache, float* scores) {
-  switch (s.head_dim) {
-    case 16: Attend<1, BF16>(item, s, group, k_cache, v_cache, scores); return true;
-    case 32: Attend<2, BF16>(item, s, group, k_cache, v_cache, scores); return true;
-    case 64: Attend<4, BF16>(item, s, group, k_cache, v_cache, scores); return true;
-    case 128: Attend<8, BF16>(item, s, group, k_cache, v_cache, scores); return true;
-    case 256: Attend<16, BF16>(item, s, group, k_cache, v_cache, scores); return true;
-    default: return false;
-  }
-}
-
-bool AttendAvx512(const AttentionItem& item, const PagedAttentionShape& s, size_t group, const void* k_cache,
-                  const void* v_cache, float* scores) {
-  if (!HaveAvx512() || group > 64) return false;
-  return s.kv_dtype == KvDType::kBF16 ? Dispatch<true>(item, s, group, k_cache, v_cache, scores)
-                                      : Dispatch<false>(item, s, group, k_cache, v_cache, scores);
+bool AttendTileAvx512(const AttentionTile& tile, const PagedAttentionShape& s, size_t group, const void* k_cache,
+                      const void* v_cache, float* scores) {
+  static const bool have_bw = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  if (!HaveAvx512() || !have_bw || group > 16) return false;
+  return s.kv_dtype == KvDType::kBF16 ? Dispatch<true>(tile, s, group, k_cache, v_cache, scores)
+                                      : Dispatch<false>(tile, s, group, k_cache, v_cache, scores);
 }
 
 }  // namespace llmserve::kernels::cpu::internal

@@ -1,6 +1,7 @@
 #pragma once
-// Internal to paged_attention*.cc: one unit of attention work — one query
-// token's GQA group of heads against one KV head — and its implementations.
+// Internal to paged_attention*.cc: one unit of attention work — a tile of
+// consecutive query tokens of one request, each with its GQA group of heads,
+// against one KV head — and its implementations.
 
 #include <cstddef>
 #include <cstdint>
@@ -9,27 +10,42 @@
 
 namespace llmserve::kernels::cpu::internal {
 
-struct AttentionItem {
-  const float* q = nullptr;   // the group's first query head; heads head_dim apart
+// Query tokens per tile (the AVX-512 kernel reuses each key block for all
+// of them).
+inline constexpr size_t kMaxTileTokens = 8;
+
+struct AttentionTile {
   const int32_t* table = nullptr;  // the request's block table
   size_t kv_head = 0;
-  size_t first = 0;           // attend to key positions [first, last]
-  size_t last = 0;
-  float* out = nullptr;       // the group's first output head; heads head_dim apart
+  size_t tokens = 0;               // 1..kMaxTileTokens
+  const float* q[kMaxTileTokens] = {};  // token i's group's first query head; heads head_dim apart
+  float* out[kMaxTileTokens] = {};      // token i's group's first output head
+  size_t first[kMaxTileTokens] = {};    // token i attends to key positions [first, last]
+  size_t last[kMaxTileTokens] = {};
 };
 
-// Offset, in elements, of (block, kv_head, slot) in a cache pool.
-inline size_t CacheOffset(const PagedAttentionShape& s, size_t block, size_t kv_head, size_t slot) {
+// Element offset of the key vector (block, kv_head, slot): keys are stored
+// transposed per block, [num_blocks][num_kv_heads][head_dim][block_size], so
+// the keys of one block and dimension are contiguous (and a key vector is
+// strided by block_size).
+inline size_t KeyOffset(const PagedAttentionShape& s, size_t block, size_t kv_head, size_t slot) {
+  return (block * s.num_kv_heads + kv_head) * s.block_size * s.head_dim + slot;
+}
+
+// Element offset of the value vector (block, kv_head, slot): values are
+// [num_blocks][num_kv_heads][block_size][head_dim].
+inline size_t ValueOffset(const PagedAttentionShape& s, size_t block, size_t kv_head, size_t slot) {
   return ((block * s.num_kv_heads + kv_head) * s.block_size + slot) * s.head_dim;
 }
 
 // AVX-512 implementation; returns false (doing nothing) when the CPU lacks
-// AVX-512F or head_dim is not one it is built for (16, 32, 64, 128, 256).
-// `scores` has room for group × (last - first + 1) floats.
-bool AttendAvx512(const AttentionItem& item, const PagedAttentionShape& s, size_t group, const void* k_cache,
-                  const void* v_cache, float* scores);
+// AVX-512F, the group is larger than 16, or head_dim is not one it is built
+// for (16, 32, 64, 128, 256). `scores` has room for tile.tokens × group ×
+// (longest context of the tile) floats.
+bool AttendTileAvx512(const AttentionTile& tile, const PagedAttentionShape& s, size_t group,
+                      const void* k_cache, const void* v_cache, float* scores);
 
-// True when this CPU runs AttendAvx512.
+// True when this CPU runs AttendTileAvx512.
 bool HaveAvx512();
 
 }  // namespace llmserve::kernels::cpu::internal

@@ -174,6 +174,26 @@ TEST(Linear, Bf16PrecisionAmx) { CheckPath(Isa::kAmx, MatmulPrecision::kBF16); }
 
 // The fp32-FMA kernels compute each element as a sequential fma chain, so all
 // instruction-set paths give the same bits (for both precisions).
+// The AMX large-m path: rows in chunks of 256 and K in blocks of 1024 with
+// the accumulators parked in memory between blocks. Every row must equal the
+// same row run alone (the m = 1 path, one pass over K) bit for bit.
+TEST(Linear, AmxLargeMKBlockedMatchesSingleRows) {
+  if (!Available(Isa::kAmx)) GTEST_SKIP() << "CPU lacks AMX";
+  std::mt19937 rng(11);
+  ThreadPool pool(2);
+  const size_t rows = 40, cols = 2100, m = 300;  // 3 K blocks (last partial), 2 row chunks
+  const Weight w = RandomWeight(WeightDType::kBF16, rows, cols, rng);
+  const LinearWeight lw = PackWith(Isa::kAmx, w, WeightDType::kBF16, rows, cols, MatmulPrecision::kBF16);
+  ASSERT_EQ(lw.isa(), Isa::kAmx);
+  std::vector<float> x = RandomActivations(m * cols, rng);
+  std::vector<float> y(m * rows);
+  lw.Apply(x.data(), m, y.data(), pool);
+  std::vector<float> xr(x.size());
+  for (size_t i = 0; i < x.size(); ++i) xr[i] = Bf16ToF32(F32ToBf16(x[i]));
+  ExpectClose(y, xr, w.values, m, rows, cols, 1e-5, "amx large m");
+  ExpectBatchInvariant(lw, x, m, y, pool, rng, "amx large m");
+}
+
 TEST(Linear, FmaPathsAgreeBitwise) {
   std::mt19937 rng(11);
   ThreadPool pool(2);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -85,7 +87,8 @@ TEST(PagedAttention, Bf16CacheMatchesReferenceOnRoundedKeysAndValues) {
   std::vector<uint16_t> kc(4 * 2 * 4 * 32), vc(kc.size());
   ThreadPool pool(2);
   WriteKvCache(k.data(), 64, v.data(), 64, tokens, slots.data(), s, kc.data(), vc.data(), pool);
-  EXPECT_EQ(kc[(3 * 2 * 4 + 0) * 32 + 5], F32ToBf16(k[5]));  // token 0, head 0, dim 5 in block 3
+  EXPECT_EQ(kc[(3 * 2 + 0) * 4 * 32 + 5 * 4 + 0], F32ToBf16(k[5]));  // K block 3, head 0, dim 5, slot 0 (transposed)
+  EXPECT_EQ(vc[((3 * 2 + 0) * 4 + 0) * 32 + 5], F32ToBf16(v[5]));  // V block 3, head 0, slot 0, dim 5
   std::vector<float> ref(q.size());
   CausalAttentionReference(q.data(), kr.data(), vr.data(), tokens, s, ref.data());
   std::vector<std::vector<float>> outs;
@@ -107,7 +110,11 @@ TEST(Activation, SiluMulMatchesReference) {
   ThreadPool pool(2);
   SiluMul(gu.data(), rows, ff, out.data(), pool);
   SiluMulReference(gu.data(), rows, ff, ref.data());
-  EXPECT_EQ(out, ref);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], ref[i], 1e-6f * (1.f + std::fabs(ref[i]))) << i;
+  // Rows are independent: row 2 alone gives the same bits as inside the batch.
+  std::vector<float> one(ff);
+  SiluMul(gu.data() + 2 * 2 * ff, 1, ff, one.data(), pool);
+  EXPECT_EQ(0, std::memcmp(one.data(), out.data() + 2 * ff, ff * sizeof(float)));
   EXPECT_NEAR(ref[0], -3.f / (1 + std::exp(3.f)) * gu[ff], 1e-6);
 }
 

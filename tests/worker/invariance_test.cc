@@ -11,7 +11,9 @@ namespace {
 using testing::Blocks;
 using testing::ScratchDir;
 
-class InvarianceTest : public ::testing::Test {
+// Each test runs at both matmul precisions: kF32 (the FMA kernels) and kBF16
+// (AMX tiles where the CPU has them).
+class InvarianceTest : public ::testing::TestWithParam<kernels::cpu::MatmulPrecision> {
  protected:
   void SetUp() override {
     auto spec = testing::TinySpec("qwen3", 11);
@@ -19,6 +21,7 @@ class InvarianceTest : public ::testing::Test {
     ASSERT_TRUE(WriteTestModel(spec, dir_ / "m").ok());
     LoadOptions opts;
     opts.show_progress = false;
+    opts.precision = GetParam();
     auto m = Model::Load(dir_ / "m", opts, nullptr, &pool_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     model_ = std::move(m).value();
@@ -36,7 +39,7 @@ class InvarianceTest : public ::testing::Test {
   std::unique_ptr<KvCache> cache_;
 };
 
-TEST_F(InvarianceTest, ChunkingDoesNotChangeLogits) {
+TEST_P(InvarianceTest, ChunkingDoesNotChangeLogits) {
   const auto tokens = Tokens(23, 1);
   const auto whole = testing::RunPrompt(*model_, *cache_, tokens, {23}, Blocks(0, 6));
   for (const auto& chunks : std::vector<std::vector<size_t>>{{1}, {5, 2}, {7, 1, 3}, {22}}) {
@@ -46,7 +49,7 @@ TEST_F(InvarianceTest, ChunkingDoesNotChangeLogits) {
   }
 }
 
-TEST_F(InvarianceTest, BatchCompositionDoesNotChangeLogits) {
+TEST_P(InvarianceTest, BatchCompositionDoesNotChangeLogits) {
   const auto x = Tokens(13, 2);
   // X alone: prefill 10 then decode 3 single tokens.
   const auto alone = testing::RunPrompt(*model_, *cache_, x, {10, 1}, Blocks(0, 4));
@@ -82,7 +85,7 @@ TEST_F(InvarianceTest, BatchCompositionDoesNotChangeLogits) {
   EXPECT_TRUE(mixed == alone);
 }
 
-TEST_F(InvarianceTest, PrefixFromCacheDoesNotChangeLogits) {
+TEST_P(InvarianceTest, PrefixFromCacheDoesNotChangeLogits) {
   // Y shares X's first 12 tokens (3 blocks of 4). Y from scratch vs Y whose
   // first 3 blocks are X's cached blocks and only the rest is computed.
   const auto x = Tokens(15, 5);
@@ -102,7 +105,7 @@ TEST_F(InvarianceTest, PrefixFromCacheDoesNotChangeLogits) {
   EXPECT_TRUE(reused == tail);
 }
 
-TEST_F(InvarianceTest, Bf16CacheKeepsChunkingInvariance) {
+TEST_P(InvarianceTest, Bf16CacheKeepsChunkingInvariance) {
   KvCache cache(model_->CacheShape(32, 4, kernels::cpu::KvDType::kBF16));
   EXPECT_EQ(cache.shape().bytes_per_block() * 2, cache_->shape().bytes_per_block());
   const auto tokens = Tokens(14, 8);
@@ -114,6 +117,24 @@ TEST_F(InvarianceTest, Bf16CacheKeepsChunkingInvariance) {
   EXPECT_LE(testing::MaxRelativeError(whole, f32), 2e-2);
   EXPECT_GT(testing::MaxRelativeError(whole, f32), 0.0);
 }
+
+// A prompt longer than 64 tokens takes the large-m matmul path (AMX: row
+// chunks, K blocks) and several attention tiles; chunks of it take the small-m
+// path and other tile boundaries. The logits must not change.
+TEST_P(InvarianceTest, LongPromptChunkingDoesNotChangeLogits) {
+  const auto tokens = Tokens(90, 9);
+  const auto whole = testing::RunPrompt(*model_, *cache_, tokens, {90}, Blocks(0, 23));
+  const auto chunked = testing::RunPrompt(*model_, *cache_, tokens, {37, 1, 45}, Blocks(30, 23));
+  ASSERT_EQ(chunked.size(), whole.size());
+  EXPECT_TRUE(chunked == whole);
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, InvarianceTest,
+                         ::testing::Values(kernels::cpu::MatmulPrecision::kF32, kernels::cpu::MatmulPrecision::kBF16),
+                         [](const ::testing::TestParamInfo<kernels::cpu::MatmulPrecision>& info) {
+                           return info.param == kernels::cpu::MatmulPrecision::kF32 ? std::string("F32")
+                                                                                    : std::string("Bf16");
+                         });
 
 }  // namespace
 }  // namespace llmserve::worker

@@ -2,15 +2,21 @@
 // runner on the Qwen3-0.6B shape (or any model directory), with the
 // machine's read-bandwidth roofline measured in the same run.
 //
-// Reports, as JSON lines on stdout:
+// Every measurement is repeated --bench-reps times; each repetition computes
+// its ratios from its own baselines (the machine may be shared), and a
+// summary table gives the best and the median over repetitions, from wall
+// time and from process CPU time / threads (what the figure would be had no
+// other process taken our cores).
+//
+// Reports, as JSON lines on stdout (one set per repetition):
 //   {"what":"read_bandwidth", "gb_per_s":...}
 //   {"what":"decode", "batch":B, "step_ms":..., "tok_per_s":..., "step_vs_batch1":...,
 //    "roofline_tok_per_s":..., "ratio_to_roofline":...}        (roofline only at batch 1)
-//   {"what":"sgemm_peak", "gflop_per_s":...}                  (OpenBLAS fp32, same run)
-//   {"what":"prefill", "tokens":N, "tok_per_s":..., "weight_gflop_per_s":..., "ratio_to_sgemm_peak":...}
+//   {"what":"prefill", "tokens":N, "tok_per_s":..., "weight_gflop_per_s":...,
+//    "amx_peak_gflop_per_s":..., "ratio_to_amx_peak":...}     (AMX peak: tdpbf16ps with operands
+//                                                             in tiles on every thread, same rep)
 // (weight GFLOP = 2 × (layer matmul parameters × tokens + lm_head parameters): the
 // lm_head runs for the last token only.)
-#include <cblas.h>
 #include <immintrin.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -21,6 +27,12 @@
 #include <filesystem>
 #include <numeric>
 #include <sstream>
+#include <ctime>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_features.h"
 
 #include "common/flags.h"
 #include "kernels/cpu/paged_attention.h"
@@ -31,7 +43,8 @@
 
 DEFINE_string(bench_model, "", "Model directory; empty: generate the qwen3-0.6b preset into --bench-cache-dir.");
 DEFINE_string(bench_cache_dir, "build/bench_models", "Where the generated qwen3-0.6b model is kept between runs.");
-DEFINE_string(bench_precision, "f32", "Matmul precision: f32 or bf16.");
+DEFINE_string(bench_precision, "bf16", "Matmul precision: f32 or bf16.");
+DEFINE_int32(bench_reps, 3, "Repetitions of the whole measurement (best and median are reported).");
 DEFINE_int32(bench_threads, 0, "Threads (0: all hardware threads).");
 DEFINE_string(bench_batches, "1,4,16,64", "Decode batch sizes.");
 DEFINE_int32(bench_decode_steps, 4, "Timed decode steps per batch size (best step is reported).");
@@ -47,6 +60,71 @@ using Clock = std::chrono::steady_clock;
 using llmserve::worker::ForwardBatch;
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+double ProcessCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Wall seconds and process CPU seconds / threads of one timed region.
+struct Timing {
+  double wall = 0, cpu = 0;
+};
+
+class Stopwatch {
+ public:
+  explicit Stopwatch(size_t threads) : threads_(static_cast<double>(threads)), t0_(Clock::now()), c0_(ProcessCpuSeconds()) {}
+  Timing Stop() const { return {Seconds(t0_, Clock::now()), (ProcessCpuSeconds() - c0_) / threads_}; }
+
+ private:
+  double threads_;
+  Clock::time_point t0_;
+  double c0_;
+};
+
+Timing Min(const Timing& a, const Timing& b) { return {std::min(a.wall, b.wall), std::min(a.cpu, b.cpu)}; }
+
+// tdpbf16ps with every operand already in tiles, `iterations` × 4 tile
+// products: the AMX compute ceiling of one core.
+void AmxPeakLoop(size_t iterations) {
+  struct alignas(64) Config {
+    uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    uint16_t colsb[16] = {};
+    uint8_t rows[16] = {};
+  } config;
+  for (int t = 0; t < 8; ++t) {
+    config.rows[t] = 16;
+    config.colsb[t] = 64;
+  }
+  alignas(64) static const uint16_t ones[16 * 32] = {};
+  __asm__ volatile("ldtilecfg %0" ::"m"(config) : "memory");
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(ones), "r"(64L) : "memory");
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(ones), "r"(64L) : "memory");
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(ones), "r"(64L) : "memory");
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(ones), "r"(64L) : "memory");
+  __asm__ volatile("tilezero %%tmm0\n\ttilezero %%tmm1\n\ttilezero %%tmm2\n\ttilezero %%tmm3" ::: "memory");
+  for (size_t i = 0; i < iterations; ++i) {
+    __asm__ volatile(
+        "tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
+        "tdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
+        "tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\t"
+        "tdpbf16ps %%tmm7, %%tmm5, %%tmm3" ::: "memory");
+  }
+  __asm__ volatile("tilerelease" ::: "memory");
+}
+
+// Best-of-5 AMX bf16 peak (GFLOP/s) with every pool thread running the loop;
+// 0 without AMX.
+Timing AmxPeakSeconds(llmserve::kernels::cpu::ThreadPool& pool, size_t iterations) {
+  Timing best{1e30, 1e30};
+  for (int rep = 0; rep < 5; ++rep) {
+    Stopwatch sw(pool.size());
+    pool.ParallelFor(pool.size(), 1, [&](size_t, size_t, size_t) { AmxPeakLoop(iterations); });
+    best = Min(best, sw.Stop());
+  }
+  return best;
+}
 
 // XOR of buf[begin, end) with 64-byte loads (AVX-512) — a pure streaming read.
 __attribute__((target("avx512f"))) uint64_t XorAvx512(const uint64_t* buf, size_t begin, size_t end) {
@@ -77,36 +155,37 @@ uint64_t XorPortable(const uint64_t* buf, size_t begin, size_t end) {
   return r;
 }
 
-// Best-of-`reps` read bandwidth (GB/s) of a large buffer, read by every pool thread.
-double ReadBandwidth(llmserve::kernels::cpu::ThreadPool& pool, const std::vector<uint64_t>& buf, int reps) {
+// Best-of-`reps` time to read a large buffer with every pool thread.
+Timing ReadTime(llmserve::kernels::cpu::ThreadPool& pool, const std::vector<uint64_t>& buf, int reps) {
   const size_t n = buf.size();
   const bool avx512 = __builtin_cpu_supports("avx512f");
   std::vector<uint64_t> sink(pool.size());
-  double best = 0;
+  Timing best{1e30, 1e30};
   for (int rep = 0; rep < reps; ++rep) {
-    const auto t0 = Clock::now();
+    Stopwatch sw(pool.size());
     pool.ParallelFor(n, 1 << 16, [&](size_t begin, size_t end, size_t thread) {
       sink[thread] = avx512 ? XorAvx512(buf.data(), begin, end) : XorPortable(buf.data(), begin, end);
     });
-    best = std::max(best, static_cast<double>(n * sizeof(uint64_t)) / Seconds(t0, Clock::now()) / 1e9);
+    best = Min(best, sw.Stop());
   }
   if (std::accumulate(sink.begin(), sink.end(), uint64_t{0}) == 42) std::fputs("", stderr);
   return best;
 }
 
-// Best-of-3 fp32 GEMM rate of OpenBLAS (n × n × n), GFLOP/s: the machine's
-// fp32 GEMM peak as a well-tuned library reaches it.
-double SgemmPeak(size_t n) {
-  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    const auto t0 = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(n), static_cast<int>(n),
-                1.0f, a.data(), static_cast<int>(n), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
-    best = std::max(best, 2.0 * static_cast<double>(n * n * n) / Seconds(t0, Clock::now()) / 1e9);
+// Best and median of a figure over repetitions.
+struct Series {
+  std::vector<double> values;
+  void Add(double v) { values.push_back(v); }
+  double Best(bool higher_is_better) const {
+    return higher_is_better ? *std::max_element(values.begin(), values.end())
+                            : *std::min_element(values.begin(), values.end());
   }
-  return best;
-}
+  double Median() const {
+    std::vector<double> v = values;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  }
+};
 
 }  // namespace
 
@@ -144,10 +223,9 @@ int main(int argc, char** argv) {
   const size_t bytes_per_step = model.weights().matmul_bytes();
   std::vector<uint64_t> bw_buf(static_cast<size_t>(FLAGS_bench_bandwidth_mib) * (1u << 20) / sizeof(uint64_t));
   for (size_t i = 0; i < bw_buf.size(); ++i) bw_buf[i] = i * 0x9e3779b97f4a7c15ull;
-  const double bw = ReadBandwidth(pool, bw_buf, 10);
-  std::printf("{\"what\":\"read_bandwidth\",\"gb_per_s\":%.2f,\"threads\":%zu}\n", bw, pool.size());
-  std::printf("{\"what\":\"model\",\"dir\":\"%s\",\"weight_bytes_per_step\":%zu,\"precision\":\"%s\"}\n", dir.c_str(),
-              bytes_per_step, FLAGS_bench_precision.c_str());
+  const double bw_bytes = static_cast<double>(bw_buf.size() * sizeof(uint64_t));
+  std::printf("{\"what\":\"model\",\"dir\":\"%s\",\"weight_bytes_per_step\":%zu,\"precision\":\"%s\",\"threads\":%zu}\n",
+              dir.c_str(), bytes_per_step, FLAGS_bench_precision.c_str(), pool.size());
   std::fflush(stdout);
 
   std::vector<size_t> batches;
@@ -155,75 +233,118 @@ int main(int argc, char** argv) {
   for (std::string item; std::getline(ss, item, ',');) batches.push_back(std::stoul(item));
   const size_t bs = w::kDefaultCpuBlockSize, ctx = static_cast<size_t>(FLAGS_bench_context);
   const size_t steps = static_cast<size_t>(std::max(1, FLAGS_bench_decode_steps));
-  const size_t blocks_per_req = (ctx + steps + bs - 1) / bs;
+  const int reps = std::max(1, FLAGS_bench_reps);
+  const size_t blocks_per_req = (ctx + steps * static_cast<size_t>(reps) + bs - 1) / bs;
   const size_t max_batch = batches.empty() ? 1 : *std::max_element(batches.begin(), batches.end());
   const size_t prefill = static_cast<size_t>(std::max(0, FLAGS_bench_prefill_tokens));
   const size_t num_blocks = std::max(max_batch * blocks_per_req, (prefill + bs - 1) / bs);
   w::KvCache cache(model.CacheShape(num_blocks, bs,
                                     FLAGS_bench_kv_dtype == "bf16" ? llmserve::kernels::cpu::KvDType::kBF16
                                                                    : llmserve::kernels::cpu::KvDType::kF32));
+  const bool amx = llmserve::kernels::cpu::GetCpuFeatures().amx;
+  constexpr size_t kPeakIterations = 1 << 16;
+  const double peak_flops = 2.0 * kPeakIterations * 4 * (16 * 16 * 32) * static_cast<double>(pool.size());
+  const double es = cfg.torch_dtype == "float32" ? 4 : 2;
+  const double head = static_cast<double>(model.weights().lm_head.bytes()) / es;
+  const double body = static_cast<double>(bytes_per_step) / es - head;
+  const double prefill_flops = 2.0 * (body * static_cast<double>(prefill) + head);
+  // Figures per repetition: name -> {wall series, cpu series}.
+  std::map<std::string, std::pair<Series, Series>> fig;
+  std::vector<std::string> order;
+  auto add = [&](const std::string& name, double wall, double cpu) {
+    if (!fig.count(name)) order.push_back(name);
+    fig[name].first.Add(wall);
+    fig[name].second.Add(cpu);
+  };
   std::vector<float> logits;
-  double step1 = 0;
-  for (size_t batch : batches) {
-    auto blocks_of = [&](size_t r) {
-      std::vector<int32_t> b(blocks_per_req);
-      std::iota(b.begin(), b.end(), static_cast<int32_t>(r * blocks_per_req));
-      return b;
-    };
-    ForwardBatch pre;  // fill each request's context (untimed)
-    for (size_t r = 0; r < batch; ++r) {
-      std::vector<int32_t> toks(ctx);
-      for (size_t i = 0; i < ctx; ++i) toks[i] = static_cast<int32_t>((r * 977 + i * 31) % cfg.vocab_size);
-      pre.AddRequest(toks, 0, blocks_of(r), bs, true);
-    }
-    pre.FinishBlockTables();
-    CHECK(model.Forward(pre, cache, &logits).ok());
-    double best = 1e30;
-    for (size_t s = 0; s < steps; ++s) {
-      ForwardBatch b;
+  for (int rep = 0; rep < reps; ++rep) {
+    const Timing bw_t = ReadTime(pool, bw_buf, 10);
+    const double bw = bw_bytes / bw_t.wall / 1e9, bw_cpu = bw_bytes / bw_t.cpu / 1e9;
+    std::printf("{\"what\":\"read_bandwidth\",\"rep\":%d,\"gb_per_s\":%.2f,\"gb_per_s_cpu\":%.2f}\n", rep, bw, bw_cpu);
+    add("read bandwidth GB/s", bw, bw_cpu);
+    Timing step1{0, 0};
+    for (size_t batch : batches) {
+      auto blocks_of = [&](size_t r) {
+        std::vector<int32_t> b(blocks_per_req);
+        std::iota(b.begin(), b.end(), static_cast<int32_t>(r * blocks_per_req));
+        return b;
+      };
+      ForwardBatch pre;  // fill each request's context (untimed)
       for (size_t r = 0; r < batch; ++r) {
-        const float* row = &logits[(logits.size() / cfg.vocab_size == batch ? r : 0) * cfg.vocab_size];
-        const int32_t next = static_cast<int32_t>(std::max_element(row, row + cfg.vocab_size) - row);
-        b.AddRequest({next}, static_cast<int32_t>(ctx + s), blocks_of(r), bs, true);
+        std::vector<int32_t> toks(ctx);
+        for (size_t i = 0; i < ctx; ++i) toks[i] = static_cast<int32_t>((r * 977 + i * 31) % cfg.vocab_size);
+        pre.AddRequest(toks, 0, blocks_of(r), bs, true);
       }
+      pre.FinishBlockTables();
+      CHECK(model.Forward(pre, cache, &logits).ok());
+      Timing best{1e30, 1e30};
+      for (size_t s = 0; s < steps; ++s) {
+        ForwardBatch b;
+        for (size_t r = 0; r < batch; ++r) {
+          const float* row = &logits[(logits.size() / cfg.vocab_size == batch ? r : 0) * cfg.vocab_size];
+          const int32_t next = static_cast<int32_t>(std::max_element(row, row + cfg.vocab_size) - row);
+          b.AddRequest({next}, static_cast<int32_t>(ctx + s), blocks_of(r), bs, true);
+        }
+        b.FinishBlockTables();
+        Stopwatch sw(pool.size());
+        CHECK(model.Forward(b, cache, &logits).ok());
+        best = Min(best, sw.Stop());
+      }
+      if (batch == 1) step1 = best;
+      std::printf("{\"what\":\"decode\",\"rep\":%d,\"batch\":%zu,\"step_ms\":%.2f,\"step_ms_cpu\":%.2f,\"tok_per_s\":%.2f",
+                  rep, batch, best.wall * 1e3, best.cpu * 1e3, static_cast<double>(batch) / best.wall);
+      if (step1.wall > 0) std::printf(",\"step_vs_batch1\":%.3f", best.wall / step1.wall);
+      if (batch == 1) {
+        const double roof = bw * 1e9 / static_cast<double>(bytes_per_step);
+        const double roof_cpu = bw_cpu * 1e9 / static_cast<double>(bytes_per_step);
+        std::printf(",\"roofline_tok_per_s\":%.2f,\"ratio_to_roofline\":%.3f", roof, (1.0 / best.wall) / roof);
+        add("(a) decode b=1 tok/s", 1.0 / best.wall, 1.0 / best.cpu);
+        add("(a) b=1 / roofline [>=0.95]", (1.0 / best.wall) / roof, (1.0 / best.cpu) / roof_cpu);
+      } else if (step1.wall > 0) {
+        add("(b) step b=" + std::to_string(batch) + " / b=1" + (batch == 16 ? " [<=1.3]" : ""),
+            best.wall / step1.wall, best.cpu / step1.cpu);
+      }
+      std::printf("}\n");
+      std::fflush(stdout);
+    }
+    if (prefill > 0) {
+      ForwardBatch b;
+      std::vector<int32_t> toks(prefill);
+      for (size_t i = 0; i < prefill; ++i) toks[i] = static_cast<int32_t>((i * 7919 + rep) % cfg.vocab_size);
+      std::vector<int32_t> blocks((prefill + bs - 1) / bs);
+      std::iota(blocks.begin(), blocks.end(), 0);
+      b.AddRequest(toks, 0, blocks, bs, true);
       b.FinishBlockTables();
-      const auto t0 = Clock::now();
+      Stopwatch sw(pool.size());
       CHECK(model.Forward(b, cache, &logits).ok());
-      best = std::min(best, Seconds(t0, Clock::now()));
+      const Timing t = sw.Stop();
+      const double gflops = prefill_flops / t.wall / 1e9, gflops_cpu = prefill_flops / t.cpu / 1e9;
+      std::printf("{\"what\":\"prefill\",\"rep\":%d,\"tokens\":%zu,\"seconds\":%.3f,\"seconds_cpu\":%.3f,"
+                  "\"tok_per_s\":%.2f,\"weight_gflop_per_s\":%.1f",
+                  rep, prefill, t.wall, t.cpu, static_cast<double>(prefill) / t.wall, gflops);
+      add("(c) prefill " + std::to_string(prefill) + " tok/s [>=800]", static_cast<double>(prefill) / t.wall,
+          static_cast<double>(prefill) / t.cpu);
+      if (amx) {
+        const Timing pk = AmxPeakSeconds(pool, kPeakIterations);
+        const double peak = peak_flops / pk.wall / 1e9, peak_cpu = peak_flops / pk.cpu / 1e9;
+        std::printf(",\"amx_peak_gflop_per_s\":%.0f,\"ratio_to_amx_peak\":%.3f", peak, gflops / peak);
+        add("AMX bf16 peak GFLOP/s (all threads)", peak, peak_cpu);
+        add("(c) prefill GFLOP/s / AMX peak", gflops / peak, gflops_cpu / peak_cpu);
+      }
+      std::printf("}\n");
+      std::fflush(stdout);
     }
-    if (batch == 1) step1 = best;
-    std::printf("{\"what\":\"decode\",\"batch\":%zu,\"step_ms\":%.2f,\"tok_per_s\":%.2f", batch, best * 1e3,
-                static_cast<double>(batch) / best);
-    if (step1 > 0) std::printf(",\"step_vs_batch1\":%.3f", best / step1);
-    if (batch == 1) {
-      const double roof = bw * 1e9 / static_cast<double>(bytes_per_step);
-      std::printf(",\"roofline_tok_per_s\":%.2f,\"ratio_to_roofline\":%.3f", roof, (1.0 / best) / roof);
-    }
-    std::printf("}\n");
-    std::fflush(stdout);
   }
-  // Bandwidth again after the decode runs: a shared machine's load changes.
-  std::printf("{\"what\":\"read_bandwidth_after_decode\",\"gb_per_s\":%.2f}\n", ReadBandwidth(pool, bw_buf, 10));
-  if (prefill > 0) {
-    const double peak = SgemmPeak(2048);
-    std::printf("{\"what\":\"sgemm_peak\",\"n\":2048,\"gflop_per_s\":%.1f,\"library\":\"OpenBLAS\"}\n", peak);
-    ForwardBatch b;
-    std::vector<int32_t> toks(prefill);
-    for (size_t i = 0; i < prefill; ++i) toks[i] = static_cast<int32_t>((i * 7919) % cfg.vocab_size);
-    std::vector<int32_t> blocks((prefill + bs - 1) / bs);
-    std::iota(blocks.begin(), blocks.end(), 0);
-    b.AddRequest(toks, 0, blocks, bs, true);
-    b.FinishBlockTables();
-    const auto t0 = Clock::now();
-    CHECK(model.Forward(b, cache, &logits).ok());
-    const double t = Seconds(t0, Clock::now());
-    const double es = cfg.torch_dtype == "float32" ? 4 : 2;
-    const double head = static_cast<double>(model.weights().lm_head.bytes()) / es;
-    const double body = static_cast<double>(bytes_per_step) / es - head;
-    const double gflops = 2.0 * (body * static_cast<double>(prefill) + head) / t / 1e9;
-    std::printf("{\"what\":\"prefill\",\"tokens\":%zu,\"seconds\":%.3f,\"tok_per_s\":%.2f,"
-                "\"weight_gflop_per_s\":%.1f,\"ratio_to_sgemm_peak\":%.3f}\n",
-                prefill, t, static_cast<double>(prefill) / t, gflops, gflops / peak);
+  std::printf("\n=== llmserve-bench-worker summary: %d reps, %zu threads, %s weights, isa %s ===\n", reps, pool.size(),
+              FLAGS_bench_precision.c_str(),
+              std::string(llmserve::kernels::cpu::IsaName(llmserve::kernels::cpu::ActiveIsa())).c_str());
+  std::printf("ratios are taken within each repetition; cpu = process CPU time / threads\n");
+  std::printf("%-40s %10s %10s %10s %10s\n", "figure [goal]", "wall best", "wall med", "cpu best", "cpu med");
+  for (const std::string& name : order) {
+    const bool lower = name.find("/ b=1") != std::string::npos;
+    const auto& [wall, cpu] = fig[name];
+    std::printf("%-40s %10.3f %10.3f %10.3f %10.3f\n", name.c_str(), wall.Best(!lower), wall.Median(),
+                cpu.Best(!lower), cpu.Median());
   }
   return 0;
 }
