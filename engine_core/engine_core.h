@@ -54,6 +54,8 @@ class EngineCore final {
   bool ResetPrefixCache() { return scheduler_->ResetPrefixCache(); }
   // Stops the executor. Idempotent.
   void Shutdown();
+  // Ok while the executor's workers are alive (an idle engine polls it).
+  Status CheckHealth() { return executor_->CheckHealth(); }
 
   Scheduler& scheduler() { return *scheduler_; }
   // KV blocks the executor allocated (null block included).

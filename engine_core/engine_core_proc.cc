@@ -219,7 +219,12 @@ Status EngineCoreProc::Run() {
     if (shutdown_requested_ && (!core_->HasRequests() || std::chrono::steady_clock::now() >= drain_deadline)) break;
     // Block for input only when there is nothing to step.
     if (!core_->HasRequests()) {
-      if (auto input = inputs_.Pop(kIdlePoll)) HandleInput(std::move(*input));
+      if (auto input = inputs_.Pop(kIdlePoll)) {
+        HandleInput(std::move(*input));
+      } else if (Status health = core_->CheckHealth(); !health.ok()) {
+        failure = health;  // a worker died while idle: fail now, not at the next request
+        break;
+      }
     }
     for (auto& input : inputs_.PopAll()) HandleInput(std::move(input));
     if (!core_->HasRequests()) continue;
