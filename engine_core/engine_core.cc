@@ -46,7 +46,9 @@ Status EngineCore::Step(std::vector<ClientOutputs>* outputs) {
     return Status::Ok();
   }
   const proto::SchedulerOutput& so = scheduler_->Schedule();
+  const auto execute_start = std::chrono::steady_clock::now();
   auto mro = executor_->ExecuteModel(so);
+  last_execute_time_ = std::chrono::steady_clock::now() - execute_start;
   if (!mro.ok()) return mro.status().WithContext("executing the model");
   if (mro->error) return Status::Internal("worker failed: " + *mro->error);
   scheduler_->UpdateFromOutput(so, *mro, outputs);

@@ -3,6 +3,7 @@
 // (or by the offline LLM class). step() = schedule -> execute -> update.
 // No IPC here; the engine process wraps it with its input and output threads.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -54,6 +55,8 @@ class EngineCore final {
   bool ResetPrefixCache() { return scheduler_->ResetPrefixCache(); }
   // Stops the executor. Idempotent.
   void Shutdown();
+  // Time the last Step() spent in the executor (model execution and sampling).
+  std::chrono::nanoseconds last_execute_time() const { return last_execute_time_; }
   // Ok while the executor's workers are alive (an idle engine polls it).
   Status CheckHealth() { return executor_->CheckHealth(); }
 
@@ -70,6 +73,7 @@ class EngineCore final {
   std::unique_ptr<Scheduler> scheduler_;
   int32_t num_blocks_;
   bool shut_down_ = false;
+  std::chrono::nanoseconds last_execute_time_{0};
 };
 
 }  // namespace llmserve::engine_core

@@ -228,15 +228,19 @@ Status EngineCoreProc::Run() {
     }
     for (auto& input : inputs_.PopAll()) HandleInput(std::move(input));
     if (!core_->HasRequests()) continue;
+    const auto step_start = std::chrono::steady_clock::now();
     auto step = core_->Step();
     if (!step.ok()) {
       failure = step.status();
       break;
     }
+    size_t batch = 0;
     for (auto& client : *step) {
+      batch += client.outputs.outputs.size();
       client.outputs.timestamp = MonotonicSeconds();
       outputs_.Push(Output{client.client_index, std::move(client.outputs), false});
     }
+    step_overhead_.Add(std::chrono::steady_clock::now() - step_start, core_->last_execute_time(), batch);
   }
   if (!failure.ok()) {
     LOG(ERROR) << "engine " << options_.rank << " failed: " << failure.ToString();
@@ -247,6 +251,7 @@ Status EngineCoreProc::Run() {
   if (output_thread_.joinable()) output_thread_.join();
   if (input_thread_.joinable()) input_thread_.join();
   core_->Shutdown();
+  LOG(INFO) << "engine " << options_.rank << " step overhead: " << step_overhead_.Summary();
   return failure;
 }
 

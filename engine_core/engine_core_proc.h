@@ -25,6 +25,7 @@
 
 #include "common/blocking_queue.h"
 #include "engine_core/engine_core.h"
+#include "engine_core/step_overhead.h"
 #include "proto/handshake.pb.h"
 #include "proto/messages.h"
 
@@ -93,6 +94,7 @@ class EngineCoreProc {
   std::atomic<bool> shutdown_requested_{false};
   std::thread input_thread_;
   std::thread output_thread_;
+  StepOverhead step_overhead_;  // main-loop cost per step beyond the executor, logged at exit
 };
 
 }  // namespace llmserve::engine_core
