@@ -55,8 +55,10 @@ class EngineCore final {
   bool ResetPrefixCache() { return scheduler_->ResetPrefixCache(); }
   // Stops the executor. Idempotent.
   void Shutdown();
-  // Time the last Step() spent in the executor (model execution and sampling).
+  // Time the last Step() spent in the executor (model execution and sampling):
+  // wall time, and this thread's CPU time.
   std::chrono::nanoseconds last_execute_time() const { return last_execute_time_; }
+  std::chrono::nanoseconds last_execute_cpu_time() const { return last_execute_cpu_time_; }
   // Ok while the executor's workers are alive (an idle engine polls it).
   Status CheckHealth() { return executor_->CheckHealth(); }
 
@@ -74,6 +76,7 @@ class EngineCore final {
   int32_t num_blocks_;
   bool shut_down_ = false;
   std::chrono::nanoseconds last_execute_time_{0};
+  std::chrono::nanoseconds last_execute_cpu_time_{0};
 };
 
 }  // namespace llmserve::engine_core

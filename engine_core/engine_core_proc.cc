@@ -229,6 +229,7 @@ Status EngineCoreProc::Run() {
     for (auto& input : inputs_.PopAll()) HandleInput(std::move(input));
     if (!core_->HasRequests()) continue;
     const auto step_start = std::chrono::steady_clock::now();
+    const auto step_cpu_start = ThreadCpuTime();
     auto step = core_->Step();
     if (!step.ok()) {
       failure = step.status();
@@ -241,6 +242,7 @@ Status EngineCoreProc::Run() {
       outputs_.Push(Output{client.client_index, std::move(client.outputs), false});
     }
     step_overhead_.Add(std::chrono::steady_clock::now() - step_start, core_->last_execute_time(), batch);
+    step_overhead_.AddCpu(ThreadCpuTime() - step_cpu_start - core_->last_execute_cpu_time());
   }
   if (!failure.ok()) {
     LOG(ERROR) << "engine " << options_.rank << " failed: " << failure.ToString();

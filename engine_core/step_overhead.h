@@ -4,7 +4,8 @@
 // scheduling to the step's outputs handed to the output thread, minus the
 // executor's ExecuteModel time. Aggregated with two clock reads per step and a
 // fixed histogram (no allocation after construction); summarized in one log
-// line when the engine stops.
+// line when the engine stops. The stepping thread's CPU time outside the
+// executor is kept too: on a shared machine it is the figure to trust.
 
 #include <array>
 #include <chrono>
@@ -13,11 +14,19 @@
 
 namespace llmserve::engine_core {
 
+// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID).
+std::chrono::nanoseconds ThreadCpuTime();
+
 class StepOverhead {
  public:
   // Records one step: `total` from schedule start to outputs handed off,
   // `execute` the part spent in the executor; `batch` requests in the step.
   void Add(std::chrono::nanoseconds total, std::chrono::nanoseconds execute, size_t batch);
+  // The same step's CPU time of the stepping thread, outside the executor
+  // (unlike wall time, not inflated when other processes take the CPU).
+  void AddCpu(std::chrono::nanoseconds overhead_cpu) { overhead_cpu_ns_ += static_cast<double>(overhead_cpu.count()); }
+  // Mean CPU overhead per step (AddCpu), in microseconds.
+  double MeanCpuOverheadMicros() const;
 
   // Steps recorded so far.
   uint64_t steps() const { return steps_; }
@@ -36,6 +45,7 @@ class StepOverhead {
   uint64_t batch_sum_ = 0;
   double total_ns_ = 0;
   double execute_ns_ = 0;
+  double overhead_cpu_ns_ = 0;
   std::array<uint32_t, kBuckets> histogram_{};
 };
 

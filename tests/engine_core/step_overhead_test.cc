@@ -28,5 +28,19 @@ TEST(StepOverhead, ClampsNegativeAndHugeOverheads) {
   EXPECT_DOUBLE_EQ(o.OverheadQuantileMicros(1.0), 19999.0);
 }
 
+TEST(StepOverhead, CpuOverheadMeanAndThreadClock) {
+  StepOverhead o;
+  o.Add(microseconds(100), microseconds(60), 4);
+  o.AddCpu(microseconds(30));
+  o.Add(microseconds(100), microseconds(60), 4);
+  o.AddCpu(microseconds(50));
+  EXPECT_DOUBLE_EQ(o.MeanCpuOverheadMicros(), 40.0);
+  EXPECT_NE(o.Summary().find("its CPU time mean 40.0 us"), std::string::npos) << o.Summary();
+  const auto before = ThreadCpuTime();
+  volatile double x = 0;
+  for (int i = 0; i < 2000000; ++i) x = x + 1.0;
+  EXPECT_GT(ThreadCpuTime(), before);
+}
+
 }  // namespace
 }  // namespace llmserve::engine_core
