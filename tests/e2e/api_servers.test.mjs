@@ -20,6 +20,12 @@ before(async () => {
   makeTinyModel(join(work, 'tiny'), 5);
   server = startServe(join(work, 'tiny'), await freePort(), ['--api-server-count', '2', '--max-num-seqs', '16']);
   await waitHealthy(server);
+  // /health reached one frontend; wait until both listen and have their engine.
+  const count = (re) => (server.log.match(re) ?? []).length;
+  for (let start = Date.now(); Date.now() - start < 60_000;) {
+    if (count(/frontend \d listening on/g) >= 2 && count(/engine rank 0 ready/g) >= 2) break;
+    await sleep(100);
+  }
 });
 
 after(async () => {
