@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include "engine_core/step_overhead.h"
+
 namespace llmserve::engine_core {
 
 StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(EngineCoreConfig config,
@@ -46,7 +48,11 @@ Status EngineCore::Step(std::vector<ClientOutputs>* outputs) {
     return Status::Ok();
   }
   const proto::SchedulerOutput& so = scheduler_->Schedule();
+  const auto execute_start = std::chrono::steady_clock::now();
+  const auto execute_cpu_start = ThreadCpuTime();
   auto mro = executor_->ExecuteModel(so);
+  last_execute_cpu_time_ = ThreadCpuTime() - execute_cpu_start;
+  last_execute_time_ = std::chrono::steady_clock::now() - execute_start;
   if (!mro.ok()) return mro.status().WithContext("executing the model");
   if (mro->error) return Status::Internal("worker failed: " + *mro->error);
   scheduler_->UpdateFromOutput(so, *mro, outputs);

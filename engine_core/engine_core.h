@@ -3,6 +3,7 @@
 // (or by the offline LLM class). step() = schedule -> execute -> update.
 // No IPC here; the engine process wraps it with its input and output threads.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -54,6 +55,12 @@ class EngineCore final {
   bool ResetPrefixCache() { return scheduler_->ResetPrefixCache(); }
   // Stops the executor. Idempotent.
   void Shutdown();
+  // Time the last Step() spent in the executor (model execution and sampling):
+  // wall time, and this thread's CPU time.
+  std::chrono::nanoseconds last_execute_time() const { return last_execute_time_; }
+  std::chrono::nanoseconds last_execute_cpu_time() const { return last_execute_cpu_time_; }
+  // Ok while the executor's workers are alive (an idle engine polls it).
+  Status CheckHealth() { return executor_->CheckHealth(); }
 
   Scheduler& scheduler() { return *scheduler_; }
   // KV blocks the executor allocated (null block included).
@@ -68,6 +75,8 @@ class EngineCore final {
   std::unique_ptr<Scheduler> scheduler_;
   int32_t num_blocks_;
   bool shut_down_ = false;
+  std::chrono::nanoseconds last_execute_time_{0};
+  std::chrono::nanoseconds last_execute_cpu_time_{0};
 };
 
 }  // namespace llmserve::engine_core

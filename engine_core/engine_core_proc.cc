@@ -296,21 +296,32 @@ Status EngineCoreProc::Run() {
     if (shutdown_requested_ && (!core_->HasRequests() || std::chrono::steady_clock::now() >= drain_deadline)) break;
     // Block for input only when there is nothing to step.
     if (!core_->HasRequests()) {
-      if (auto input = inputs_.Pop(kIdlePoll)) HandleInput(std::move(*input));
+      if (auto input = inputs_.Pop(kIdlePoll)) {
+        HandleInput(std::move(*input));
+      } else if (Status health = core_->CheckHealth(); !health.ok()) {
+        failure = health;  // a worker died while idle: fail now, not at the next request
+        break;
+      }
     }
     for (auto& input : inputs_.PopAll()) HandleInput(std::move(input));
     ReportToCoordinator();
     if (!core_->HasRequests()) continue;
+    const auto step_start = std::chrono::steady_clock::now();
+    const auto step_cpu_start = ThreadCpuTime();
     auto step = core_->Step();
     if (!step.ok()) {
       failure = step.status();
       break;
     }
+    size_t batch = 0;
     for (auto& client : *step) {
+      batch += client.outputs.outputs.size();
       client.outputs.timestamp = MonotonicSeconds();
       outputs_.Push(Output{client.client_index, std::move(client.outputs), false, {}});
     }
     ReportToCoordinator();
+    step_overhead_.Add(std::chrono::steady_clock::now() - step_start, core_->last_execute_time(), batch);
+    step_overhead_.AddCpu(ThreadCpuTime() - step_cpu_start - core_->last_execute_cpu_time());
   }
   if (!failure.ok()) {
     LOG(ERROR) << "engine " << options_.rank << " failed: " << failure.ToString();
@@ -322,6 +333,7 @@ Status EngineCoreProc::Run() {
   if (input_thread_.joinable()) input_thread_.join();
   core_->Shutdown();
   LOG(INFO) << "engine " << options_.rank << ": served " << requests_added_ << " requests";
+  LOG(INFO) << "engine " << options_.rank << " step overhead: " << step_overhead_.Summary();
   return failure;
 }
 

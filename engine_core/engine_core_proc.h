@@ -30,6 +30,7 @@
 #include "common/blocking_queue.h"
 #include "engine_core/coordinator_reporter.h"
 #include "engine_core/engine_core.h"
+#include "engine_core/step_overhead.h"
 #include "proto/handshake.pb.h"
 #include "proto/messages.h"
 
@@ -112,6 +113,7 @@ class EngineCoreProc {
   std::atomic<bool> shutdown_requested_{false};
   std::thread input_thread_;
   std::thread output_thread_;
+  StepOverhead step_overhead_;  // main-loop cost per step beyond the executor, logged at exit
 };
 
 }  // namespace llmserve::engine_core

@@ -136,6 +136,11 @@ StatusOr<proto::ModelRunnerOutput> MultiProcExecutor::ExecuteModel(const proto::
 
 Status MultiProcExecutor::CheckHealth() {
   if (failed_ || shut_down_) return Status::Unavailable("executor is not running");
+  // Reaps a worker that died while no step was running (a step notices in Receive).
+  if (auto exit = workers_.WaitAny(std::chrono::milliseconds(0))) {
+    failed_ = true;
+    return Status::Unavailable(exit->name + " " + exit->Describe());
+  }
   if (workers_.running() != world_size_) return Status::Unavailable("a worker exited");
   return Status::Ok();
 }

@@ -166,6 +166,7 @@ int main(int argc, char** argv) {
   http_config.host = FLAGS_host;
   http_config.port = static_cast<uint16_t>(FLAGS_port);
   http_config.max_request_body_bytes = static_cast<size_t>(FLAGS_max_request_body_bytes);
+  http_config.reuse_port = FLAGS_api_server_count > 1;
   auto server = frontend::http::HttpServer::Start(http_config, std::move(router));
   if (!server.ok()) {
     LOG(ERROR) << server.status().message();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/ipc/single_rank_communicator.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/paged_attention.h"
@@ -14,15 +15,16 @@ namespace llmserve::worker {
 namespace cpu = kernels::cpu;
 
 StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir, const LoadOptions& options,
-                                             Communicator* comm, cpu::ThreadPool* pool) {
+                                             common::ipc::Communicator* comm, cpu::ThreadPool* pool) {
   CHECK(pool != nullptr);
   std::unique_ptr<Model> m(new Model());
   LLMSERVE_ASSIGN_OR_RETURN(m->config_, LoadModelConfig(dir));
   if (comm == nullptr) {
     if (options.tp_size != 1) return Status::InvalidArgument("tp_size > 1 needs a Communicator");
-    m->own_comm_ = std::make_unique<SingleProcessCommunicator>();
+    m->own_comm_ = std::make_unique<common::ipc::SingleRankCommunicator>();
     comm = m->own_comm_.get();
-  } else if (comm->size() != options.tp_size || comm->rank() != options.tp_rank) {
+  } else if (static_cast<size_t>(comm->world_size()) != options.tp_size ||
+             static_cast<size_t>(comm->rank()) != options.tp_rank) {
     return Status::InvalidArgument("the Communicator's rank/size differ from tp_rank/tp_size");
   }
   LLMSERVE_ASSIGN_OR_RETURN(m->shard_, ComputeShardDims(m->config_, options.tp_rank, options.tp_size));

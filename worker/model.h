@@ -15,7 +15,7 @@
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/thread_pool.h"
 #include "proto/status_or.h"
-#include "worker/communicator.h"
+#include "common/ipc/communicator.h"
 #include "worker/forward_batch.h"
 #include "worker/kv_cache.h"
 #include "worker/model_config.h"
@@ -29,7 +29,7 @@ class Model {
   // Loads DIR for options.tp_rank of options.tp_size. `comm` (not owned, may
   // be null for tp_size 1) must outlive the model; `pool` likewise.
   static StatusOr<std::unique_ptr<Model>> Load(const std::string& dir, const LoadOptions& options,
-                                               Communicator* comm, kernels::cpu::ThreadPool* pool);
+                                               common::ipc::Communicator* comm, kernels::cpu::ThreadPool* pool);
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
@@ -56,8 +56,8 @@ class Model {
   ShardDims shard_;
   ModelWeights weights_;
   kernels::cpu::RopeFrequencies rope_;
-  std::unique_ptr<Communicator> own_comm_;
-  Communicator* comm_ = nullptr;
+  std::unique_ptr<common::ipc::Communicator> own_comm_;
+  common::ipc::Communicator* comm_ = nullptr;
   kernels::cpu::ThreadPool* pool_ = nullptr;
 
   // Activations, reused across calls.

@@ -43,7 +43,7 @@ size_t AvailableMemoryBytes() {
   return bytes;
 }
 
-StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConfig& config, Communicator* comm) {
+StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConfig& config, common::ipc::Communicator* comm) {
   if (config.block_size == 0) return Status::InvalidArgument("block_size must be positive");
   if (config.max_num_batched_tokens == 0 || config.max_num_seqs == 0) {
     return Status::InvalidArgument("max_num_batched_tokens and max_num_seqs must be positive");

@@ -19,7 +19,7 @@
 #include "proto/model_runner_output.h"
 #include "proto/scheduler_output.h"
 #include "proto/status_or.h"
-#include "worker/communicator.h"
+#include "common/ipc/communicator.h"
 #include "worker/kv_cache.h"
 #include "worker/model.h"
 #include "worker/sampler.h"
@@ -57,7 +57,7 @@ class ModelRunner {
  public:
   // Loads the model. `comm` (may be null for tp_size 1) must outlive the runner.
   static StatusOr<std::unique_ptr<ModelRunner>> Create(const ModelRunnerConfig& config,
-                                                       Communicator* comm = nullptr);
+                                                       common::ipc::Communicator* comm = nullptr);
   ModelRunner(const ModelRunner&) = delete;
   ModelRunner& operator=(const ModelRunner&) = delete;
 

@@ -10,7 +10,6 @@
 #include "common/ipc/shm_ring.h"
 #include "proto/engine_config.pb.h"
 #include "proto/messages.h"
-#include "worker/ipc_communicator.h"
 #include "worker/model_runner.h"
 #include "proto/worker_protocol.h"
 
@@ -88,15 +87,14 @@ Status RunWorker(const WorkerProcOptions& options) {
   LLMSERVE_RETURN_IF_ERROR(responses->WaitUntilReady(std::chrono::minutes(5)));
   LLMSERVE_RETURN_IF_ERROR(commands->WaitUntilReady(std::chrono::minutes(5)));
 
-  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<common::ipc::Communicator> comm;
   if (options.world_size > 1) {
     common::ipc::ShmCommunicatorConfig cc;
     cc.name = options.tp_group;
     cc.rank = static_cast<int>(options.rank);
     cc.world_size = static_cast<int>(options.world_size);
     cc.timeout = std::chrono::minutes(5);
-    LLMSERVE_ASSIGN_OR_RETURN(auto group, common::ipc::ShmCommunicator::Create(cc));
-    comm = std::make_unique<IpcCommunicator>(std::move(group));
+    LLMSERVE_ASSIGN_OR_RETURN(comm, common::ipc::ShmCommunicator::Create(cc));
   }
   auto runner = ModelRunner::Create(RunnerConfig(config, options.rank, options.world_size), comm.get());
   const bool replies_to_execute = options.rank == kOutputRank;

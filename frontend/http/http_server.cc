@@ -605,6 +605,11 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerConfig config,
   const std::string where = impl->config.host + ":" + std::to_string(impl->config.port);
   impl->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec && impl->config.reuse_port) {
+    // Several API server processes bind the same port; the kernel spreads new connections.
+    using reuse_port = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+    impl->acceptor.set_option(reuse_port(true), ec);
+  }
   if (!ec) impl->acceptor.bind(endpoint, ec);
   if (!ec) impl->acceptor.listen(impl->config.listen_backlog, ec);
   if (ec) return Status::Unavailable("cannot listen on " + where + ": " + ec.message());

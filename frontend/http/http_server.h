@@ -33,6 +33,9 @@ struct HttpServerConfig {
   // callback run, so a stuck request is aborted; 0 = no limit (vLLM has none).
   std::chrono::milliseconds answer_timeout{0};
   int listen_backlog = 1024;                           // pending connections the kernel queues
+  // SO_REUSEPORT: lets several processes (--api-server-count > 1) listen on one
+  // port; the kernel spreads incoming connections across them.
+  bool reuse_port = false;
 };
 
 class HttpServer {

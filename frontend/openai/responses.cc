@@ -55,11 +55,14 @@ json Header(const ResponseMeta& meta, const char* object) {
 }
 
 json CompletionChoiceJson(const CompletionChoice& c) {
-  return {{"index", c.index},
-          {"text", c.text},
-          {"logprobs", CompletionLogprobs(c.logprobs, c.text_offset)},
-          {"finish_reason", Nullable(c.finish_reason)},
-          {"stop_reason", StopReasonJson(c.stop_reason)}};
+  json out = {{"index", c.index},
+              {"text", c.text},
+              {"logprobs", CompletionLogprobs(c.logprobs, c.text_offset)},
+              {"finish_reason", Nullable(c.finish_reason)},
+              {"stop_reason", StopReasonJson(c.stop_reason)}};
+  if (c.prompt_token_ids) out["prompt_token_ids"] = *c.prompt_token_ids;
+  if (c.token_ids) out["token_ids"] = *c.token_ids;
+  return out;
 }
 
 }  // namespace

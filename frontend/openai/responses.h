@@ -51,6 +51,10 @@ struct CompletionChoice {
   int32_t text_offset = 0;                         // offset of `text` in the choice's full text
   std::optional<std::string> finish_reason;        // "stop", "length", "abort"...
   StopReason stop_reason;
+  // With return_token_ids: the prompt's ids (first chunk only when streaming)
+  // and the output ids of this text (this chunk's when streaming).
+  std::optional<std::vector<int32_t>> prompt_token_ids;
+  std::optional<std::vector<int32_t>> token_ids;
 };
 
 struct ChatChoice {

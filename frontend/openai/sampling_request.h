@@ -50,6 +50,7 @@ struct SamplingRequest {
   bool skip_special_tokens = true;
   bool spaces_between_special_tokens = true;
   bool include_stop_str_in_output = false;
+  bool return_token_ids = false;             // completions carry prompt_token_ids and token_ids (vLLM)
   bool stream = false;
   bool include_usage = false;                // stream_options.include_usage
   bool continuous_usage_stats = false;       // stream_options.continuous_usage_stats (vLLM)

@@ -26,6 +26,8 @@ struct GenerationJob::Choice {
   std::unique_ptr<common::tokenizer::IncrementalDetokenizer> detokenizer;
   std::string text;                             // everything emitted so far
   std::vector<openai::TokenLogprob> logprobs;   // all of them (non-streaming answer)
+  std::vector<int32_t> token_ids;               // output ids (kept only for return_token_ids)
+  size_t token_ids_sent = 0;                    // of token_ids, already streamed
   int32_t completion_tokens = 0;
   int32_t cached_tokens = 0;
   std::optional<uint32_t> engine_rank;           // the DP rank serving it, once routed
@@ -193,6 +195,10 @@ void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output
       break;
     }
   }
+  if (spec_.sampling.return_token_ids) {
+    const auto& ids = output.new_token_ids;
+    choice.token_ids.insert(choice.token_ids.end(), ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(consumed));
+  }
   std::vector<openai::TokenLogprob> logprobs;
   if (output.new_logprobs && spec_.sampling.logprobs) {
     logprobs = ConvertLogprobs(*output.new_logprobs);
@@ -234,7 +240,8 @@ void GenerationJob::EmitDelta(Choice& choice, const std::string& delta, std::vec
   choice.text += delta;
   choice.logprobs.insert(choice.logprobs.end(), logprobs.begin(), logprobs.end());
   if (!spec_.sampling.stream) return;
-  if (delta.empty() && logprobs.empty() && !finished) return;
+  const bool new_ids = choice.token_ids.size() > choice.token_ids_sent;
+  if (delta.empty() && logprobs.empty() && !finished && !new_ids) return;
   std::optional<openai::Usage> usage;
   if (spec_.sampling.continuous_usage_stats) usage = TotalUsage();
   const int32_t index = static_cast<int32_t>(choice.index);
@@ -246,6 +253,12 @@ void GenerationJob::EmitDelta(Choice& choice, const std::string& delta, std::vec
     c.text_offset = offset;
     c.finish_reason = choice.finish_reason;
     c.stop_reason = choice.stop_reason;
+    if (spec_.sampling.return_token_ids) {
+      if (choice.token_ids_sent == 0) c.prompt_token_ids = choice.prompt->token_ids;
+      c.token_ids.emplace(choice.token_ids.begin() + static_cast<std::ptrdiff_t>(choice.token_ids_sent),
+                          choice.token_ids.end());
+      choice.token_ids_sent = choice.token_ids.size();
+    }
     sse_.Send(openai::Dump(openai::CompletionChunk(meta_, c, usage)));
   } else {
     if (!choice.role_sent) {
@@ -299,6 +312,10 @@ void GenerationJob::FinishIfDone() {
       cc.index = static_cast<int32_t>(c->index);
       cc.text = c->text;
       if (spec_.sampling.logprobs) cc.logprobs = c->logprobs;
+      if (spec_.sampling.return_token_ids) {
+        cc.prompt_token_ids = c->prompt->token_ids;
+        cc.token_ids = c->token_ids;
+      }
       cc.finish_reason = c->finish_reason;
       cc.stop_reason = c->stop_reason;
       out.push_back(std::move(cc));

@@ -188,7 +188,7 @@ TEST(OpenAiCompletion, AllFieldsParse) {
     "min_p": 0.05, "seed": -7, "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.2,
     "stop": "\n", "stop_token_ids": [2], "logprobs": 3, "prompt_logprobs": 1, "ignore_eos": true, "min_tokens": 4,
     "skip_special_tokens": false, "spaces_between_special_tokens": false, "include_stop_str_in_output": true,
-    "stream": false, "user": "u1", "priority": -1, "cache_salt": "salt", "request_id": "abc",
+    "return_token_ids": true, "stream": false, "user": "u1", "priority": -1, "cache_salt": "salt", "request_id": "abc",
     "allowed_token_ids": [1, 2, 3], "add_special_tokens": false, "some_new_field": 1, "another": null})");
   SamplingRequest want;
   want.n = 2;
@@ -210,6 +210,7 @@ TEST(OpenAiCompletion, AllFieldsParse) {
   want.skip_special_tokens = false;
   want.spaces_between_special_tokens = false;
   want.include_stop_str_in_output = true;
+  want.return_token_ids = true;
   want.user = "u1";
   want.priority = -1;
   want.cache_salt = "salt";

@@ -15,11 +15,15 @@ class InProcessGroup {
  public:
   explicit InProcessGroup(size_t size) : size_(size), slots_(size), barrier_(static_cast<std::ptrdiff_t>(size)) {}
 
-  class Member final : public Communicator {
+  class Member final : public common::ipc::Communicator {
    public:
     Member(InProcessGroup* g, size_t rank) : g_(g), rank_(rank) {}
-    size_t rank() const override { return rank_; }
-    size_t size() const override { return g_->size_; }
+    int rank() const override { return static_cast<int>(rank_); }
+    int world_size() const override { return static_cast<int>(g_->size_); }
+    Status Barrier() override {
+      g_->barrier_.arrive_and_wait();
+      return Status::Ok();
+    }
     Status AllReduceSum(float* data, size_t n) override {
       g_->slots_[rank_].assign(data, data + n);
       g_->barrier_.arrive_and_wait();

@@ -1,0 +1,122 @@
+// `llmserve serve --api-server-count 2`: both frontends listen on the one
+// --port (SO_REUSEPORT) and the kernel spreads connections over them. For
+// each new TCP connection the test finds, through /proc/net/tcp and
+// /proc/PID/fd, which frontend process accepted it, then sends a completion
+// on it: both frontends must answer, each with a correct response.
+//   node --test tests/e2e/api_servers.test.mjs   (LLMSERVE_BIN = the build's bin/)
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+import OpenAI from 'openai';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, recordTree, sleep } from './serve_harness.mjs';
+
+const work = mkdtempSync(join(tmpdir(), 'llmserve-apiservers-'));
+let server;
+
+before(async () => {
+  makeTinyModel(join(work, 'tiny'), 5);
+  server = startServe(join(work, 'tiny'), await freePort(), ['--api-server-count', '2', '--max-num-seqs', '16']);
+  await waitHealthy(server);
+  // /health reached one frontend; wait until both listen and have their engine.
+  const count = (re) => (server.log.match(re) ?? []).length;
+  for (let start = Date.now(); Date.now() - start < 60_000;) {
+    if (count(/frontend \d listening on/g) >= 2 && count(/engine rank 0 ready/g) >= 2) break;
+    await sleep(100);
+  }
+});
+
+after(async () => {
+  if (server) {
+    const { code } = await stopServe(server);
+    assert.equal(code, 0, `launcher exit code after SIGTERM\n${server.log}`);
+  }
+  rmSync(work, { recursive: true, force: true });
+});
+
+// Inode of the server side of the loopback connection whose client port is `clientPort`.
+function serverSocketInode(serverPort, clientPort) {
+  const hex = (p) => p.toString(16).toUpperCase().padStart(4, '0');
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let lines;
+    try { lines = readFileSync(file, 'utf8').split('\n').slice(1); } catch { continue; }
+    for (const line of lines) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10) continue;
+      if (f[1].endsWith(':' + hex(serverPort)) && f[2].endsWith(':' + hex(clientPort))) return f[9];
+    }
+  }
+  return null;
+}
+
+// The pid among `pids` that holds socket `inode` open, or null (not accepted yet).
+function ownerOf(inode, pids) {
+  for (const pid of pids) {
+    let fds = [];
+    try { fds = readdirSync(`/proc/${pid}/fd`); } catch { continue; }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`) return pid;
+      } catch {}
+    }
+  }
+  return null;
+}
+
+// Opens a connection, finds the frontend that accepted it, sends a completion
+// on it. Returns {pid, status, json}.
+async function completionOnNewConnection(frontends) {
+  const socket = net.connect(server.port, '127.0.0.1');
+  await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
+  let pid = null;
+  for (let i = 0; i < 100 && pid === null; i++) {
+    const inode = serverSocketInode(server.port, socket.localPort);
+    if (inode) pid = ownerOf(inode, frontends);
+    if (pid === null) await sleep(20);
+  }
+  const body = JSON.stringify({ model: 'tiny', prompt: 'Hello there', max_tokens: 5, temperature: 0, ignore_eos: true });
+  const chunks = [];
+  socket.on('data', (d) => chunks.push(d));
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  socket.write(`POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+             `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  await Promise.race([closed, sleep(30_000)]);
+  socket.destroy();
+  const raw = Buffer.concat(chunks).toString('utf8');
+  const status = Number(raw.slice(9, 12));
+  const head = raw.slice(0, raw.indexOf('\r\n\r\n')).toLowerCase();
+  let text = raw.slice(raw.indexOf('\r\n\r\n') + 4);
+  if (head.includes('transfer-encoding: chunked')) {
+    let out = '';
+    for (let rest = text; ;) {
+      const nl = rest.indexOf('\r\n');
+      const size = parseInt(rest.slice(0, nl), 16);
+      if (!size) break;
+      out += rest.slice(nl + 2, nl + 2 + size);
+      rest = rest.slice(nl + 2 + size + 2);
+    }
+    text = out;
+  }
+  return { pid, status, json: status === 200 ? JSON.parse(text) : text };
+}
+
+test('two API servers share one port and both answer', async () => {
+  const frontends = recordTree(server).filter((p) => p.comm.startsWith('llmserve-fron')).map((p) => p.pid);
+  assert.equal(frontends.length, 2, server.log);
+  const reference = await new OpenAI({ baseURL: `http://127.0.0.1:${server.port}/v1`, apiKey: 'unused', maxRetries: 0 })
+    .completions.create({ model: 'tiny', prompt: 'Hello there', max_tokens: 5, temperature: 0, ignore_eos: true });
+  const served = new Map(frontends.map((pid) => [pid, 0]));
+  // Each connection lands on one frontend (hash of its ports): 40 tries all
+  // landing on one of two would have probability 2^-39.
+  for (let i = 0; i < 40 && [...served.values()].some((n) => n < 2); i++) {
+    const r = await completionOnNewConnection(frontends);
+    assert.ok(r.pid !== null, 'no frontend accepted the connection');
+    assert.equal(r.status, 200, `frontend ${r.pid}: ${JSON.stringify(r.json)}`);
+    assert.equal(r.json.choices[0].text, reference.choices[0].text, 'same greedy text from either frontend');
+    assert.equal(r.json.usage.completion_tokens, 5);
+    served.set(r.pid, served.get(r.pid) + 1);
+  }
+  for (const [pid, n] of served) assert.ok(n >= 2, `frontend ${pid} answered ${n} requests: ${[...served]}`);
+});

@@ -1,0 +1,147 @@
+// Helpers for end-to-end tests that start `llmserve serve` on 127.0.0.1:
+// model generation, free ports, health waits, bounded stops, and the process
+// tree read from /proc (to find workers and check that nothing is left).
+import { spawn, execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import net from 'node:net';
+
+export const bin = process.env.LLMSERVE_BIN ?? 'build/bin';
+
+// Writes the tiny random-weight Qwen3 (real Qwen3 tokenizer) into `dir`.
+export function makeTinyModel(dir, seed = 7) {
+  execFileSync(join(bin, 'llmserve'), ['make-model', '--preset', 'tiny', '--arch', 'qwen3', '--out', dir,
+                                       '--seed', String(seed)], { stdio: 'ignore' });
+}
+
+// A TCP port nobody listens on right now.
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Every launched server, so that a failing test still leaves nothing behind.
+const launched = new Set();
+process.on('exit', () => {
+  for (const s of launched) {
+    for (const pid of s.treePids) { try { process.kill(pid, 'SIGKILL'); } catch {} }
+    try { s.proc.kill('SIGKILL'); } catch {}
+  }
+});
+
+// Starts `llmserve serve MODEL_DIR --host 127.0.0.1 --port PORT ...args`.
+export function startServe(modelDir, port, args = []) {
+  const proc = spawn(join(bin, 'llmserve'),
+                     ['serve', modelDir, '--host', '127.0.0.1', '--port', String(port), '--served-model-name', 'tiny',
+                      '--max-model-len', '512', '--kv-cache-memory', '64M', '--dtype', 'float32', ...args],
+                     { stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = { proc, port, log: '', treePids: new Set() };
+  proc.stdout.on('data', (d) => { server.log += d; });
+  proc.stderr.on('data', (d) => { server.log += d; });
+  server.exited = new Promise((r) => proc.on('exit', (code, signal) => r({ code, signal })));
+  launched.add(server);
+  return server;
+}
+
+// Resolves once GET /health answers 200; throws (with the log) on exit or timeout.
+export async function waitHealthy(server, deadlineMs = 90_000) {
+  const start = Date.now();
+  while (Date.now() - start < deadlineMs) {
+    if (server.proc.exitCode !== null || server.proc.signalCode !== null)
+      throw new Error(`server exited early (${server.proc.exitCode}):\n${server.log}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${server.port}/health`);
+      if (r.status === 200) return;
+    } catch {}
+    await sleep(200);
+  }
+  throw new Error(`server not healthy in time:\n${server.log}`);
+}
+
+// Waits up to `ms` for the launcher to exit; null when it did not.
+export async function waitExit(server, ms) {
+  return Promise.race([server.exited, sleep(ms).then(() => null)]);
+}
+
+// SIGTERM, then SIGKILL of the whole tree after `ms`. Returns how the launcher ended.
+export async function stopServe(server, ms = 30_000) {
+  if (server.proc.exitCode === null && server.proc.signalCode === null) server.proc.kill('SIGTERM');
+  let exit = await waitExit(server, ms);
+  if (!exit) {
+    for (const pid of processTree(server.proc.pid)) { try { process.kill(pid.pid, 'SIGKILL'); } catch {} }
+    server.proc.kill('SIGKILL');
+    exit = await server.exited;
+  }
+  launched.delete(server);
+  return exit;
+}
+
+// {pid, ppid, comm, state} of every process, from /proc/PID/stat.
+function allProcesses() {
+  const out = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' ');
+      out.push({ pid: Number(name), state: fields[0], ppid: Number(fields[1]), comm });
+    } catch {}  // exited while we read
+  }
+  return out;
+}
+
+// The live descendants of `rootPid` (not itself), each {pid, ppid, comm, state}.
+export function processTree(rootPid) {
+  const procs = allProcesses();
+  const tree = [];
+  const frontier = [rootPid];
+  while (frontier.length) {
+    const parent = frontier.pop();
+    for (const p of procs) {
+      if (p.ppid === parent && p.state !== 'Z') {
+        tree.push(p);
+        frontier.push(p.pid);
+      }
+    }
+  }
+  return tree;
+}
+
+// Records the current tree of `server` (so a later leak check knows every pid).
+export function recordTree(server) {
+  const tree = processTree(server.proc.pid);
+  for (const p of tree) server.treePids.add(p.pid);
+  return tree;
+}
+
+// True while `pid` exists and is not a zombie.
+export function alive(pid) {
+  if (!existsSync(`/proc/${pid}`)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+// Waits up to `ms` until none of `pids` is alive; returns those still alive.
+export async function waitGone(pids, ms) {
+  const start = Date.now();
+  let left = [...pids].filter(alive);
+  while (left.length && Date.now() - start < ms) {
+    await sleep(50);
+    left = left.filter(alive);
+  }
+  return left;
+}
