@@ -53,8 +53,11 @@ std::optional<size_t> DpLoadBalancer::PickByScore(const std::vector<bool>& avail
   // frontends that see equal scores start on different ranks.
   const size_t n = own_.size();
   if (n == 0) return std::nullopt;
+  // The scan start also rotates with every dispatch, so ties (common when
+  // ranks hold few requests) do not always go to the same rank.
   const size_t start = (n * static_cast<size_t>(std::max(config_.client_index, 0)) /
-                        static_cast<size_t>(config_.client_count)) % n;
+                            static_cast<size_t>(config_.client_count) +
+                        dispatches_) % n;
   std::optional<size_t> best;
   int64_t best_score = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < n; ++i) {
@@ -94,6 +97,7 @@ std::optional<size_t> DpLoadBalancer::Pick(std::span<const int32_t> prompt, cons
 
 void DpLoadBalancer::OnDispatch(size_t rank, int64_t prompt_tokens) {
   if (rank >= own_.size()) return;
+  ++dispatches_;
   own_[rank].waiting_reqs += 1;
   own_[rank].waiting_tokens += prompt_tokens;
   const int64_t other_clients = config_.client_count - 1;

@@ -126,6 +126,7 @@ class DpLoadBalancer {
   std::vector<RankLoad> deltas_;    // other frontends' optimistic increments since then
   std::vector<RankLoad> own_;       // this frontend's requests in flight
   bool has_snapshot_ = false;
+  size_t dispatches_ = 0;  // requests dispatched so far: rotates the tie-break
 };
 
 }  // namespace llmserve::frontend
