@@ -63,7 +63,7 @@ std::vector<std::string> EngineArgv(const std::string& bin, const ServePlan& pla
 }
 
 std::vector<std::string> FrontendArgv(const std::string& bin, const proto::EngineConfig& config, int index,
-                                      int count, const std::string& run_dir, const ServePlan& plan) {
+                                      int count, const ServePlan& plan) {
   const int dp_size = plan.data_parallel_size;
   std::vector<uint32_t> ranks;
   for (int r = 0; r < dp_size; ++r) ranks.push_back(static_cast<uint32_t>(r));
@@ -75,8 +75,8 @@ std::vector<std::string> FrontendArgv(const std::string& bin, const proto::Engin
       "--port=" + std::to_string(FLAGS_port),
       "--client-index=" + std::to_string(index),
       "--api-server-count=" + std::to_string(count),
-      "--input-address=ipc://" + run_dir + "/frontend" + std::to_string(index) + "-in",
-      "--output-address=ipc://" + run_dir + "/frontend" + std::to_string(index) + "-out",
+      "--input-address=" + plan.frontend_inputs[static_cast<size_t>(index)].bind,
+      "--output-address=" + plan.frontend_outputs[static_cast<size_t>(index)].bind,
       "--engine-ranks=" + JoinRanks(ranks),
       "--max-request-body-bytes=" + std::to_string(FLAGS_max_request_body_bytes)};
   if (!FLAGS_api_key.empty()) argv.push_back("--api-key=" + FLAGS_api_key);
@@ -196,8 +196,8 @@ int RunServeCommand(int argc, char** argv) {
     proto::HandshakeReply reply;
     *reply.mutable_config() = config;
     for (int i = 0; i < plan.api_server_count; ++i) {
-      reply.mutable_addresses()->add_inputs("ipc://" + run_dir + "/frontend" + std::to_string(i) + "-in");
-      reply.mutable_addresses()->add_outputs("ipc://" + run_dir + "/frontend" + std::to_string(i) + "-out");
+      reply.mutable_addresses()->add_inputs(plan.frontend_inputs[static_cast<size_t>(i)].address);
+      reply.mutable_addresses()->add_outputs(plan.frontend_outputs[static_cast<size_t>(i)].address);
     }
     if (plan.run_coordinator) {
       reply.mutable_addresses()->set_coordinator_input(plan.coordinator_engine_publish_address);
@@ -221,7 +221,7 @@ int RunServeCommand(int argc, char** argv) {
     }
     for (int i = 0; i < plan.api_server_count; ++i) {
       auto pid = children.Spawn("frontend" + std::to_string(i),
-                                FrontendArgv(bin, config, i, plan.api_server_count, run_dir, plan));
+                                FrontendArgv(bin, config, i, plan.api_server_count, plan));
       if (!pid.ok()) {
         LOG(ERROR) << pid.status().message();
         return 1;

@@ -35,33 +35,36 @@ Status MakeServePlan(const ServeFlags& f, const std::string& run_dir, ServePlan*
   plan->remote_engines = f.headless || local < f.data_parallel_size;
   if (f.data_parallel_rpc_port < 1 || f.data_parallel_rpc_port > 65535)
     return Status::InvalidArgument("--data-parallel-rpc-port must be in 1..65535");
-  if (plan->remote_engines) {
-    const std::string host = f.data_parallel_address.empty() ? "127.0.0.1" : f.data_parallel_address;
-    plan->handshake_address = "tcp://" + host + ":" + std::to_string(f.data_parallel_rpc_port);
-    plan->handshake_bind = "tcp://*:" + std::to_string(f.data_parallel_rpc_port);
-  } else {
-    plan->handshake_address = "ipc://" + run_dir + "/handshake";
-    plan->handshake_bind = plan->handshake_address;
+  // Sockets engines dial: TCP on the head's address when some engine runs on
+  // another node (ports from --data-parallel-rpc-port up: +0 handshake, +1/+2
+  // coordinator, +3+2i/+4+2i frontend i's input/output), else IPC in run_dir.
+  const int32_t ports_needed = 4 + 2 * plan->api_server_count;
+  if (plan->remote_engines && f.data_parallel_rpc_port + ports_needed > 65536)
+    return Status::InvalidArgument("--data-parallel-rpc-port must leave room for the " + std::to_string(ports_needed) +
+                                   " consecutive ports the head node uses");
+  const std::string host = f.data_parallel_address.empty() ? "127.0.0.1" : f.data_parallel_address;
+  auto endpoint = [&](const std::string& ipc_name, int32_t port_offset) {
+    if (!plan->remote_engines) return Endpoint{"ipc://" + run_dir + "/" + ipc_name, "ipc://" + run_dir + "/" + ipc_name};
+    const std::string port = std::to_string(f.data_parallel_rpc_port + port_offset);
+    return Endpoint{"tcp://*:" + port, "tcp://" + host + ":" + port};
+  };
+  const Endpoint handshake = endpoint("handshake", 0);
+  plan->handshake_bind = handshake.bind;
+  plan->handshake_address = handshake.address;
+  for (int32_t i = 0; i < plan->api_server_count; ++i) {
+    plan->frontend_inputs.push_back(endpoint("frontend" + std::to_string(i) + "-in", 3 + 2 * i));
+    plan->frontend_outputs.push_back(endpoint("frontend" + std::to_string(i) + "-out", 4 + 2 * i));
   }
   plan->run_coordinator = f.data_parallel_size > 1 && !f.headless;
   if (plan->run_coordinator) {
+    // Frontends run on this node: the coordinator's frontend side stays local.
     plan->coordinator_frontend_address = "ipc://" + run_dir + "/coordinator-front";
-    if (plan->remote_engines) {
-      if (f.data_parallel_rpc_port + 2 > 65535)
-        return Status::InvalidArgument("--data-parallel-rpc-port must leave room for the coordinator's two ports above it");
-      const std::string host = f.data_parallel_address.empty() ? "127.0.0.1" : f.data_parallel_address;
-      const std::string pub_port = std::to_string(f.data_parallel_rpc_port + 1);
-      const std::string stats_port = std::to_string(f.data_parallel_rpc_port + 2);
-      plan->coordinator_engine_publish_bind = "tcp://*:" + pub_port;
-      plan->coordinator_engine_publish_address = "tcp://" + host + ":" + pub_port;
-      plan->coordinator_engine_stats_bind = "tcp://*:" + stats_port;
-      plan->coordinator_engine_stats_address = "tcp://" + host + ":" + stats_port;
-    } else {
-      plan->coordinator_engine_publish_bind = "ipc://" + run_dir + "/coordinator-back";
-      plan->coordinator_engine_publish_address = plan->coordinator_engine_publish_bind;
-      plan->coordinator_engine_stats_bind = "ipc://" + run_dir + "/coordinator-stats";
-      plan->coordinator_engine_stats_address = plan->coordinator_engine_stats_bind;
-    }
+    const Endpoint publish = endpoint("coordinator-back", 1);
+    const Endpoint stats = endpoint("coordinator-stats", 2);
+    plan->coordinator_engine_publish_bind = publish.bind;
+    plan->coordinator_engine_publish_address = publish.address;
+    plan->coordinator_engine_stats_bind = stats.bind;
+    plan->coordinator_engine_stats_address = stats.address;
   }
   return Status::Ok();
 }

@@ -20,6 +20,12 @@ struct ServeFlags {
   int32_t api_server_count = -1;          // -1: 1 (0 when headless)
 };
 
+// A socket one process binds and others dial.
+struct Endpoint {
+  std::string bind;     // what the owner binds (tcp://*:port or ipc://path)
+  std::string address;  // what peers connect to
+};
+
 struct ServePlan {
   int32_t data_parallel_size = 1;
   std::vector<uint32_t> local_ranks;   // engines this node runs
@@ -28,6 +34,8 @@ struct ServePlan {
   bool remote_engines = false;         // some ranks run on other nodes: TCP handshake
   std::string handshake_address;       // engines dial this (ipc:// or tcp://host:port)
   std::string handshake_bind;          // the head binds this
+  std::vector<Endpoint> frontend_inputs;   // per frontend: its ROUTER for requests to engines
+  std::vector<Endpoint> frontend_outputs;  // per frontend: its PULL for engine outputs
   // The DP coordinator (DP > 1, on the node with the API servers, as in vLLM).
   // Frontends are on this node, so they subscribe over IPC; engines use IPC
   // when all are local, else TCP on --data-parallel-rpc-port + 1 and + 2.

@@ -12,6 +12,9 @@ TEST(ServePlan, SingleNodeDefaults) {
   EXPECT_EQ(plan.api_server_count, 1);
   EXPECT_FALSE(plan.remote_engines);
   EXPECT_EQ(plan.handshake_address, "ipc:///run/x/handshake");
+  ASSERT_EQ(plan.frontend_inputs.size(), 1u);
+  EXPECT_EQ(plan.frontend_inputs[0].address, "ipc:///run/x/frontend0-in");
+  EXPECT_EQ(plan.frontend_outputs[0].bind, "ipc:///run/x/frontend0-out");
 }
 
 TEST(ServePlan, HeadNodeWithRemoteRanksUsesTcp) {
@@ -28,6 +31,15 @@ TEST(ServePlan, HeadNodeWithRemoteRanksUsesTcp) {
   EXPECT_EQ(plan.handshake_address, "tcp://10.0.0.1:13345");
   EXPECT_EQ(plan.handshake_bind, "tcp://*:13345");
   EXPECT_EQ(plan.api_server_count, 2);
+  // Engines on other nodes cannot reach ipc:// paths: every frontend socket they dial is TCP.
+  ASSERT_EQ(plan.frontend_inputs.size(), 2u);
+  EXPECT_EQ(plan.frontend_inputs[0].address, "tcp://10.0.0.1:13348");
+  EXPECT_EQ(plan.frontend_outputs[0].address, "tcp://10.0.0.1:13349");
+  EXPECT_EQ(plan.frontend_inputs[1].bind, "tcp://*:13350");
+  EXPECT_EQ(plan.frontend_outputs[1].address, "tcp://10.0.0.1:13351");
+  EXPECT_EQ(plan.coordinator_engine_stats_address, "tcp://10.0.0.1:13347");
+  f.data_parallel_rpc_port = 65530;
+  EXPECT_FALSE(MakeServePlan(f, "/r", &plan).ok());  // needs 8 ports
 }
 
 TEST(ServePlan, CoordinatorRunsOnTheHeadForDataParallel) {

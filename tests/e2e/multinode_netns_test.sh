@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Two "nodes" as network namespaces joined by a veth pair, made here: the head
+# Two "nodes" as network namespaces joined by a veth pair, made here (the
+# second also with its own /tmp, so no Unix socket is shared): the head
 # (two frontends sharing one port, DP ranks 0-1, handshake server) and a
 # headless node (ranks 2-3) that dials it over TCP, with haproxy in front of the
 # head's frontends. A few hundred requests through the official openai client
@@ -15,7 +16,10 @@ id=$$
 head_ns=llh$id node_ns=lln$id
 head_ip=10.$((id % 200 + 20)).$((id / 200 % 250)).1
 node_ip=${head_ip%.1}.2
-tmp=$(mktemp -d)
+# Outside /tmp: the headless node gets a private /tmp (below), like a real
+# second machine, so it can only reach the head over TCP, never through the
+# head's ipc:// socket files. The model directory must stay visible to both.
+tmp=$(mktemp -d -p /var/tmp)
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM -- -"$pid" 2>/dev/null || true; done
@@ -55,7 +59,8 @@ dp=(--data-parallel-size 4 --data-parallel-size-local 2 --data-parallel-address 
 engine=(--served-model-name tiny --max-model-len 512 --kv-cache-memory 32M --max-num-seqs 32 --dtype float32)
 start_in "$head_ns" head.log "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${engine[@]}" \
   --api-server-count 2 --host "$head_ip" --port 8000 --engine-ready-timeout 120
-start_in "$node_ns" node.log "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${engine[@]}" \
+start_in "$node_ns" node.log unshare --mount --propagation private \
+  sh -c 'mount -t tmpfs tmpfs /tmp && exec "$@"' node "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${engine[@]}" \
   --headless --data-parallel-start-rank 2
 
 cat >"$tmp/haproxy.cfg" <<CFG
@@ -84,6 +89,6 @@ done
 echo "deployment healthy: 4 ranks over two namespaces, haproxy on $head_ip:8080"
 
 ip netns exec "$head_ns" env NODE_PATH="$root/node_modules" \
-  node "$root/tests/e2e/multinode_load.mjs" "http://$head_ip:8080/v1" 240 4 96 >"$tmp/load.log" 2>&1 ||
+  node "$root/tests/e2e/multinode_load.mjs" "http://$head_ip:8080/v1" 240 4 240 >"$tmp/load.log" 2>&1 ||
   fail "load failed: $(tail -n 5 "$tmp/load.log")"
 cat "$tmp/load.log"
