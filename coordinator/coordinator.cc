@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/ipc/cluster_key.h"
 #include "common/ipc/zmq_socket.h"
 #include "proto/messages.h"
 
@@ -34,6 +35,8 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(zmq::context_t& conte
       s.set(zmq::sockopt::sndhwm, 0);
       s.set(zmq::sockopt::rcvhwm, 0);
       if (i < 2) s.set(zmq::sockopt::xpub_verbose, 1);
+      Status secured = common::ipc::SecureTcpSocket(s, *binds[i].second, common::ipc::SocketMode::kBind);
+      if (!secured.ok()) return secured;
       s.bind(*binds[i].second);
       *bound[i] = s.get(zmq::sockopt::last_endpoint);
     } catch (const zmq::error_t& e) {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/flags.h"
+#include "common/ipc/cluster_key.h"
 #include "coordinator/coordinator.h"
 
 DEFINE_int32(data_parallel_size, 1, "Number of data-parallel engines the coordinator tracks.");
@@ -14,6 +15,7 @@ DEFINE_string(frontend_publish_address, "tcp://127.0.0.1:*", "Address to bind fo
 DEFINE_string(engine_publish_address, "tcp://127.0.0.1:*", "Address to bind for START_DP_WAVE and READY to engines.");
 DEFINE_string(engine_stats_address, "tcp://127.0.0.1:*", "Address to bind for stats pushed by engines.");
 DEFINE_int32(publish_interval_ms, 100, "Minimum gap between load snapshots while loads change.");
+DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes.");
 DEFINE_int32(heartbeat_interval_ms, 1000, "Gap between snapshots while nothing changes.");
 
 int main(int argc, char** argv) {
@@ -48,7 +50,16 @@ int main(int argc, char** argv) {
   options.frontend_publish_bind = FLAGS_frontend_publish_address;
   options.engine_publish_bind = FLAGS_engine_publish_address;
   options.engine_stats_bind = FLAGS_engine_stats_address;
+  if (llmserve::Status key = llmserve::common::ipc::InstallClusterKey(FLAGS_cluster_key_dir); !key.ok()) {
+    LOG(ERROR) << key.message();
+    return 2;
+  }
   zmq::context_t context;
+  auto authenticator = llmserve::common::ipc::StartClusterAuthenticator(context);
+  if (!authenticator.ok()) {
+    LOG(ERROR) << authenticator.status().message();
+    return 1;
+  }
   auto coord = coordinator::Coordinator::Create(context, options);
   if (!coord.ok()) {
     LOG(ERROR) << coord.status().message();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/flags.h"
+#include "common/ipc/cluster_key.h"
 #include "common/process/child_processes.h"
 #include "deploy/engine_flags.h"
 #include "deploy/serve_plan.h"
@@ -35,6 +36,7 @@ DEFINE_int32(dp_prefix_blocks, 4, "With --dp-routing prefix: leading KV blocks o
 DEFINE_int64(dp_prefix_overload_tokens, 2048,
              "With --dp-routing prefix: load score margin (tokens) over the least-loaded rank beyond which "
              "affinity yields to the score.");
+DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes; give every node the same key.");
 DEFINE_string(restart_policy, "never",
               "When an engine or frontend dies: never (stop the deployment, exit 1) or on-failure (restart it).");
 
@@ -59,7 +61,8 @@ std::vector<std::string> EngineArgv(const std::string& bin, const ServePlan& pla
           "--data-parallel-rank=" + std::to_string(rank),
           plan.headless ? "--headless" : "--noheadless",
           plan.headless ? "--nolocal" : "--local",
-          "--engine-ready-timeout=" + std::to_string(static_cast<int>(FLAGS_engine_ready_timeout))};
+          "--engine-ready-timeout=" + std::to_string(static_cast<int>(FLAGS_engine_ready_timeout)),
+          "--cluster-key-dir=" + FLAGS_cluster_key_dir};
 }
 
 std::vector<std::string> FrontendArgv(const std::string& bin, const proto::EngineConfig& config, int index,
@@ -80,6 +83,7 @@ std::vector<std::string> FrontendArgv(const std::string& bin, const proto::Engin
       "--engine-ranks=" + JoinRanks(ranks),
       "--max-request-body-bytes=" + std::to_string(FLAGS_max_request_body_bytes)};
   if (!FLAGS_api_key.empty()) argv.push_back("--api-key=" + FLAGS_api_key);
+  argv.push_back("--cluster-key-dir=" + FLAGS_cluster_key_dir);
   if (plan.run_coordinator) argv.push_back("--coordinator-address=" + plan.coordinator_frontend_address);
   const uint32_t block_size = config.cache().block_size() > 0 ? config.cache().block_size() : 16;
   argv.push_back("--dp-routing=" + FLAGS_dp_routing);
@@ -93,7 +97,8 @@ std::vector<std::string> CoordinatorArgv(const std::string& bin, const ServePlan
           "--data-parallel-size=" + std::to_string(plan.data_parallel_size),
           "--frontend-publish-address=" + plan.coordinator_frontend_address,
           "--engine-publish-address=" + plan.coordinator_engine_publish_bind,
-          "--engine-stats-address=" + plan.coordinator_engine_stats_bind};
+          "--engine-stats-address=" + plan.coordinator_engine_stats_bind,
+          "--cluster-key-dir=" + FLAGS_cluster_key_dir};
 }
 
 // Blocks SIGTERM/SIGINT here (children unblock them) and turns them into a flag.
@@ -188,7 +193,16 @@ int RunServeCommand(int argc, char** argv) {
   InstallSignalWatcher(&stop);
   const std::string bin = common::ExecutableDirectory();
   common::ChildProcesses children;
+  if (llmserve::Status key = llmserve::common::ipc::InstallClusterKey(FLAGS_cluster_key_dir); !key.ok()) {
+    LOG(ERROR) << key.message();
+    return 2;
+  }
   zmq::context_t zmq_context;
+  auto authenticator = llmserve::common::ipc::StartClusterAuthenticator(zmq_context);
+  if (!authenticator.ok()) {
+    LOG(ERROR) << authenticator.status().message();
+    return 1;
+  }
 
   // The head node runs the handshake: it tells engines where the frontends are.
   std::unique_ptr<frontend::HandshakeServer> handshake;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 
+#include "common/ipc/cluster_key.h"
 #include "engine_core/startup_handshake.h"
 
 namespace llmserve::engine_core {
@@ -14,6 +15,12 @@ constexpr auto kIdlePoll = std::chrono::milliseconds(100);
 
 double MonotonicSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CURVE on a socket about to connect (with --cluster-key-dir); failures end
+// up in the caller's zmq::error_t handler like every other socket error.
+void SecureOrThrow(zmq::socket_t& socket, const std::string& address) {
+  if (!common::ipc::SecureTcpSocket(socket, address, common::ipc::SocketMode::kConnect).ok()) throw zmq::error_t();
 }
 }  // namespace
 
@@ -73,6 +80,7 @@ void EngineCoreProc::InputLoop() {
       coordinator->set(zmq::sockopt::linger, 0);
       coordinator->set(zmq::sockopt::rcvhwm, 0);
       coordinator->set(zmq::sockopt::subscribe, "");
+      SecureOrThrow(*coordinator, addresses_.coordinator_input());
       coordinator->connect(addresses_.coordinator_input());
       if (!AwaitCoordinatorReady(*coordinator)) return;
     }
@@ -87,6 +95,7 @@ void EngineCoreProc::InputLoop() {
       s.set(zmq::sockopt::linger, 0);
       s.set(zmq::sockopt::rcvhwm, 0);
       s.set(zmq::sockopt::sndhwm, 0);
+      SecureOrThrow(s, address);
       s.connect(address);
       s.send(zmq::buffer(ready_bytes), zmq::send_flags::none);
       sockets.push_back(std::move(s));
@@ -159,12 +168,14 @@ void EngineCoreProc::OutputLoop() {
       coordinator.emplace(context_, zmq::socket_type::push);
       coordinator->set(zmq::sockopt::linger, 0);
       coordinator->set(zmq::sockopt::sndhwm, 0);
+      SecureOrThrow(*coordinator, addresses_.coordinator_output());
       coordinator->connect(addresses_.coordinator_output());
     }
     for (const auto& address : addresses_.outputs()) {
       zmq::socket_t s(context_, zmq::socket_type::push);
       s.set(zmq::sockopt::linger, 4000);
       s.set(zmq::sockopt::sndhwm, 0);
+      SecureOrThrow(s, address);
       s.connect(address);
       sockets.push_back(std::move(s));
     }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/flags.h"
+#include "common/ipc/cluster_key.h"
 #include "engine_core/engine_core_proc.h"
 #include "engine_core/engine_factory.h"
 #include "engine_core/startup_handshake.h"
@@ -17,6 +18,7 @@ DEFINE_string(handshake_address, "", "ZMQ address of the head node's handshake s
 DEFINE_int32(data_parallel_rank, 0, "Global data-parallel rank of this engine.");
 DEFINE_bool(local, true, "This engine runs on the head node (as the frontend that launched it).");
 DEFINE_bool(headless, false, "This engine was started on a headless node.");
+DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes.");
 DEFINE_double(engine_ready_timeout, 600, "Seconds to wait for the handshake reply.");
 
 namespace {
@@ -54,6 +56,10 @@ int main(int argc, char** argv) {
   }).detach();
 
   const auto rank = static_cast<uint32_t>(FLAGS_data_parallel_rank);
+  if (llmserve::Status key = llmserve::common::ipc::InstallClusterKey(FLAGS_cluster_key_dir); !key.ok()) {
+    LOG(ERROR) << key.message();
+    return 2;
+  }
   zmq::context_t context;
   auto handshake = engine_core::StartupHandshake::Connect(
       context, FLAGS_handshake_address, rank, FLAGS_local, FLAGS_headless,

@@ -1,5 +1,7 @@
 #include "engine_core/startup_handshake.h"
 
+#include "common/ipc/cluster_key.h"
+
 namespace llmserve::engine_core {
 
 std::string EngineIdentity(uint32_t rank) {
@@ -13,6 +15,7 @@ StatusOr<std::unique_ptr<StartupHandshake>> StartupHandshake::Connect(
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     socket.set(zmq::sockopt::routing_id, EngineIdentity(rank));
     socket.set(zmq::sockopt::linger, 5000);
+    LLMSERVE_RETURN_IF_ERROR(common::ipc::SecureTcpSocket(socket, address, common::ipc::SocketMode::kConnect));
     socket.connect(address);
     proto::HandshakeMessage hello;
     hello.mutable_hello()->set_data_parallel_rank(rank);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/ipc/cluster_key.h"
 #include "proto/coordinator.pb.h"
 
 namespace llmserve::frontend {
@@ -57,13 +58,20 @@ StatusOr<std::unique_ptr<EngineCoreClient>> EngineCoreClient::Start(zmq::context
     }
     c->input_.set(zmq::sockopt::router_mandatory, 1);
     c->input_.set(zmq::sockopt::router_handover, 1);  // a restarted engine takes over its identity
-    c->input_.bind(c->options_.input_bind);
-    c->output_.bind(c->options_.output_bind);
+    for (auto [socket, bind] : {std::pair{&c->input_, &c->options_.input_bind},
+                                std::pair{&c->output_, &c->options_.output_bind}}) {
+      Status secured = common::ipc::SecureTcpSocket(*socket, *bind, common::ipc::SocketMode::kBind);
+      if (!secured.ok()) return secured;
+      socket->bind(*bind);
+    }
     c->input_address_ = c->input_.get(zmq::sockopt::last_endpoint);
     c->output_address_ = c->output_.get(zmq::sockopt::last_endpoint);
     if (c->coordinator_) {
       c->coordinator_->set(zmq::sockopt::linger, 0);
       c->coordinator_->set(zmq::sockopt::rcvhwm, 0);
+      Status secured = common::ipc::SecureTcpSocket(*c->coordinator_, c->options_.coordinator_address,
+                                                    common::ipc::SocketMode::kConnect);
+      if (!secured.ok()) return secured;
       c->coordinator_->connect(c->options_.coordinator_address);
       c->coordinator_->send(zmq::buffer(std::string("\x01", 1)), zmq::send_flags::none);  // subscribe to all
     }

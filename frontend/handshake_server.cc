@@ -2,21 +2,27 @@
 
 #include <glog/logging.h>
 
+#include "common/ipc/cluster_key.h"
+
 namespace llmserve::frontend {
 
 HandshakeServer::HandshakeServer(zmq::context_t& context, proto::HandshakeReply reply_template)
-    : socket_(context, zmq::socket_type::router), reply_template_(std::move(reply_template)) {
+    : context_(context), socket_(context, zmq::socket_type::router), reply_template_(std::move(reply_template)) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::router_mandatory, 1);
 }
 
 Status HandshakeServer::Bind(const std::string& address) {
+  LLMSERVE_RETURN_IF_ERROR(common::ipc::SecureTcpSocket(socket_, address, common::ipc::SocketMode::kBind));
   try {
     socket_.bind(address);
     address_ = socket_.get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
     return Status::Unavailable("cannot bind the handshake socket on " + address + ": " + e.what());
   }
+  auto refusals = common::ipc::WatchRefusedPeers(context_, socket_, address, "the handshake socket " + address_);
+  if (!refusals.ok()) return refusals.status();
+  refusals_ = std::move(*refusals);
   return Status::Ok();
 }
 

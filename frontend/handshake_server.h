@@ -9,9 +9,11 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/ipc/curve_auth.h"
 #include "proto/handshake.pb.h"
 #include "proto/status.h"
 
@@ -57,7 +59,10 @@ class HandshakeServer {
   // Handles one message; returns an error for protocol violations (logged by the caller).
   Status Handle(const std::string& identity, const zmq::message_t& body, std::vector<uint32_t>* became_ready);
 
+  zmq::context_t& context_;
   zmq::socket_t socket_;
+  // Logs peers refused by CURVE (with --cluster-key-dir); closed before socket_.
+  std::unique_ptr<common::ipc::HandshakeFailureLog> refusals_;
   proto::HandshakeReply reply_template_;
   std::string address_;
   std::map<uint32_t, Engine> engines_;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/flags.h"
+#include "common/ipc/cluster_key.h"
 #include "common/tokenizer/tokenizer.h"
 #include "frontend/chat_template/chat_template.h"
 #include "frontend/engine_core_client.h"
@@ -34,6 +35,7 @@ DEFINE_string(dp_routing, "score", "How requests without a pinned rank pick a DP
 DEFINE_int32(dp_prefix_affinity_tokens, 64, "With --dp-routing prefix: leading prompt tokens that choose the preferred rank.");
 DEFINE_int64(dp_prefix_overload_tokens, 2048,
              "With --dp-routing prefix: load score margin (tokens) over the least-loaded rank beyond which affinity yields.");
+DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes.");
 DEFINE_int64(max_request_body_bytes, 8 << 20, "Largest HTTP request body accepted (HTTP 413 beyond).");
 DEFINE_int32(max_logprobs, 20, "Most top logprobs a request may ask for.");
 
@@ -130,7 +132,16 @@ int main(int argc, char** argv) {
   client_options.lb.routing = *routing;
   client_options.lb.affinity_tokens = FLAGS_dp_prefix_affinity_tokens;
   client_options.lb.affinity_threshold = FLAGS_dp_prefix_overload_tokens;
+  if (llmserve::Status key = llmserve::common::ipc::InstallClusterKey(FLAGS_cluster_key_dir); !key.ok()) {
+    LOG(ERROR) << key.message();
+    return 2;
+  }
   zmq::context_t zmq_context;
+  auto authenticator = llmserve::common::ipc::StartClusterAuthenticator(zmq_context);
+  if (!authenticator.ok()) {
+    LOG(ERROR) << authenticator.status().message();
+    return 1;
+  }
   auto client = frontend::EngineCoreClient::Start(zmq_context, client_options);
   if (!client.ok()) {
     LOG(ERROR) << client.status().message();

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Two "nodes" as network namespaces joined by a veth pair, made here (the
-# second also with its own /tmp, so no Unix socket is shared): the head
+# second also with its own /tmp, so no Unix socket is shared), secured by a
+# cluster key: first a node with the wrong key must be refused and the refusal
+# logged; then the real deployment: the head
 # (two frontends sharing one port, DP ranks 0-1, handshake server) and a
 # headless node (ranks 2-3) that dials it over TCP, with haproxy in front of the
 # head's frontends. A few hundred requests through the official openai client
@@ -57,12 +59,33 @@ start_in() {
 }
 dp=(--data-parallel-size 4 --data-parallel-size-local 2 --data-parallel-address "$head_ip" --data-parallel-rpc-port 29550)
 engine=(--served-model-name tiny --max-model-len 512 --kv-cache-memory 32M --max-num-seqs 32 --dtype float32)
+# Every TCP socket between the nodes uses CURVE with the cluster key.
+"$bin/llmserve" keygen --out "$tmp/key" >/dev/null
+"$bin/llmserve" keygen --out "$tmp/stranger-key" >/dev/null
 start_in "$head_ns" head.log "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${engine[@]}" \
-  --api-server-count 2 --host "$head_ip" --port 8000 --engine-ready-timeout 120
-start_in "$node_ns" node.log unshare --mount --propagation private \
-  sh -c 'mount -t tmpfs tmpfs /tmp && exec "$@"' node "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${engine[@]}" \
-  --headless --data-parallel-start-rank 2
+  --api-server-count 2 --host "$head_ip" --port 8000 --engine-ready-timeout 120 --cluster-key-dir "$tmp/key"
+start_node() {  # start_node LOG KEY_DIR
+  start_in "$node_ns" "$1" unshare --mount --propagation private \
+    sh -c 'mount -t tmpfs tmpfs /tmp && exec "$@"' node "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${engine[@]}" \
+    --headless --data-parallel-start-rank 2 --cluster-key-dir "$2"
+}
 
+# A headless node with another deployment's key is refused, and the head says so.
+start_node stranger.log "$tmp/stranger-key"
+stranger=${pids[-1]}
+deadline=$((SECONDS + 60))
+until grep -q "refused a connection on the handshake socket" "$tmp/head.log"; do
+  [ $SECONDS -lt $deadline ] || fail "the head did not log refusing the node with the wrong key"
+  sleep 0.5
+done
+grep -m1 "refused a connection" "$tmp/head.log" | sed "s/^[^]]*] //"
+if ip netns exec "$head_ns" curl -sf "http://$head_ip:8000/health" >/dev/null 2>&1; then
+  fail "the head reports healthy although ranks 2-3 never joined"
+fi
+kill -KILL -- -"$stranger"
+echo "node with the wrong cluster key: refused and logged"
+
+start_node node.log "$tmp/key"
 cat >"$tmp/haproxy.cfg" <<CFG
 global
   maxconn 512
