@@ -1,6 +1,6 @@
 #pragma once
 // CoordinatorState: the DP coordinator's bookkeeping without sockets (vLLM V1
-// §3), so tests can drive it with a fake clock.
+// §3), so tests can drive it with a clock they set.
 //
 // Load: the latest EngineLoad of every rank. While loads change, at most one
 // snapshot per `publish_interval`; with nothing new, a heartbeat snapshot every

@@ -1,4 +1,4 @@
-// CoordinatorState with a fake clock: publish pacing and the DP wave protocol.
+// CoordinatorState on a clock the test sets: publish pacing and the DP wave protocol.
 #include <gtest/gtest.h>
 
 #include "coordinator/coordinator_state.h"

@@ -3,45 +3,20 @@
 //   node --test tests/e2e/openai_client.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import net from 'node:net';
 import OpenAI from 'openai';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe } from './serve_harness.mjs';
 
-const bin = process.env.LLMSERVE_BIN ?? 'build/bin';
 const work = mkdtempSync(join(tmpdir(), 'llmserve-e2e-'));
 const modelDir = join(work, 'tiny');
 let server;
 let port;
 let client;
 let baseURL;
-let serverLog = '';
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
-}
 
-async function waitHealthy(deadlineMs) {
-  const start = Date.now();
-  while (Date.now() - start < deadlineMs) {
-    if (server.exitCode !== null) throw new Error(`server exited early (${server.exitCode}):\n${serverLog}`);
-    try {
-      const r = await fetch(`http://127.0.0.1:${port}/health`);
-      if (r.status === 200) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`server not healthy in time:\n${serverLog}`);
-}
 
 async function post(path, body, headers = {}) {
   const r = await fetch(`http://127.0.0.1:${port}${path}`, {
@@ -56,26 +31,18 @@ async function post(path, body, headers = {}) {
 }
 
 before(async () => {
-  execFileSync(join(bin, 'llmserve'), ['make-model', '--preset', 'tiny', '--arch', 'qwen3', '--out', modelDir, '--seed', '7'],
-               { stdio: 'inherit' });
+  makeTinyModel(modelDir, 7);
   port = await freePort();
-  server = spawn(join(bin, 'llmserve'),
-                 ['serve', modelDir, '--host', '127.0.0.1', '--port', String(port), '--served-model-name', 'tiny',
-                  '--max-model-len', '512', '--kv-cache-memory', '64M', '--max-num-seqs', '64', '--dtype', 'float32'],
-                 { stdio: ['ignore', 'pipe', 'pipe'] });
-  server.stdout.on('data', (d) => { serverLog += d; });
-  server.stderr.on('data', (d) => { serverLog += d; });
-  await waitHealthy(90_000);
+  server = startServe(modelDir, port, ['--max-num-seqs', '64']);
+  await waitHealthy(server);
   baseURL = `http://127.0.0.1:${port}/v1`;
   client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
 });
 
 after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.on('exit', (code, signal) => r({ code, signal })));
-    server.kill('SIGTERM');
-    const { code } = await exited;
-    assert.equal(code, 0, `launcher exit code after SIGTERM\n${serverLog}`);
+  if (server) {
+    const exit = await stopServe(server);
+    assert.equal(exit.code, 0, `launcher exit code after SIGTERM\n${server.log}`);
   }
   rmSync(work, { recursive: true, force: true });
 });
