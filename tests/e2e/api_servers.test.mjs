@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import OpenAI from 'openai';
-import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, recordTree, sleep } from './serve_harness.mjs';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, recordTree, sleep, raceTimeout } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-apiservers-'));
 let server;
@@ -82,7 +82,7 @@ async function completionOnNewConnection(frontends) {
   const closed = new Promise((resolve) => socket.on('close', resolve));
   socket.write(`POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
              `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  await Promise.race([closed, sleep(30_000)]);
+  await raceTimeout(closed, 30_000);
   socket.destroy();
   const raw = Buffer.concat(chunks).toString('utf8');
   const status = Number(raw.slice(9, 12));

@@ -68,7 +68,19 @@ export async function waitHealthy(server, deadlineMs = 90_000) {
 
 // Waits up to `ms` for the launcher to exit; null when it did not.
 export async function waitExit(server, ms) {
-  return Promise.race([server.exited, sleep(ms).then(() => null)]);
+  return raceTimeout(server.exited, ms);
+}
+
+// `promise`'s value, or null after `ms`. The timer is cleared either way: a
+// pending one would keep node (and the test) alive for the full `ms`.
+export async function raceTimeout(promise, ms) {
+  let timer;
+  const timeout = new Promise((r) => { timer = setTimeout(() => r(null), ms); });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 // SIGTERM, then SIGKILL of the whole tree after `ms`. Returns how the launcher ended.
