@@ -26,7 +26,11 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   rc.max_num_batched_tokens = config.scheduler().max_num_batched_tokens();
   rc.max_num_seqs = config.scheduler().max_num_seqs();
   rc.kv_cache_memory_bytes = config.cache().kv_cache_memory_bytes();
-  if (config.cache().memory_utilization() > 0) rc.memory_fraction = config.cache().memory_utilization();
+  // The memory fraction is the node's: data-parallel ranks on one node split it
+  // (each measures the same free memory when it starts).
+  const uint32_t ranks_on_node = std::max(1u, config.parallel().data_parallel_size_local());
+  if (config.cache().memory_utilization() > 0)
+    rc.memory_fraction = config.cache().memory_utilization() / ranks_on_node;
   rc.process_seed = model.seed();
   if (model.dtype() == "bfloat16") rc.precision = kernels::cpu::MatmulPrecision::kBF16;
   // Data-parallel ranks on one node share its cores (those this process may
@@ -34,8 +38,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   const int allowed = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
-  const uint32_t local_ranks = std::max(1u, config.parallel().data_parallel_size_local());
-  if (allowed > 0) rc.num_threads = std::max<size_t>(1, static_cast<size_t>(allowed) / local_ranks);
+  if (allowed > 0) rc.num_threads = std::max<size_t>(1, static_cast<size_t>(allowed) / ranks_on_node);
   // Tensor parallelism runs one worker process per rank; otherwise the model
   // runs in this process.
   std::unique_ptr<Executor> executor;

@@ -52,7 +52,10 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.max_num_seqs = config.scheduler().max_num_seqs();
   // The KV budget is the engine's, split evenly across the ranks.
   rc.kv_cache_memory_bytes = config.cache().kv_cache_memory_bytes() / world_size;
-  if (config.cache().memory_utilization() > 0) rc.memory_fraction = config.cache().memory_utilization() / world_size;
+  // A memory fraction is the node's, shared by its data-parallel ranks and their TP workers.
+  const uint32_t ranks_on_node = std::max(1u, config.parallel().data_parallel_size_local());
+  if (config.cache().memory_utilization() > 0)
+    rc.memory_fraction = config.cache().memory_utilization() / (world_size * ranks_on_node);
   rc.process_seed = config.model().seed();
   if (config.model().dtype() == "bfloat16") rc.precision = kernels::cpu::MatmulPrecision::kBF16;
   // Each rank gets an equal share of the cores.
