@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/amx_peak.h"
 #include "kernels/cpu/cpu_features.h"
 
 #include "common/flags.h"
@@ -85,34 +86,6 @@ class Stopwatch {
 
 Timing Min(const Timing& a, const Timing& b) { return {std::min(a.wall, b.wall), std::min(a.cpu, b.cpu)}; }
 
-// tdpbf16ps with every operand already in tiles, `iterations` × 4 tile
-// products: the AMX compute ceiling of one core.
-void AmxPeakLoop(size_t iterations) {
-  struct alignas(64) Config {
-    uint8_t palette = 1, start_row = 0, reserved[14] = {};
-    uint16_t colsb[16] = {};
-    uint8_t rows[16] = {};
-  } config;
-  for (int t = 0; t < 8; ++t) {
-    config.rows[t] = 16;
-    config.colsb[t] = 64;
-  }
-  alignas(64) static const uint16_t ones[16 * 32] = {};
-  __asm__ volatile("ldtilecfg %0" ::"m"(config) : "memory");
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(ones), "r"(64L) : "memory");
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(ones), "r"(64L) : "memory");
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(ones), "r"(64L) : "memory");
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(ones), "r"(64L) : "memory");
-  __asm__ volatile("tilezero %%tmm0\n\ttilezero %%tmm1\n\ttilezero %%tmm2\n\ttilezero %%tmm3" ::: "memory");
-  for (size_t i = 0; i < iterations; ++i) {
-    __asm__ volatile(
-        "tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
-        "tdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
-        "tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\t"
-        "tdpbf16ps %%tmm7, %%tmm5, %%tmm3" ::: "memory");
-  }
-  __asm__ volatile("tilerelease" ::: "memory");
-}
 
 // Best-of-5 AMX bf16 peak (GFLOP/s) with every pool thread running the loop;
 // 0 without AMX.
@@ -120,7 +93,7 @@ Timing AmxPeakSeconds(llmserve::kernels::cpu::ThreadPool& pool, size_t iteration
   Timing best{1e30, 1e30};
   for (int rep = 0; rep < 5; ++rep) {
     Stopwatch sw(pool.size());
-    pool.ParallelFor(pool.size(), 1, [&](size_t, size_t, size_t) { AmxPeakLoop(iterations); });
+    pool.ParallelFor(pool.size(), 1, [&](size_t, size_t, size_t) { llmserve::kernels::cpu::AmxPeakLoop(iterations); });
     best = Min(best, sw.Stop());
   }
   return best;
@@ -243,7 +216,7 @@ int main(int argc, char** argv) {
                                                                    : llmserve::kernels::cpu::KvDType::kF32));
   const bool amx = llmserve::kernels::cpu::GetCpuFeatures().amx;
   constexpr size_t kPeakIterations = 1 << 16;
-  const double peak_flops = 2.0 * kPeakIterations * 4 * (16 * 16 * 32) * static_cast<double>(pool.size());
+  const double peak_flops = llmserve::kernels::cpu::kAmxPeakFlopsPerIteration * kPeakIterations * static_cast<double>(pool.size());
   const double es = cfg.torch_dtype == "float32" ? 4 : 2;
   const double head = static_cast<double>(model.weights().lm_head.bytes()) / es;
   const double body = static_cast<double>(bytes_per_step) / es - head;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/amx_peak.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/thread_pool.h"
@@ -223,37 +224,9 @@ void BM_ReadBandwidth(benchmark::State& state) {
 }
 BENCHMARK(BM_ReadBandwidth)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
-// tdpbf16ps with every operand already in tiles: the AMX compute ceiling, on
-// both threads.
-void AmxPeakLoop(size_t iterations) {
-  struct alignas(64) Config {
-    uint8_t palette = 1, start_row = 0, reserved[14] = {};
-    uint16_t colsb[16] = {};
-    uint8_t rows[16] = {};
-  } config;
-  for (int t = 0; t < 8; ++t) {
-    config.rows[t] = 16;
-    config.colsb[t] = 64;
-  }
-  alignas(64) static const uint16_t zeros[16 * 32] = {};
-  __asm__ volatile("ldtilecfg %0" ::"m"(config) : "memory");
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm4" ::"r"(zeros), "r"(64L) : "memory");
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm5" ::"r"(zeros), "r"(64L) : "memory");
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm6" ::"r"(zeros), "r"(64L) : "memory");
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm7" ::"r"(zeros), "r"(64L) : "memory");
-  __asm__ volatile("tilezero %%tmm0\n\ttilezero %%tmm1\n\ttilezero %%tmm2\n\ttilezero %%tmm3" ::: "memory");
-  for (size_t i = 0; i < iterations; ++i) {
-    __asm__ volatile(
-        "tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
-        "tdpbf16ps %%tmm7, %%tmm4, %%tmm1\n\t"
-        "tdpbf16ps %%tmm6, %%tmm5, %%tmm2\n\t"
-        "tdpbf16ps %%tmm7, %%tmm5, %%tmm3" ::: "memory");
-  }
-  __asm__ volatile("tilerelease" ::: "memory");
-}
 
 constexpr size_t kAmxPeakIterations = 1 << 16;
-constexpr double kAmxPeakFlops = 2.0 * kAmxPeakIterations * 4 * (16 * 16 * 32 * 2);
+constexpr double kAmxPeakFlops = 2.0 * kAmxPeakIterations * kAmxPeakFlopsPerIteration;  // both threads
 
 void BM_AmxPeak(benchmark::State& state) {
   if (!GetCpuFeatures().amx) {
