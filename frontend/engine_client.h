@@ -63,7 +63,9 @@ class EngineClient {
   // True once every engine has completed its handshake and is ready for requests.
   virtual bool IsReady() const = 0;
 
-  // True once any engine has died (ENGINE_CORE_DEAD or its process is gone).
+  // True when no engine can serve: every one has died (ENGINE_CORE_DEAD or its
+  // process is gone). With data parallelism the others keep serving while one
+  // is dead or restarting.
   virtual bool IsDead() const = 0;
 
   // The context length the engines serve (prompt + output tokens at most).

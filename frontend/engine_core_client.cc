@@ -13,6 +13,10 @@
 namespace llmserve::frontend {
 
 namespace {
+// How often the I/O thread checks that ranks with requests in flight are still
+// connected (ProbeBusyRanks): a vanished rank is noticed within this.
+constexpr auto kProbeInterval = std::chrono::milliseconds(500);
+
 std::string Identity(uint32_t rank) {
   return std::string{static_cast<char>(rank & 0xff), static_cast<char>((rank >> 8) & 0xff)};
 }
@@ -149,11 +153,16 @@ Status EngineCoreClient::Submit(proto::EngineCoreRequest request, std::shared_pt
       return Status::InvalidArgument("request id '" + request.request_id + "' is already in flight");
     sink->OnRouted(*rank);
     const auto prompt_tokens = static_cast<int64_t>(request.prompt_token_ids.size());
-    pending_[request.request_id] = Pending{*rank, std::move(sink), prompt_tokens, false};
+    request.current_wave = static_cast<int64_t>(current_wave_);
+    cmd.body = proto::Encode(request);
+    const size_t prefix = std::min(request.prompt_token_ids.size(),
+                                   static_cast<size_t>(std::max(options_.lb.affinity_tokens, 0)));
+    pending_[request.request_id] =
+        Pending{*rank, std::move(sink), prompt_tokens, false, request.data_parallel_rank.has_value(), cmd.body,
+                std::vector<int32_t>(request.prompt_token_ids.begin(), request.prompt_token_ids.begin() + prefix)};
     engines_[*rank].in_flight++;
     balancer_.OnDispatch(IndexOf(*rank), prompt_tokens);
     cmd.rank = *rank;
-    request.current_wave = static_cast<int64_t>(current_wave_);
     if (coordinator_ && !engines_running_) {
       // The engines are idle: tell the coordinator so it starts the wave everywhere.
       engines_running_ = true;
@@ -164,7 +173,6 @@ Status EngineCoreClient::Submit(proto::EngineCoreRequest request, std::shared_pt
     }
   }
   cmd.type = proto::RequestType::kAdd;
-  cmd.body = proto::Encode(request);
   Post(std::move(cmd));
   return Status::Ok();
 }
@@ -249,8 +257,8 @@ bool EngineCoreClient::IsReady() const {
 bool EngineCoreClient::IsDead() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [rank, e] : engines_)
-    if (e.dead) return true;
-  return false;
+    if (!e.dead) return false;
+  return !engines_.empty();
 }
 
 int32_t EngineCoreClient::max_model_len() const {
@@ -261,26 +269,73 @@ int32_t EngineCoreClient::max_model_len() const {
   return len;
 }
 
+// A dead rank's requests that have not streamed a token yet move to another
+// rank (the client saw nothing, so nothing is lost or repeated); the others,
+// and pinned ones, end with an error. Other ranks' requests are untouched.
 void EngineCoreClient::MarkDead(uint32_t rank, const std::string& why) {
-  std::vector<std::shared_ptr<OutputSink>> failed;
+  std::vector<std::pair<std::shared_ptr<OutputSink>, Status>> failed;
+  size_t retried = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = engines_.find(rank);
-    if (it == engines_.end()) return;
+    if (it == engines_.end() || it->second.dead) return;
     it->second.dead = true;
     it->second.in_flight = 0;
     for (auto p = pending_.begin(); p != pending_.end();) {
-      if (p->second.rank == rank) {
-        balancer_.OnFinish(IndexOf(rank), p->second.prompt_tokens, p->second.started);
-        failed.push_back(std::move(p->second.sink));
-        p = pending_.erase(p);
-      } else {
+      Pending& pending = p->second;
+      if (pending.rank != rank) {
         ++p;
+        continue;
       }
+      balancer_.OnFinish(IndexOf(rank), pending.prompt_tokens, pending.started);
+      if (!pending.started && !pending.pinned) {
+        proto::EngineCoreRequest routing;  // the balancer reads only the prompt's first tokens
+        routing.prompt_token_ids = pending.routing_prefix;
+        if (std::optional<uint32_t> other = PickEngine(routing)) {
+          pending.rank = *other;
+          engines_[*other].in_flight++;
+          balancer_.OnDispatch(IndexOf(*other), pending.prompt_tokens);
+          commands_.push_back(Command{Command::kAdd, *other, proto::RequestType::kAdd, pending.body});
+          ++retried;
+          ++p;
+          continue;
+        }
+      }
+      failed.emplace_back(std::move(pending.sink),
+                          Status::Unavailable("engine rank " + std::to_string(rank) + " died" +
+                                              (pending.started ? " while this request was streaming" : "")));
+      p = pending_.erase(p);
     }
   }
-  LOG(ERROR) << "engine rank " << rank << " is dead: " << why;
-  for (auto& sink : failed) sink->OnError(Status::Unavailable("engine rank " + std::to_string(rank) + " died"));
+  LOG(ERROR) << "engine rank " << rank << " is dead: " << why << "; " << retried
+             << " request(s) not yet streaming moved to other ranks, " << failed.size() << " failed";
+  if (retried > 0) {
+    uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof(one));
+  }
+  for (auto& [sink, status] : failed) sink->OnError(status);
+}
+
+void EngineCoreClient::ProbeBusyRanks() {
+  std::vector<uint32_t> busy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [rank, e] : engines_)
+      if (e.ready && !e.dead && e.in_flight > 0) busy.push_back(rank);
+  }
+  // call_id 0 is never awaited: the engine's answer is dropped on arrival.
+  static const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, "health", {}});
+  const auto type = static_cast<uint8_t>(proto::RequestType::kUtility);
+  for (uint32_t rank : busy) {
+    try {
+      input_.send(zmq::buffer(Identity(rank)), zmq::send_flags::sndmore);
+      input_.send(zmq::buffer(&type, 1), zmq::send_flags::sndmore);
+      input_.send(zmq::buffer(body), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      if (e.num() == ETERM) throw;
+      MarkDead(rank, std::string("its connection is gone: ") + e.what());
+    }
+  }
 }
 
 void EngineCoreClient::HandleInput() {
@@ -423,9 +478,14 @@ void EngineCoreClient::Run() {
                              {nullptr, wake_fd_, ZMQ_POLLIN, 0},
                              {coordinator_ ? coordinator_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
   const int num_items = coordinator_ ? 4 : 3;
+  auto next_probe = std::chrono::steady_clock::now() + kProbeInterval;
   while (!stop_) {
     try {
-      zmq::poll(items, num_items, std::chrono::milliseconds(-1));
+      zmq::poll(items, num_items, kProbeInterval);
+      if (std::chrono::steady_clock::now() >= next_probe) {
+        ProbeBusyRanks();
+        next_probe = std::chrono::steady_clock::now() + kProbeInterval;
+      }
       if (items[2].revents & ZMQ_POLLIN) {
         uint64_t count;
         (void)!read(wake_fd_, &count, sizeof(count));

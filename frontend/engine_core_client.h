@@ -93,7 +93,7 @@ class EngineCoreClient final : public EngineClient {
   int32_t max_model_len() const override;
   // Every expected engine sent its ReadyResponse.
   bool IsReady() const override;
-  // Some engine reported its death (or could not be reached).
+  // Every engine is dead (reported its death or could not be reached).
   bool IsDead() const override;
 
   // Stops the I/O thread; pending sinks get an Unavailable error.
@@ -122,6 +122,9 @@ class EngineCoreClient final : public EngineClient {
     std::shared_ptr<OutputSink> sink;
     int64_t prompt_tokens = 0;
     bool started = false;  // produced a token
+    bool pinned = false;   // X-data-parallel-rank: never moved to another rank
+    std::string body;      // the encoded request, to send it again elsewhere
+    std::vector<int32_t> routing_prefix;  // leading prompt tokens prefix routing hashes
   };
   struct UtilityWait {
     std::vector<std::optional<proto::UtilityOutput>> results;  // per engine asked
@@ -137,6 +140,10 @@ class EngineCoreClient final : public EngineClient {
   void HandleCoordinator();  // LoadSnapshots on the XSUB
   size_t IndexOf(uint32_t rank) const;  // rank -> balancer index
   void MarkDead(uint32_t rank, const std::string& why);
+  // Sends a no-op utility call to every rank with requests in flight, so a
+  // rank whose process vanished (no ENGINE_CORE_DEAD) fails the send and is
+  // marked dead within one probe interval. I/O thread only.
+  void ProbeBusyRanks();
   std::optional<uint32_t> PickEngine(const proto::EngineCoreRequest& request);  // needs mu_
 
   Options options_;
