@@ -176,7 +176,7 @@ int RunServeCommand(int argc, char** argv) {
     LOG(ERROR) << s.message();
     return 2;
   }
-  const std::string run_dir = "/tmp/llmserve-" + std::to_string(getpid());
+  const std::string run_dir = common::ipc::RuntimeDir() + "/llmserve-" + std::to_string(getpid());
   std::filesystem::create_directories(run_dir);
   ServeFlags flags{FLAGS_data_parallel_size, FLAGS_data_parallel_size_local, FLAGS_data_parallel_start_rank,
                    FLAGS_data_parallel_address, FLAGS_data_parallel_rpc_port, FLAGS_headless, FLAGS_api_server_count};

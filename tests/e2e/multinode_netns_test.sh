@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two "nodes" as network namespaces joined by a veth pair, made here (the
-# second also with its own /tmp, so no Unix socket is shared), secured by a
+# second also with its own runtime directory, so no Unix socket is shared), secured by a
 # cluster key: first a node with the wrong key must be refused and the refusal
 # logged; then the real deployment: the head
 # (two frontends sharing one port, DP ranks 0-1, handshake server) and a
@@ -18,10 +18,12 @@ id=$$
 head_ns=llh$id node_ns=lln$id
 head_ip=10.$((id % 200 + 20)).$((id / 200 % 250)).1
 node_ip=${head_ip%.1}.2
-# Outside /tmp: the headless node gets a private /tmp (below), like a real
-# second machine, so it can only reach the head over TCP, never through the
-# head's ipc:// socket files. The model directory must stay visible to both.
-tmp=$(mktemp -d -p /var/tmp)
+tmp=$(mktemp -d)
+# The launchers keep their ipc:// sockets under $LLMSERVE_RUNTIME_DIR; the
+# headless node mounts an empty tmpfs over it (below), like a real second
+# machine, so it can reach the head only over TCP, never through its socket files.
+export LLMSERVE_RUNTIME_DIR=$tmp/run
+mkdir -p "$LLMSERVE_RUNTIME_DIR"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM -- -"$pid" 2>/dev/null || true; done
@@ -66,7 +68,7 @@ start_in "$head_ns" head.log "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${en
   --api-server-count 2 --host "$head_ip" --port 8000 --engine-ready-timeout 120 --cluster-key-dir "$tmp/key"
 start_node() {  # start_node LOG KEY_DIR
   start_in "$node_ns" "$1" unshare --mount --propagation private \
-    sh -c 'mount -t tmpfs tmpfs /tmp && exec "$@"' node "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${engine[@]}" \
+    sh -c 'mount -t tmpfs tmpfs "$LLMSERVE_RUNTIME_DIR" && exec "$@"' node "$bin/llmserve" serve "$tmp/model" "${dp[@]}" "${engine[@]}" \
     --headless --data-parallel-start-rank 2 --cluster-key-dir "$2"
 }
 
