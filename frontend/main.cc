@@ -169,6 +169,12 @@ int main(int argc, char** argv) {
   info.created = static_cast<int64_t>(std::time(nullptr));
   frontend::EngineCoreClient* engine = client->get();
   info.healthy = [engine] { return engine->IsReady() && !engine->IsDead(); };
+  info.dead_ranks = [engine] {
+    std::vector<uint32_t> dead;
+    for (const auto& e : engine->Engines())
+      if (e.dead) dead.push_back(e.rank);
+    return dead;
+  };
   frontend::openai::RegisterInfoRoutes(info, &router);
   frontend::serving::RegisterGenerationRoutes(context, &router);
   frontend::metrics::RegisterMetricsRoute(&metrics, &router);

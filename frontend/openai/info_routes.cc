@@ -9,9 +9,14 @@ namespace llmserve::frontend::openai {
 void RegisterInfoRoutes(const InfoRoutesConfig& config, http::Router* router) {
   router->set_error_responder(RouterErrorResponse);
   router->AddFilter("/v1", ApiKeyFilter(config.api_key));
-  http::Handler health = [healthy = config.healthy](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
-    bool ok = !healthy || healthy();
-    w->Respond(http::HttpResponse::Make(ok ? 200 : 503, "", ""));
+  // As vLLM: 200 or 503 with an empty body; a degraded deployment says so.
+  http::Handler health = [healthy = config.healthy, dead_ranks = config.dead_ranks](
+                             http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
+    if (healthy && !healthy()) return w->Respond(http::HttpResponse::Make(503, "", ""));
+    const std::vector<uint32_t> dead = dead_ranks ? dead_ranks() : std::vector<uint32_t>();
+    if (dead.empty()) return w->Respond(http::HttpResponse::Make(200, "", ""));
+    w->Respond(http::HttpResponse::Make(
+        200, "application/json", Dump(nlohmann::json{{"status", "degraded"}, {"dead_data_parallel_ranks", dead}})));
   };
   router->Add("GET", "/health", health);
   router->Add("GET", "/ping", health);  // SageMaker's health check, as vLLM

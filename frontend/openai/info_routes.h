@@ -20,8 +20,11 @@ struct InfoRoutesConfig {
   std::string version;                          // reported by GET /version
   std::string api_key;                          // empty = /v1 is open
   int64_t created = 0;                          // model "created" time (seconds since the epoch)
-  // True when every engine is ready and none is dead (EngineClient::IsReady() && !IsDead()).
+  // True when the engines can serve (EngineClient::IsReady() && !IsDead()).
   std::function<bool()> healthy;
+  // Data-parallel ranks that are dead while others serve: /health still
+  // answers 200, with {"status": "degraded", "dead_data_parallel_ranks": [...]}.
+  std::function<std::vector<uint32_t>()> dead_ranks;
 };
 
 // Adds the routes, the /v1 API-key filter and the OpenAI error format to `router`.

@@ -3,7 +3,7 @@
 // Requests on the other rank finish untouched; requests on the dead rank that
 // had not streamed a token yet are moved to the live rank and succeed; the ones
 // that were streaming end with a clear error; /health stays 200 while one rank
-// serves; the launcher restarts the rank and it takes pinned requests again.
+// serves and reports the deployment degraded; the launcher restarts the rank and it takes pinned requests again.
 //   node --test tests/e2e/dead_rank.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -103,7 +103,15 @@ test('a SIGKILLed rank: others untouched, unstarted requests retried, the rank r
   // Sent before the frontend can know: some go to the dead rank and must be moved.
   const short = { model: 'tiny', max_tokens: 16, temperature: 0, ignore_eos: true };
   const afterKill = Array.from({ length: 12 }, (_, i) => stream(port, { ...short, prompt: `after the kill ${i}` }));
-  const health = await fetch(`http://127.0.0.1:${port}/health`);
+  // /health: still 200, and it names the dead rank until the restart is back.
+  let degraded = null;
+  for (const until = Date.now() + 5_000; !degraded && Date.now() < until; await sleep(20)) {
+    const r = await fetch(`http://127.0.0.1:${port}/health`);
+    assert.equal(r.status, 200, '/health stays 200 while rank 0 serves');
+    const body = await r.text();
+    if (body) degraded = JSON.parse(body);
+  }
+  assert.deepEqual(degraded, { status: 'degraded', dead_data_parallel_ranks: [1] });
   await Promise.all([...before, ...afterKill].map((s) => s.promise));
   const healthLater = await fetch(`http://127.0.0.1:${port}/health`);
 
@@ -122,7 +130,6 @@ test('a SIGKILLed rank: others untouched, unstarted requests retried, the rank r
     assert.equal(s.end, 'done', `requests sent after the kill all succeed: ${JSON.stringify(s)}`);
     assert.equal(s.finish, 'length');
   }
-  assert.equal(health.status, 200, '/health stays 200 while rank 0 serves');
   assert.equal(healthLater.status, 200);
   const moved = server.log.match(/engine rank 1 is dead: .*/);
   assert.ok(moved, 'the frontend logs the dead rank');
