@@ -50,15 +50,11 @@ int main(int argc, char** argv) {
   options.frontend_publish_bind = FLAGS_frontend_publish_address;
   options.engine_publish_bind = FLAGS_engine_publish_address;
   options.engine_stats_bind = FLAGS_engine_stats_address;
-  if (llmserve::Status key = llmserve::common::ipc::InstallClusterKey(FLAGS_cluster_key_dir); !key.ok()) {
-    LOG(ERROR) << key.message();
-    return 2;
-  }
   zmq::context_t context;
-  auto authenticator = llmserve::common::ipc::StartClusterAuthenticator(context);
+  auto authenticator = llmserve::common::ipc::SecureProcess(FLAGS_cluster_key_dir, context);
   if (!authenticator.ok()) {
     LOG(ERROR) << authenticator.status().message();
-    return 1;
+    return 2;
   }
   auto coord = coordinator::Coordinator::Create(context, options);
   if (!coord.ok()) {

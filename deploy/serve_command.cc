@@ -193,15 +193,11 @@ int RunServeCommand(int argc, char** argv) {
   InstallSignalWatcher(&stop);
   const std::string bin = common::ExecutableDirectory();
   common::ChildProcesses children;
-  if (llmserve::Status key = llmserve::common::ipc::InstallClusterKey(FLAGS_cluster_key_dir); !key.ok()) {
-    LOG(ERROR) << key.message();
-    return 2;
-  }
   zmq::context_t zmq_context;
-  auto authenticator = llmserve::common::ipc::StartClusterAuthenticator(zmq_context);
+  auto authenticator = llmserve::common::ipc::SecureProcess(FLAGS_cluster_key_dir, zmq_context);
   if (!authenticator.ok()) {
     LOG(ERROR) << authenticator.status().message();
-    return 1;
+    return 2;
   }
 
   // The head node runs the handshake: it tells engines where the frontends are.

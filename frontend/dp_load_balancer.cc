@@ -3,21 +3,17 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/mix64.h"
+
 namespace llmserve::frontend {
 
 namespace {
 
-// 64-bit mixing (splitmix64 finalizer): spreads (prefix hash, rank) pairs.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using common::Mix64;
 
 uint64_t HashPrefix(std::span<const int32_t> tokens) {
   uint64_t h = 0x243f6a8885a308d3ULL;
-  for (int32_t t : tokens) h = Mix(h ^ static_cast<uint32_t>(t));
+  for (int32_t t : tokens) h = Mix64(h ^ static_cast<uint32_t>(t));
   return h;
 }
 
@@ -85,7 +81,7 @@ std::optional<size_t> DpLoadBalancer::Pick(std::span<const int32_t> prompt, cons
   uint64_t best_weight = 0;
   for (size_t r = 0; r < own_.size(); ++r) {
     if (r >= available.size() || !available[r]) continue;
-    const uint64_t w = Mix(key ^ Mix(r + 1));
+    const uint64_t w = Mix64(key ^ Mix64(r + 1));
     if (!preferred || w > best_weight) {
       best_weight = w;
       preferred = r;

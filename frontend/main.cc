@@ -132,15 +132,11 @@ int main(int argc, char** argv) {
   client_options.lb.routing = *routing;
   client_options.lb.affinity_tokens = FLAGS_dp_prefix_affinity_tokens;
   client_options.lb.affinity_threshold = FLAGS_dp_prefix_overload_tokens;
-  if (llmserve::Status key = llmserve::common::ipc::InstallClusterKey(FLAGS_cluster_key_dir); !key.ok()) {
-    LOG(ERROR) << key.message();
-    return 2;
-  }
   zmq::context_t zmq_context;
-  auto authenticator = llmserve::common::ipc::StartClusterAuthenticator(zmq_context);
+  auto authenticator = llmserve::common::ipc::SecureProcess(FLAGS_cluster_key_dir, zmq_context);
   if (!authenticator.ok()) {
     LOG(ERROR) << authenticator.status().message();
-    return 1;
+    return 2;
   }
   auto client = frontend::EngineCoreClient::Start(zmq_context, client_options);
   if (!client.ok()) {

@@ -6,15 +6,12 @@
 #include <random>
 #include <unordered_map>
 
+#include "common/mix64.h"
+
 namespace llmserve::worker {
 namespace {
 
-uint64_t Mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+using common::Mix64;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kNegligibleLogRatio = 30.0;
@@ -134,11 +131,11 @@ uint64_t Sampler::EffectiveSeed(const SamplingParams& params, const std::string&
   if (params.seed.has_value()) return *params.seed;
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : request_id) h = (h ^ c) * 0x100000001b3ull;
-  return Mix(process_seed_ ^ h);
+  return Mix64(process_seed_ ^ h);
 }
 
 double Sampler::Uniform(uint64_t seed, uint64_t position) {
-  const uint64_t r = Mix(Mix(seed) ^ (position * 0xd1b54a32d192ed03ull));
+  const uint64_t r = Mix64(Mix64(seed) ^ (position * 0xd1b54a32d192ed03ull));
   return static_cast<double>(r >> 11) * 0x1.0p-53;
 }
 

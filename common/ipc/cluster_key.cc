@@ -39,6 +39,11 @@ StatusOr<std::unique_ptr<ZapAuthenticator>> StartClusterAuthenticator(zmq::conte
   return ZapAuthenticator::Start(context, *ClusterKey());
 }
 
+StatusOr<std::unique_ptr<ZapAuthenticator>> SecureProcess(const std::string& dir, zmq::context_t& context) {
+  LLMSERVE_RETURN_IF_ERROR(InstallClusterKey(dir));
+  return StartClusterAuthenticator(context);
+}
+
 StatusOr<std::unique_ptr<HandshakeFailureLog>> WatchRefusedPeers(zmq::context_t& context, zmq::socket_t& socket,
                                                                  const std::string& endpoint, std::string name) {
   if (ClusterKey() == nullptr || !IsTcp(endpoint)) return std::unique_ptr<HandshakeFailureLog>();

@@ -32,6 +32,10 @@ Status SecureTcpSocket(zmq::socket_t& socket, const std::string& endpoint, Socke
 // first bind, keep it until the context's sockets are closed). Else null.
 StatusOr<std::unique_ptr<ZapAuthenticator>> StartClusterAuthenticator(zmq::context_t& context);
 
+// For a process that binds TCP sockets: InstallClusterKey(dir), then
+// StartClusterAuthenticator(context). Errors name the flag.
+StatusOr<std::unique_ptr<ZapAuthenticator>> SecureProcess(const std::string& dir, zmq::context_t& context);
+
 // With a key installed and a tcp:// `endpoint`: a log of the handshakes
 // `socket` refuses (peers with another key, or none). Else null.
 StatusOr<std::unique_ptr<HandshakeFailureLog>> WatchRefusedPeers(zmq::context_t& context, zmq::socket_t& socket,
