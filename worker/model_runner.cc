@@ -30,6 +30,11 @@ SamplingParams FromProto(const proto::SamplingParams& p) {
   return s;
 }
 
+kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype) {
+  const bool bf16 = dtype == "bfloat16" || (dtype == "auto" && torch_dtype == "bfloat16");
+  return bf16 ? kernels::cpu::MatmulPrecision::kBF16 : kernels::cpu::MatmulPrecision::kF32;
+}
+
 size_t AvailableMemoryBytes() {
   size_t bytes = static_cast<size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   std::ifstream cg("/sys/fs/cgroup/memory.max");
