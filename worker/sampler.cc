@@ -52,11 +52,7 @@ SampledToken Choose(const float* l, size_t vocab, const SamplingParams& sp, cons
   SampledToken out;
   if (sp.temperature <= 1e-5f) {
     // 3a. Greedy: the first maximum.
-    size_t best = 0;
-    for (size_t t = 1; t < vocab; ++t) {
-      if (l[t] > l[best]) best = t;
-    }
-    out.token = static_cast<int32_t>(best);
+    out.token = static_cast<int32_t>(ArgMax(l, vocab));
   } else {
     // 3b. Temperature, then probabilities relative to the maximum.
     double mx = -std::numeric_limits<double>::infinity();

@@ -8,6 +8,7 @@
 // GCC 12 reports its own _mm512_undefined_* helpers as maybe-uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 #endif
@@ -54,6 +55,37 @@ __attribute__((target("avx512f,avx512dq"))) void TemperatureExpAvx512(const floa
   }
 }
 
+__attribute__((target("avx512f"))) size_t ArgMaxAvx512(const float* l, size_t n) {
+  // Pass 1: the maximum (max_ps(x, acc) keeps acc where x is NaN).
+  __m512 acc = _mm512_set1_ps(-__builtin_inff());
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) acc = _mm512_max_ps(_mm512_loadu_ps(l + i), acc);
+  float mx = _mm512_reduce_max_ps(acc);
+  for (; i < n; ++i) {
+    if (l[i] > mx) mx = l[i];
+  }
+  // Pass 2: the first index holding it.
+  const __m512 vmx = _mm512_set1_ps(mx);
+  for (i = 0; i + 16 <= n; i += 16) {
+    const __mmask16 eq = _mm512_cmp_ps_mask(_mm512_loadu_ps(l + i), vmx, _CMP_EQ_OQ);
+    if (eq != 0) return i + static_cast<size_t>(__builtin_ctz(eq));
+  }
+  for (; i < n; ++i) {
+    if (l[i] == mx) return i;
+  }
+  return 0;  // every logit is NaN or -inf
+}
+
+__attribute__((target("avx512f"))) size_t CountNansAvx512(const float* l, size_t n) {
+  size_t count = 0, i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(l + i);
+    count += static_cast<size_t>(__builtin_popcount(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)));
+  }
+  for (; i < n; ++i) count += std::isnan(l[i]) ? 1 : 0;
+  return count;
+}
+
 bool HasAvx512() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
   return has;
@@ -61,6 +93,28 @@ bool HasAvx512() {
 #endif
 
 }  // namespace
+
+size_t ArgMax(const float* l, size_t n) {
+  // A NaN first element wins in the reference loop (nothing compares greater).
+  if (n == 0 || std::isnan(l[0])) return 0;
+#if defined(__x86_64__)
+  if (HasAvx512()) return ArgMaxAvx512(l, n);
+#endif
+  size_t best = 0;
+  for (size_t t = 1; t < n; ++t) {
+    if (l[t] > l[best]) best = t;
+  }
+  return best;
+}
+
+size_t CountNans(const float* l, size_t n) {
+#if defined(__x86_64__)
+  if (HasAvx512()) return CountNansAvx512(l, n);
+#endif
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += std::isnan(l[i]) ? 1 : 0;
+  return count;
+}
 
 double SamplerExp(double x) {
   if (std::isnan(x)) return x;
