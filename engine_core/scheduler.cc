@@ -394,7 +394,13 @@ void Scheduler::UpdateScheduledMap() {
 // ---------------------------------------------------------------------------
 
 int32_t Scheduler::LocateScheduled(size_t row, const std::string& id) const {
-  // Fast path: the workers answered in the order we scheduled.
+  // Fast paths: the request that answered in this row last step, then the
+  // one scheduled in this position.
+  if (row < row_handle_.size() && row_handle_[row] >= 0 &&
+      static_cast<size_t>(row_handle_[row]) < requests_.size()) {
+    const Request* r = requests_[row_handle_[row]].get();
+    if (r != nullptr && r->last_scheduled_step == step_ && r->request_id == id) return r->scheduled_index;
+  }
   if (row < decision_.size()) {
     const Request* r = requests_[decision_[row].handle].get();
     if (r != nullptr && r->last_scheduled_step == step_ && r->request_id == id) {
@@ -444,6 +450,8 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
   finished_handles_.clear();
   for (size_t row = 0; row < rows; ++row) {
     const int32_t idx = LocateScheduled(row, model_output.req_ids[row]);
+    if (row >= row_handle_.size()) row_handle_.resize(row + 1, -1);
+    row_handle_[row] = idx < 0 ? -1 : decision_[idx].handle;
     if (idx < 0) continue;  // finished (e.g. aborted) since it was scheduled
     const int32_t h = decision_[idx].handle;
     Request& r = *requests_[h];
