@@ -7,10 +7,13 @@
 
 #include "common/ipc/cluster_key.h"
 #include "engine_core/startup_handshake.h"
+#include "proto/admin.pb.h"
 
 namespace llmserve::engine_core {
 
 namespace {
+// The coordinator's frame before a DrainCommand (coordinator/coordinator.h's kDrainFrame).
+constexpr std::string_view kDrainFrame = "DRAIN";
 constexpr auto kIdlePoll = std::chrono::milliseconds(100);
 
 double MonotonicSeconds() {
@@ -118,6 +121,17 @@ void EngineCoreProc::InputLoop() {
           if (!type_frame.more()) continue;
           (void)coordinator->recv(body);
           for (zmq::message_t extra; body.more();) (void)coordinator->recv(extra);
+          if (type_frame.to_string_view() == kDrainFrame) {
+            // An elastic scale-down removes ranks: a named one drains and exits 0.
+            proto::DrainCommand drain;
+            if (!drain.ParseFromArray(body.data(), static_cast<int>(body.size()))) continue;
+            for (uint32_t rank : drain.data_parallel_ranks()) {
+              if (rank != options_.rank) continue;
+              LOG(INFO) << "engine " << options_.rank << ": removed by an elastic scale-down; draining";
+              RequestShutdown();
+            }
+            continue;
+          }
           StartWave wave;
           proto::RequestType type;
           Status s = proto::ParseRequestType(type_frame.data(), type_frame.size(), &type);

@@ -14,7 +14,8 @@
 // then receives START_DP_WAVE) and the output thread PUSHes the
 // CoordinatorReporter's load and wave reports to it.
 // SIGTERM drains: new requests are refused with an abort output, in-flight
-// ones run to completion up to the shutdown timeout.
+// ones run to completion up to the shutdown timeout. A coordinator
+// ["DRAIN"][DrainCommand] naming this rank (elastic scale-down) does the same.
 
 #include <zmq.hpp>
 
