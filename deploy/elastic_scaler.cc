@@ -127,7 +127,7 @@ proto::ScaleResponse ElasticScaler::ScaleUp(const ScaleStep& step) {
     for (uint32_t r : local)
       if (auto e = TakeExit(EngineName(r))) failure = "engine rank " + std::to_string(r) + " " + e->Describe() + " while starting";
     if (!failure.empty()) break;
-    if (ctx_.stop && *ctx_.stop) failure = "the deployment is shutting down";
+    if (ctx_.should_stop && ctx_.should_stop()) failure = "the deployment is shutting down";
     else if (Clock::now() >= deadline)
       failure = "new engines not ready within the engine ready timeout: " + ctx_.handshake->MissingDescription();
     else ctx_.tick(kTick);
@@ -167,7 +167,7 @@ proto::ScaleResponse ElasticScaler::ScaleDown(const ScaleStep& step, std::chrono
     } else {
       idle_since.reset();
     }
-    if (ctx_.stop && *ctx_.stop) break;
+    if (ctx_.should_stop && ctx_.should_stop()) break;
     if (Clock::now() >= deadline) {
       timed_out = true;
       LOG(WARNING) << "launcher: ranks " << RankList(step.removed) << " still have requests after "

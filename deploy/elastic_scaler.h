@@ -14,7 +14,6 @@
 // relayed by the coordinator to remote ones; publish {0..N-1}.
 // Existing ranks and frontends keep serving throughout.
 
-#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -39,7 +38,9 @@ struct ElasticScalerContext {
   // child exits into `exits` (the supervisor handles the ones the scaler leaves).
   std::function<void(std::chrono::milliseconds timeout)> tick;
   std::deque<common::ChildExit>* exits = nullptr;
-  const std::atomic<bool>* stop = nullptr;          // the launcher is shutting down
+  // True when the scale must give up: the launcher is shutting down or a
+  // process other than an engine died (the supervisor then ends the deployment).
+  std::function<bool()> should_stop;
   std::chrono::milliseconds engine_ready_timeout{600000};
   std::chrono::milliseconds engine_stop_grace{35000};  // SIGTERM -> SIGKILL for removed engines
   uint32_t max_size = 256;                              // largest size a scale may ask for

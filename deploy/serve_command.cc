@@ -373,7 +373,11 @@ int RunServeCommand(int argc, char** argv) {
       while (auto e = children.WaitAny(std::chrono::milliseconds(0))) exits.push_back(*e);
     };
     ctx.exits = &exits;
-    ctx.stop = &stop;
+    ctx.should_stop = [&] {
+      for (const auto& e : exits)
+        if (e.name.rfind("engine", 0) != 0) return true;  // a frontend or the coordinator died
+      return stop.load();
+    };
     ctx.engine_ready_timeout = std::chrono::milliseconds(static_cast<int64_t>(FLAGS_engine_ready_timeout * 1000));
     ctx.engine_stop_grace = grace;
     scaler = std::make_unique<ElasticScaler>(std::move(ctx), static_cast<uint32_t>(plan.data_parallel_size));
@@ -402,7 +406,7 @@ int RunServeCommand(int argc, char** argv) {
       if (plan.headless && engine && exit.signal == 0 && exit.exit_code == 0) {
         // The head removed this rank (elastic scale-down): a normal departure.
         LOG(INFO) << exit.name << " left the deployment (scaled down)";
-        if (children.running() == 0) {
+        if (children.running() == 0 && !finished) {
           LOG(INFO) << "every engine on this node left; exiting";
           finished = true;
         }

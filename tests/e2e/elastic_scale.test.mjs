@@ -5,6 +5,9 @@
 // after; /health answers 200 throughout. Scale 4 -> 2: the engines of ranks 2
 // and 3 exit, the load goes on. No request fails. Also: 400 for bad bodies,
 // 401 for a wrong key, 409 for a second scale at once, 403 without an admin key.
+// A headless node (TCP on 127.0.0.1) started before a scale waits to be
+// admitted by the scale-up; the scale-down drains its engines, which exit 0,
+// and its launcher exits 0.
 //   node --test tests/e2e/elastic_scale.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +15,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, processTree, waitGone, sleep } from './serve_harness.mjs';
+import net from 'node:net';
+import { makeTinyModel, freePort, startServe, waitHealthy, waitExit, stopServe, processTree, waitGone, sleep } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-elastic-'));
 const servers = [];
@@ -161,4 +165,55 @@ test('without --admin-api-key scaling answers 403 and says how to enable it', as
   assert.equal(r.status, 403);
   assert.match(r.body.error.message, /--admin-api-key/);
   assert.equal(await isScaling(port), false);
+});
+
+// A base port with `count` consecutive free ports (the head node's TCP sockets).
+async function freePortRange(count) {
+  const bindable = (port) => new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+  for (let attempt = 0; attempt < 50; ++attempt) {
+    const base = 20000 + Math.floor(Math.random() * 30000);
+    let ok = true;
+    for (let p = base; ok && p < base + count; ++p) ok = await bindable(p);
+    if (ok) return base;
+  }
+  throw new Error('no free port range');
+}
+
+test('a headless node waits for the scale-up, serves, and leaves cleanly on the scale-down', async () => {
+  const port = await freePort();
+  const rpc = await freePortRange(6);
+  const common = ['--data-parallel-address', '127.0.0.1', '--data-parallel-rpc-port', String(rpc)];
+  const head = startServe(join(work, 'tiny'), port, ['--data-parallel-size', '1', '--admin-api-key', 'K', ...common]);
+  servers.push(head);
+  await waitHealthy(head);
+  const node = startServe(join(work, 'tiny'), await freePort(),
+                          ['--headless', '--data-parallel-size', '2', '--data-parallel-start-rank', '1', ...common]);
+  servers.push(node);
+  // Its engine says HELLO and is held: rank 1 is not part of the deployment yet.
+  for (const until = Date.now() + 20_000; !/engine rank 1 is not part of this deployment \(yet\)/.test(head.log);) {
+    assert.ok(Date.now() < until, `the head never saw rank 1's HELLO:\n${head.log}\n${node.log}`);
+    await sleep(50);
+  }
+  const up = await scale(port, { new_data_parallel_size: 2 });
+  assert.equal(up.status, 200, JSON.stringify(up));
+  assert.match(head.log, /admitting the waiting remote engine rank 1/);
+  const pinned = await fetch(`http://127.0.0.1:${port}/v1/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-data-parallel-rank': '1' },
+    body: JSON.stringify({ model: 'tiny', prompt: 'remote rank', max_tokens: 4 }),
+  });
+  assert.equal(pinned.status, 200, await pinned.text());
+  assert.equal(pinned.headers.get('x-data-parallel-rank'), '1');
+
+  const down = await scale(port, { new_data_parallel_size: 1 });
+  assert.equal(down.status, 200, JSON.stringify(down));
+  const exit = await waitExit(node, 20_000);
+  assert.deepEqual(exit, { code: 0, signal: null }, `the headless launcher exits 0:\n${node.log.slice(-2000)}`);
+  assert.match(node.log, /engine1 left the deployment \(scaled down\)/);
+  const r = await fetch(`http://127.0.0.1:${port}/health`);
+  assert.equal(r.status, 200);
+  assert.equal(await r.text(), '', 'not degraded: the removed rank is not missed');
 });
