@@ -281,12 +281,13 @@ EngineState& EngineCoreClient::AddRank(uint32_t rank) {
   EngineState& e = engines_[rank];
   e.rank = rank;
   e.joined = true;
-  e.active = membership_epoch_ == 0 ||
+  // Routed only once a membership names it (never a stray engine without one).
+  e.active = membership_epoch_ != 0 &&
              std::find(active_ranks_.begin(), active_ranks_.end(), rank) != active_ranks_.end();
   auto pos = std::lower_bound(rank_order_.begin(), rank_order_.end(), rank);
   balancer_.InsertRank(static_cast<size_t>(pos - rank_order_.begin()));
   rank_order_.insert(pos, rank);
-  LOG(INFO) << "engine client: rank " << rank << " joined the deployment";
+  LOG(INFO) << "engine client: rank " << rank << " joined the deployment" << (e.active ? "" : " (not routed to yet)");
   return e;
 }
 

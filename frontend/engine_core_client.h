@@ -189,7 +189,7 @@ class EngineCoreClient final : public EngineClient {
   uint64_t current_wave_ = 0;      // from the coordinator
   bool engines_running_ = false;   // from the coordinator, or set by our first request
   uint64_t snapshots_ = 0;
-  uint64_t membership_epoch_ = 0;  // 0: no membership yet (every known rank is active)
+  uint64_t membership_epoch_ = 0;  // 0: no membership yet (the starting ranks are active, no others)
   std::vector<uint32_t> active_ranks_;  // from the latest membership
   bool scaling_ = false;
 };

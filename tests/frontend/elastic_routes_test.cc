@@ -108,6 +108,7 @@ TEST(ElasticRoutes, AdminKeyGuardsScaling) {
   Fixture without("");
   ClientResponse r = without.Send("POST", "/scale_elastic_ep", R"({"new_data_parallel_size": 2})", kKey);
   EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(json::parse(r.body)["error"]["type"], "PermissionDeniedError");
   EXPECT_NE(json::parse(r.body)["error"]["message"].get<std::string>().find("--admin-api-key"), std::string::npos);
 
   Fixture with("admin-key");
@@ -131,6 +132,7 @@ TEST(ElasticRoutes, ScaleAnswersWhenTheLauncherDoesAndRefusesASecondOne) {
   EXPECT_TRUE(f.Scaling());
   ClientResponse second = f.Send("POST", "/scale_elastic_ep", R"({"new_data_parallel_size": 3})", kKey);
   EXPECT_EQ(second.status, 409);
+  EXPECT_EQ(json::parse(second.body)["error"]["type"], "ConflictError");
   EXPECT_EQ(f.Send("GET", "/health", "").status, 200) << "other endpoints keep answering while scaling";
   ClientResponse r = first.ReadResponse();
   EXPECT_EQ(r.status, 200);
