@@ -74,7 +74,39 @@ bool EngineCoreProc::AwaitCoordinatorReady(zmq::socket_t& sub) {
   return false;
 }
 
+bool EngineCoreProc::AwaitConnected(zmq::socket_t& socket, const std::string& address) {
+  auto next_log = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!stop_io_) {
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLOUT, 0};
+    if (zmq::poll(&item, 1, kIdlePoll) > 0) return true;
+    if (std::chrono::steady_clock::now() >= next_log) {
+      LOG(INFO) << "engine " << options_.rank << ": waiting to connect to the frontend at " << address;
+      next_log += std::chrono::seconds(10);
+    }
+  }
+  return false;
+}
+
+void EngineCoreProc::SetAnnounced(Announce result) {
+  {
+    std::lock_guard<std::mutex> lock(announce_mu_);
+    if (announce_ == Announce::kPending) announce_ = result;
+  }
+  announce_cv_.notify_all();
+}
+
+bool EngineCoreProc::WaitUntilAnnounced() {
+  std::unique_lock<std::mutex> lock(announce_mu_);
+  announce_cv_.wait(lock, [&] { return announce_ != Announce::kPending || shutdown_requested_; });
+  return announce_ == Announce::kSent;
+}
+
 void EngineCoreProc::InputLoop() {
+  // Whatever way this thread leaves the announcement phase, WaitUntilAnnounced returns.
+  struct GiveUp {
+    EngineCoreProc* self;
+    ~GiveUp() { self->SetAnnounced(Announce::kGaveUp); }
+  } give_up{this};
   std::vector<zmq::socket_t> sockets;
   std::optional<zmq::socket_t> coordinator;
   try {
@@ -98,11 +130,17 @@ void EngineCoreProc::InputLoop() {
       s.set(zmq::sockopt::linger, 0);
       s.set(zmq::sockopt::rcvhwm, 0);
       s.set(zmq::sockopt::sndhwm, 0);
+      // Queue the ReadyResponse only on an established connection, so it is on
+      // its way before READY goes to the launcher: a rank that joins in an
+      // elastic scale-up is known to the frontends when the scale answers.
+      s.set(zmq::sockopt::immediate, 1);
       SecureOrThrow(s, address);
       s.connect(address);
+      if (!AwaitConnected(s, address)) return;
       s.send(zmq::buffer(ready_bytes), zmq::send_flags::none);
       sockets.push_back(std::move(s));
     }
+    SetAnnounced(Announce::kSent);
   } catch (const zmq::error_t& e) {
     LOG(ERROR) << "engine input: cannot connect to a frontend: " << e.what();
     inputs_.Push(Input{});

@@ -9,7 +9,7 @@
 // admitted by the scale-up; the scale-down drains its engines, which exit 0,
 // and its launcher exits 0.
 //   node --test tests/e2e/elastic_scale.test.mjs   (LLMSERVE_BIN = the build's bin/)
-import { test, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,8 @@ import { makeTinyModel, freePort, startServe, waitHealthy, waitExit, stopServe, 
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-elastic-'));
 const servers = [];
+
+before(() => makeTinyModel(join(work, 'tiny'), 11));
 
 after(async () => {
   for (const s of servers) await stopServe(s);
@@ -55,7 +57,6 @@ async function isScaling(port, method = 'GET') {
 }
 
 test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ranks serve at once', async () => {
-  makeTinyModel(join(work, 'tiny'), 11);
   const port = await freePort();
   const server = startServe(join(work, 'tiny'), port, ['--data-parallel-size', '2', '--admin-api-key', 'K']);
   servers.push(server);
@@ -175,7 +176,7 @@ async function freePortRange(count) {
     s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
   for (let attempt = 0; attempt < 50; ++attempt) {
-    const base = 20000 + Math.floor(Math.random() * 30000);
+    const base = 20000 + Math.floor(Math.random() * 12000);  // below the ephemeral range (32768+)
     let ok = true;
     for (let p = base; ok && p < base + count; ++p) ok = await bindable(p);
     if (ok) return base;
@@ -205,7 +206,7 @@ test('a headless node waits for the scale-up, serves, and leaves cleanly on the 
     method: 'POST', headers: { 'content-type': 'application/json', 'x-data-parallel-rank': '1' },
     body: JSON.stringify({ model: 'tiny', prompt: 'remote rank', max_tokens: 4 }),
   });
-  assert.equal(pinned.status, 200, await pinned.text());
+  assert.equal(pinned.status, 200, `${await pinned.text()}\n${head.log.slice(-6000)}\n${node.log.slice(-3000)}`);
   assert.equal(pinned.headers.get('x-data-parallel-rank'), '1');
 
   const down = await scale(port, { new_data_parallel_size: 1 });
