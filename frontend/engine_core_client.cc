@@ -433,7 +433,12 @@ void EngineCoreClient::HandleOutput() {
       if (!extra.empty() && extra[0].size() == 2) {
         MarkDead(RankOf(extra[0]), "it reported ENGINE_CORE_DEAD");
       } else {
-        for (uint32_t rank : options_.engine_ranks) MarkDead(rank, "an engine reported ENGINE_CORE_DEAD");
+        std::vector<uint32_t> ranks;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          for (const auto& [rank, e] : engines_) ranks.push_back(rank);  // ranks that joined later too
+        }
+        for (uint32_t rank : ranks) MarkDead(rank, "an engine reported ENGINE_CORE_DEAD");
       }
       continue;
     }
