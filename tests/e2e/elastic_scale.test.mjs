@@ -3,7 +3,8 @@
 // official `openai` client. Scale 2 -> 4: ranks 2 and 3 take requests within
 // a few seconds; /is_scaling_elastic_ep is true during the scale and false
 // after; /health answers 200 throughout. Scale 4 -> 2: the engines of ranks 2
-// and 3 exit, the load goes on. No request fails. Also: 400 for bad bodies,
+// and 3 exit, the load goes on. No request fails. A drain that times out
+// answers 408, still removes the rank, and its request still finishes. Also: 400 for bad bodies,
 // 401 for a wrong key, 409 for a second scale at once, 403 without an admin key.
 // A headless node (TCP on 127.0.0.1) started before a scale waits to be
 // admitted by the scale-up; the scale-down drains its engines, which exit 0,
@@ -155,6 +156,30 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
   for (const s of served) byRank[s.rank] = (byRank[s.rank] ?? 0) + 1;
   console.log(`served ${served.length} requests: ${JSON.stringify(byRank)}`);
   assert.ok(server.proc.exitCode === null, 'the launcher still runs');
+
+  // A drain that times out: 408, the scale still completes, and the request the
+  // removed rank holds still finishes (the engine drains it after SIGTERM).
+  assert.equal((await scale(port, { new_data_parallel_size: 3 })).status, 200);
+  const { data: long, response } = await client.completions.create(
+    { model: 'tiny', prompt: 'a long one', max_tokens: 300, temperature: 0, ignore_eos: true, stream: true },
+    { headers: { 'X-data-parallel-rank': '2' } }).withResponse();
+  assert.equal(response.headers.get('x-data-parallel-rank'), '2');
+  let tokens = 0;
+  let finish = null;
+  const reading = (async () => {
+    for await (const part of long) {
+      tokens += part.choices?.length ? 1 : 0;
+      finish = part.choices?.[0]?.finish_reason ?? finish;
+    }
+  })();
+  while (tokens < 3) await sleep(10);
+  const timedOut = await scale(port, { new_data_parallel_size: 2, drain_timeout: 1 });
+  assert.equal(timedOut.status, 408, JSON.stringify(timedOut));
+  assert.match(timedOut.body.error.message, /Scaled to 2 data parallel engines, but ranks 2 did not finish/);
+  await reading;
+  assert.equal(finish, 'length', 'the request on the removed rank finished');
+  assert.equal(tokens, 300);
+  assert.deepEqual(enginePids(server, 2), []);
 });
 
 test('without --admin-api-key scaling answers 403 and says how to enable it', async () => {
