@@ -16,40 +16,12 @@
 #include <vector>
 
 #include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/amx_tiles.h"
 
 #define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 
 namespace llmserve::kernels::cpu::amx {
 namespace {
-
-// Tile roles: C tiles 0..3 (rows × 16 fp32), A tiles 4, 5 (rows × 32 bf16),
-// B tiles 6, 7 (16 pairs × 16 outputs).
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64);
-
-// rows0: rows of the first 16-row block (1..16), rows1: of the second (0..16).
-TileConfig MakeConfig(int rows0, int rows1) {
-  TileConfig c;
-  auto set = [&c](int tile, int rows) {
-    c.rows[tile] = static_cast<uint8_t>(rows);
-    c.colsb[tile] = rows > 0 ? 64 : 0;
-  };
-  set(0, rows0);
-  set(1, rows0);
-  set(2, rows1);
-  set(3, rows1);
-  set(4, rows0);
-  set(5, rows1);
-  set(6, 16);
-  set(7, 16);
-  return c;
-}
 
 // For BlockWide: C tiles 0..3 and A tile 4 with `rows` rows, B tiles 5..7.
 TileConfig MakeWideConfig(int rows) {
@@ -60,17 +32,6 @@ TileConfig MakeWideConfig(int rows) {
   }
   return c;
 }
-
-inline void LoadConfig(const TileConfig& c) { __asm__ volatile("ldtilecfg %0" ::"m"(c) : "memory"); }
-inline void Release() { __asm__ volatile("tilerelease" ::: "memory"); }
-
-#define LLMSERVE_TILE_ZERO(t) __asm__ volatile("tilezero %%tmm" #t ::: "memory")
-#define LLMSERVE_TILE_LOAD(t, base, stride) \
-  __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #t ::"r"(base), "r"(stride) : "memory")
-#define LLMSERVE_TILE_STORE(t, base, stride) \
-  __asm__ volatile("tilestored %%tmm" #t ", (%0,%1,1)" ::"r"(base), "r"(stride) : "memory")
-// c += a · b
-#define LLMSERVE_TILE_DP(c, a, b) __asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::: "memory")
 
 // Stores the C tile `t` (rows × 16) to outputs [col, col + width) of rows
 // starting at y.
