@@ -5,7 +5,8 @@
 // tokens). A row tile is 16 rows: 16 / group tokens, each with its GQA group
 // of query heads (row = token * group + head).
 //
-// Operands, all bf16 rounded to nearest even exactly as F32ToBf16:
+// Operands, all bf16 rounded to nearest even (q and p exactly as F32ToBf16;
+// K/V of an fp32 cache by vcvtne2ps2bf16, which also flushes denormals):
 //  * Q: per row tile, head_dim / 32 A tiles of 16 rows × 32 dims.
 //  * K, per cache block: the block's keys in 16-key groups, each head_dim / 32
 //    B tiles (row p holds the pairs (K[key][2p], K[key][2p + 1]) of 16 keys):
@@ -51,6 +52,7 @@
 #include "kernels/cpu/paged_attention_item.h"
 
 #define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define LLMSERVE_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
 namespace llmserve::kernels::cpu::internal {
 namespace {
@@ -75,20 +77,26 @@ LLMSERVE_AVX512 inline __m512i RoundToBf16(__m512 v) {
   return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
 }
 
-// 16 cache elements from element `off` (lanes outside `mask` are 0 and not
-// read) as bf16 bits in the low half of each 32-bit lane.
+// One VNNI row from two runs of 16 cache elements, at elements lo and hi
+// (lanes outside the masks read as 0): the pairs (lo[i], hi[i]) as bf16.
+// An fp32 cache is rounded by vcvtne2ps2bf16 (nearest even; denormals become
+// zero), the same instruction wherever a block is converted.
 template <bool BF16>
-LLMSERVE_AVX512 inline __m512i Load16(const void* cache, size_t off, __mmask16 mask) {
+LLMSERVE_AVX512_BF16 inline void StorePairs(uint16_t* dst, const void* cache, size_t lo, __mmask16 mlo, size_t hi,
+                                            __mmask16 mhi) {
   if constexpr (BF16) {
-    return _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(cache) + off));
+    const auto* c = static_cast<const uint16_t*>(cache);
+    const __m512i a = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mlo, c + lo));
+    const __m512i b = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mhi, c + hi));
+    _mm512_store_si512(dst, _mm512_or_si512(a, _mm512_slli_epi32(b, 16)));
   } else {
-    return _mm512_maskz_mov_epi32(mask, RoundToBf16(_mm512_maskz_loadu_ps(mask, static_cast<const float*>(cache) + off)));
+    const auto* c = static_cast<const float*>(cache);
+    // [bf16(lo[0..15]), bf16(hi[0..15])], then interleaved.
+    const __m512bh both = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(mhi, c + hi), _mm512_maskz_loadu_ps(mlo, c + lo));
+    const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                           21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    _mm512_store_si512(dst, _mm512_permutexvar_epi16(order, (__m512i)both));
   }
-}
-
-// One VNNI row: 16 pairs (lo[i], hi[i]).
-LLMSERVE_AVX512 inline void StorePairs(uint16_t* dst, __m512i lo, __m512i hi) {
-  _mm512_store_si512(dst, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
 }
 
 // Elements (u16) of one block's converted K, and of its V.
@@ -97,7 +105,7 @@ inline size_t BlockElems(const PagedAttentionShape& s) { return s.block_size * s
 // Converts cache block `block` of KV head `h` into the K and V tile layouts
 // (k_dst, v_dst: BlockElems each, 64-byte aligned); slots >= valid are zeros.
 template <bool BF16>
-LLMSERVE_AVX512 void ConvertBlock(const PagedAttentionShape& s, const void* k_cache, const void* v_cache, size_t block,
+LLMSERVE_AVX512_BF16 void ConvertBlock(const PagedAttentionShape& s, const void* k_cache, const void* v_cache, size_t block,
                                   size_t h, size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
   const size_t bs = s.block_size, hd = s.head_dim;
   // K: element (d, slot) at kb + d * bs + slot. Tile (g, kk) = keys 16g..,
@@ -109,8 +117,7 @@ LLMSERVE_AVX512 void ConvertBlock(const PagedAttentionShape& s, const void* k_ca
       uint16_t* tile = k_dst + (g * (hd / 32) + kk) * 512;
       for (size_t p = 0; p < 16; ++p) {
         const size_t d = 32 * kk + 2 * p;
-        StorePairs(tile + p * 32, Load16<BF16>(k_cache, kb + d * bs + 16 * g, mask),
-                   Load16<BF16>(k_cache, kb + (d + 1) * bs + 16 * g, mask));
+        StorePairs<BF16>(tile + p * 32, k_cache, kb + d * bs + 16 * g, mask, kb + (d + 1) * bs + 16 * g, mask);
       }
     }
   }
@@ -123,8 +130,8 @@ LLMSERVE_AVX512 void ConvertBlock(const PagedAttentionShape& s, const void* k_ca
       const __mmask16 m0 = key < valid ? static_cast<__mmask16>(0xffff) : 0;
       const __mmask16 m1 = key + 1 < valid ? static_cast<__mmask16>(0xffff) : 0;
       for (size_t c = 0; c < hd / 16; ++c) {
-        StorePairs(v_dst + ((st * (hd / 16) + c) * 16 + p) * 32, Load16<BF16>(v_cache, vb + key * hd + 16 * c, m0),
-                   Load16<BF16>(v_cache, vb + (key + 1) * hd + 16 * c, m1));
+        StorePairs<BF16>(v_dst + ((st * (hd / 16) + c) * 16 + p) * 32, v_cache, vb + key * hd + 16 * c, m0,
+                         vb + (key + 1) * hd + 16 * c, m1);
       }
     }
   }
@@ -388,7 +395,7 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
 }  // namespace
 
 bool AmxAttentionUsable(const PagedAttentionShape& s) {
-  if (!s.bf16_products || ActiveIsa() != Isa::kAmx) return false;
+  if (!s.bf16_products || ActiveIsa() != Isa::kAmx || !GetCpuFeatures().avx512_bf16) return false;
   if (s.num_kv_heads == 0 || s.num_q_heads % s.num_kv_heads != 0) return false;
   const size_t group = s.num_q_heads / s.num_kv_heads;
   return group >= 1 && group <= kTileRows && s.head_dim % 32 == 0 && s.head_dim > 0 && s.block_size % 32 == 0 &&
