@@ -404,6 +404,7 @@ bool AmxAttentionUsable(const PagedAttentionShape& s) {
 
 void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatch& b, const PagedAttentionShape& s,
                        const void* k_cache, const void* v_cache, float* out, size_t out_stride, ThreadPool& pool) {
+  if (b.tokens == 0) return;
   const size_t group = s.num_q_heads / s.num_kv_heads;
   Context cx{q, q_stride, &b, &s, group, kTileRows / group, k_cache, v_cache, out, out_stride};
   const size_t item_tokens = kRowTiles * cx.tile_tokens;
