@@ -31,6 +31,10 @@ inline float Dot(const float* a, const float* b, size_t n) {
 void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off, size_t step) {
   if (s.kv_dtype == KvDType::kF32) {
     float* dst = static_cast<float*>(cache) + off;
+    if (step == 1) {
+      std::memcpy(dst, src, s.head_dim * sizeof(float));
+      return;
+    }
     for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = src[d];
     return;
   }

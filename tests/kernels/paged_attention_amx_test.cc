@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
@@ -24,12 +25,13 @@ struct Problem {
   std::vector<int32_t> table;  // one request's blocks, scattered
   size_t num_blocks = 0;
 
-  Problem(KvDType dtype, size_t window, size_t n, size_t group, size_t head_dim, uint32_t seed) : tokens(n) {
+  Problem(KvDType dtype, size_t window, size_t n, size_t group, size_t head_dim, uint32_t seed, size_t block = 32)
+      : tokens(n) {
     s.kv_dtype = dtype;
     s.num_kv_heads = 2;
     s.num_q_heads = 2 * group;
     s.head_dim = head_dim;
-    s.block_size = 32;
+    s.block_size = block;
     s.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     s.sliding_window = window;
     s.bf16_products = true;
@@ -41,7 +43,7 @@ struct Problem {
     for (auto* a : {&q, &k, &v}) {
       for (auto& x : *a) x = 2.0f * d(rng);
     }
-    const size_t blocks = (n + 31) / 32;
+    const size_t blocks = (n + block - 1) / block;
     num_blocks = 2 * blocks + 3;
     for (size_t i = 0; i < blocks; ++i) table.push_back(static_cast<int32_t>(num_blocks - 1 - 2 * i));
   }
@@ -70,7 +72,8 @@ struct Problem {
       std::vector<int32_t> pos(c), req(c, 0);
       for (size_t i = 0; i < c; ++i) {
         const size_t t = begin + i;
-        slots[i] = table[t / 32] * 32 + static_cast<int64_t>(t % 32);
+        const size_t bs = s.block_size;
+        slots[i] = table[t / bs] * static_cast<int64_t>(bs) + static_cast<int64_t>(t % bs);
         pos[i] = static_cast<int32_t>(t);
       }
       WriteKvCache(&k[begin * kv_stride()], kv_stride(), &v[begin * kv_stride()], kv_stride(), c, slots.data(), s,
@@ -89,8 +92,8 @@ TEST(PagedAttentionAmx, MatchesReferenceOnBf16RoundedOperands) {
   ThreadPool pool(2);
   for (const KvDType dtype : {KvDType::kF32, KvDType::kBF16}) {
     for (const size_t window : {size_t{0}, size_t{45}}) {
-      for (const size_t group : {size_t{1}, size_t{2}, size_t{3}}) {
-        Problem p(dtype, window, 100, group, 64, 3 + static_cast<uint32_t>(group));
+      for (const auto& [group, block] : std::vector<std::pair<size_t, size_t>>{{1, 32}, {2, 32}, {3, 32}, {2, 64}}) {
+        Problem p(dtype, window, 100, group, 64, 3 + static_cast<uint32_t>(group), block);
         const auto out = p.Run({p.tokens}, pool);
         std::vector<float> qr = p.q, kr = p.k, vr = p.v;
         for (auto* a : {&qr, &kr, &vr}) {
@@ -102,7 +105,8 @@ TEST(PagedAttentionAmx, MatchesReferenceOnBf16RoundedOperands) {
         // output, a weighted mean of values of size ~2, moves by ~1e-2 at most.
         double worst = 0;
         for (size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(out[i]) - ref[i]));
-        EXPECT_LT(worst, 2e-2) << "dtype " << static_cast<int>(dtype) << " window " << window << " group " << group;
+        EXPECT_LT(worst, 2e-2) << "dtype " << static_cast<int>(dtype) << " window " << window << " group " << group
+                               << " block " << block;
         // And it did round: fp32 products give other bits.
         PagedAttentionShape f32 = p.s;
         f32.bf16_products = false;
@@ -118,17 +122,18 @@ TEST(PagedAttentionAmx, ChunkingAndDecodeGiveTheSameBits) {
   if (!HaveAmx()) GTEST_SKIP() << "no AMX on this CPU: bf16_products runs the fp32 kernels";
   ThreadPool pool(2), one(1);
   for (const KvDType dtype : {KvDType::kF32, KvDType::kBF16}) {
-    for (const size_t window : {size_t{0}, size_t{40}}) {
-      Problem p(dtype, window, 150, 2, 128, 11);
+    for (const auto& [window, block] : std::vector<std::pair<size_t, size_t>>{{0, 32}, {40, 32}, {0, 64}, {70, 96}}) {
+      Problem p(dtype, window, 150, 2, 128, 11, block);
       const auto whole = p.Run({150}, pool);
       for (const auto& chunks : std::vector<std::vector<size_t>>{
                {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 140}, {5, 37, 108}, {31, 33, 1, 85}, {149, 1}, {64, 64, 22}}) {
         EXPECT_EQ(p.Run(chunks, pool), whole) << "dtype " << static_cast<int>(dtype) << " window " << window
-                                              << " first chunk " << chunks[0];
+                                              << " block " << block << " first chunk " << chunks[0];
       }
       // Every token decoded alone, on one thread.
       std::vector<size_t> singles(150, 1);
-      EXPECT_EQ(p.Run(singles, one), whole) << "decode, dtype " << static_cast<int>(dtype) << " window " << window;
+      EXPECT_EQ(p.Run(singles, one), whole) << "decode, dtype " << static_cast<int>(dtype) << " window " << window
+                                            << " block " << block;
     }
   }
 }
