@@ -74,9 +74,18 @@ void Coordinator::HandleFrontendMessages() {
     }
     if (notice.has_first_request()) {
       if (auto wave = state_.OnFirstRequest(notice.first_request())) Broadcast(*wave);
-    } else if (notice.has_scale()) {
-      LOG(WARNING) << "coordinator: scale notices are not supported; ignoring new size "
-                   << notice.scale().new_data_parallel_size();
+    } else if (notice.has_membership()) {
+      LOG(INFO) << "coordinator: membership epoch " << notice.membership().epoch() << ": "
+                << notice.membership().active_ranks_size() << " active rank(s)"
+                << (notice.membership().scaling() ? ", scaling" : "");
+      state_.OnMembership(notice.membership());
+    } else if (notice.has_rank_down()) {
+      state_.OnRankDown(notice.rank_down());
+    } else if (notice.has_drain()) {
+      const std::string body = notice.drain().SerializeAsString();
+      const zmq::const_buffer frames[] = {zmq::buffer(std::string_view(kDrainFrame)), zmq::buffer(body)};
+      if (Status s = common::ipc::SendMultipart(engine_pub_, frames); !s.ok())
+        LOG(ERROR) << "coordinator: " << s.message();
     }
   }
 }

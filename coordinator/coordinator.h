@@ -2,9 +2,11 @@
 // Coordinator: the llmserve-coordinator process's sockets and loop around
 // CoordinatorState (vLLM V1 §3). It binds three sockets:
 //  * frontend XPUB: LoadSnapshot to every frontend; frontends' XSUB sends
-//    FrontendNotice upstream on it (first request of an idle period);
+//    FrontendNotice upstream on it (first request of an idle period), and so
+//    does the launcher (membership changes, ranks down, drains to relay);
 //  * engine XPUB: "READY" answers every engine subscription (so a restarted
-//    engine hears it too), then START_DP_WAVE as [0x02][msgpack StartDpWave];
+//    engine hears it too), then START_DP_WAVE as [0x02][msgpack StartDpWave]
+//    and ["DRAIN"][DrainCommand] for ranks leaving in an elastic scale-down;
 //  * engine PULL: EngineReport (load after every step that changed it, wave notices).
 // One thread (Run's caller) owns all three.
 
@@ -21,6 +23,8 @@ namespace llmserve::coordinator {
 
 // The frame a coordinator publishes to engines once they subscribed.
 inline constexpr char kCoordinatorReady[] = "READY";
+// First frame of a relayed DrainCommand (then its bytes): the named ranks leave.
+inline constexpr char kDrainFrame[] = "DRAIN";
 
 struct CoordinatorOptions {
   CoordinatorConfig state;

@@ -6,9 +6,85 @@
 
 namespace llmserve::coordinator {
 
+namespace {
+constexpr uint32_t kMaxRanks = 65536;  // ranks are 2-byte ZMQ identities
+}  // namespace
+
 CoordinatorState::CoordinatorState(CoordinatorConfig config)
-    : config_(config), loads_(config.num_ranks), completed_wave_(config.num_ranks, -1) {
+    : config_(config), loads_(config.num_ranks), completed_wave_(config.num_ranks, -1), down_(config.num_ranks) {
   for (uint32_t r = 0; r < config_.num_ranks; ++r) loads_[r].set_data_parallel_rank(r);
+}
+
+void CoordinatorState::Track(uint32_t rank) {
+  while (loads_.size() <= rank) {
+    loads_.emplace_back().set_data_parallel_rank(static_cast<uint32_t>(loads_.size() - 1));
+    completed_wave_.push_back(-1);
+    down_.push_back(false);
+    Admit(static_cast<uint32_t>(loads_.size() - 1));
+  }
+}
+
+bool CoordinatorState::Counts(uint32_t rank) const {
+  if (down_[rank]) return false;
+  if (membership_.epoch() == 0) return true;
+  const auto& active = membership_.active_ranks();
+  return std::find(active.begin(), active.end(), rank) != active.end();
+}
+
+void CoordinatorState::Admit(uint32_t rank) {
+  const auto current = static_cast<int64_t>(current_wave_);
+  completed_wave_[rank] = std::max(completed_wave_[rank], engines_running_ ? current : current - 1);
+}
+
+void CoordinatorState::MaybeCompleteWave() {
+  int64_t lowest = -1;
+  bool any = false;
+  for (uint32_t r = 0; r < completed_wave_.size(); ++r) {
+    if (!Counts(r)) continue;
+    if (completed_wave_[r] < static_cast<int64_t>(current_wave_)) return;
+    lowest = any ? std::min(lowest, completed_wave_[r]) : completed_wave_[r];
+    any = true;
+  }
+  if (!any) return;
+  current_wave_ = static_cast<uint64_t>(lowest) + 1;
+  engines_running_ = false;
+  wave_changed_ = true;
+  VLOG(1) << "coordinator: every rank idle; wave " << current_wave_;
+}
+
+void CoordinatorState::OnMembership(const proto::Membership& membership) {
+  for (uint32_t rank : membership.active_ranks())
+    if (rank >= kMaxRanks) {
+      LOG(WARNING) << "coordinator: membership names impossible rank " << rank << "; ignored";
+      return;
+    }
+  if (membership.tracked_ranks() > kMaxRanks) {
+    LOG(WARNING) << "coordinator: membership tracks " << membership.tracked_ranks() << " ranks; ignored";
+    return;
+  }
+  if (membership.epoch() <= membership_.epoch() && membership_.epoch() != 0) return;
+  const proto::Membership before = membership_;
+  membership_ = membership;
+  if (membership_.tracked_ranks() > 0) Track(membership_.tracked_ranks() - 1);
+  for (uint32_t rank : membership_.active_ranks()) {
+    const bool was_active = before.epoch() == 0 ? rank < config_.num_ranks
+                                                : std::find(before.active_ranks().begin(), before.active_ranks().end(),
+                                                            rank) != before.active_ranks().end();
+    Track(rank);
+    if (!was_active) Admit(rank);
+  }
+  membership_changed_ = true;
+  MaybeCompleteWave();  // a removed rank may have been the last one holding the wave
+}
+
+void CoordinatorState::OnRankDown(uint32_t rank) {
+  if (rank >= loads_.size()) return;
+  down_[rank] = true;
+  proto::EngineLoad idle;
+  idle.set_data_parallel_rank(rank);
+  loads_[rank] = idle;  // alive = false, nothing in flight
+  loads_changed_ = true;
+  MaybeCompleteWave();
 }
 
 bool CoordinatorState::OnEngineLoad(const proto::EngineLoad& load) {
@@ -16,6 +92,10 @@ bool CoordinatorState::OnEngineLoad(const proto::EngineLoad& load) {
   if (rank >= loads_.size()) {
     LOG(WARNING) << "coordinator: load report from unknown rank " << rank;
     return false;
+  }
+  if (down_[rank]) {
+    down_[rank] = false;  // restarted: it takes part from the next wave on
+    Admit(rank);
   }
   proto::EngineLoad& mine = loads_[rank];
   mine = load;
@@ -33,14 +113,7 @@ std::optional<proto::StartDpWave> CoordinatorState::OnWaveNotice(const proto::Wa
   if (notice.has_wave_complete()) {
     const auto w = static_cast<int64_t>(notice.wave_complete());
     completed_wave_[rank] = std::max(completed_wave_[rank], w);
-    const bool all_done = std::all_of(completed_wave_.begin(), completed_wave_.end(),
-                                      [&](int64_t c) { return c >= static_cast<int64_t>(current_wave_); });
-    if (all_done) {
-      current_wave_ = static_cast<uint64_t>(*std::min_element(completed_wave_.begin(), completed_wave_.end())) + 1;
-      engines_running_ = false;
-      wave_changed_ = true;
-      VLOG(1) << "coordinator: every rank idle; wave " << current_wave_;
-    }
+    MaybeCompleteWave();
     return std::nullopt;
   }
   if (notice.has_start_wave()) {
@@ -72,6 +145,7 @@ proto::LoadSnapshot CoordinatorState::MakeSnapshot() {
   s.set_current_wave(current_wave_);
   s.set_engines_running(engines_running_);
   s.set_sequence(++sequence_);
+  if (membership_.epoch() != 0) *s.mutable_membership() = membership_;
   return s;
 }
 
@@ -79,13 +153,14 @@ std::optional<proto::LoadSnapshot> CoordinatorState::MaybePublish(Clock::time_po
   if (TimeUntilNextPublish(now).count() > 0) return std::nullopt;
   loads_changed_ = false;
   wave_changed_ = false;
+  membership_changed_ = false;
   last_publish_ = now;
   return MakeSnapshot();
 }
 
 std::chrono::milliseconds CoordinatorState::TimeUntilNextPublish(Clock::time_point now) const {
   using std::chrono::milliseconds;
-  if (wave_changed_ || !last_publish_) return milliseconds(0);
+  if (wave_changed_ || membership_changed_ || !last_publish_) return milliseconds(0);
   const auto since = std::chrono::duration_cast<milliseconds>(now - *last_publish_);
   const milliseconds gap = loads_changed_ ? config_.publish_interval : config_.heartbeat_interval;
   return std::max(milliseconds(0), gap - since);

@@ -20,6 +20,13 @@
 //    adopted and broadcast with that engine excluded.
 // An MoE path that needs lockstep dummy steps runs them between
 // START_DP_WAVE and its wave_complete.
+//
+// Membership (elastic scaling): the launcher names the active ranks; ranks
+// outside it are dropped from snapshots' loads only in that they do not count
+// for wave consensus (their loads are still published, so the launcher can
+// see a removed rank drain). A rank whose process exited (OnRankDown) does not
+// block consensus either until it reports load again. A rank that joins or
+// comes back takes part from the next wave on.
 
 #include <chrono>
 #include <cstdint>
@@ -52,6 +59,14 @@ class CoordinatorState {
   // Applies a frontend's first request of an idle period; returns the START_DP_WAVE to broadcast, if any.
   std::optional<proto::StartDpWave> OnFirstRequest(const proto::FirstRequest& request);
 
+  // Applies the launcher's membership (older epochs are ignored); the next
+  // snapshot goes out at once. Tracks ranks up to the highest one named.
+  void OnMembership(const proto::Membership& membership);
+
+  // The launcher saw `rank`'s process exit: it stops counting for wave
+  // consensus (a wave waiting only on it completes) and its load reads zero.
+  void OnRankDown(uint32_t rank);
+
   // The snapshot to publish at `now`, or nullopt when it is not time yet.
   std::optional<proto::LoadSnapshot> MaybePublish(Clock::time_point now);
 
@@ -59,14 +74,30 @@ class CoordinatorState {
   std::chrono::milliseconds TimeUntilNextPublish(Clock::time_point now) const;
 
   uint64_t current_wave() const { return current_wave_; }
+  // Ranks tracked (the highest rank ever named + 1).
+  size_t num_ranks() const { return loads_.size(); }
+  // The membership in effect.
+  const proto::Membership& membership() const { return membership_; }
   bool engines_running() const { return engines_running_; }
 
  private:
   proto::LoadSnapshot MakeSnapshot();
+  // Grows the per-rank tables to hold `rank`.
+  void Track(uint32_t rank);
+  // Whether `rank` takes part in wave consensus.
+  bool Counts(uint32_t rank) const;
+  // A rank that (re)joins: done with every wave before the current one, and
+  // with the current one too when it is already running without it.
+  void Admit(uint32_t rank);
+  // Advances the wave when every counting rank completed the current one.
+  void MaybeCompleteWave();
 
   CoordinatorConfig config_;
   std::vector<proto::EngineLoad> loads_;        // rank order
   std::vector<int64_t> completed_wave_;         // last wave each rank reported complete (-1 none)
+  std::vector<bool> down_;                      // process exited; not reported since
+  proto::Membership membership_;                // epoch 0: all ranks active
+  bool membership_changed_ = false;
   uint64_t current_wave_ = 0;
   bool engines_running_ = false;
   bool loads_changed_ = false;

@@ -5,12 +5,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <deque>
 #include <filesystem>
 #include <thread>
 
 #include "common/flags.h"
 #include "common/ipc/cluster_key.h"
 #include "common/process/child_processes.h"
+#include "deploy/coordinator_link.h"
+#include "deploy/elastic_scaler.h"
 #include "deploy/engine_flags.h"
 #include "deploy/serve_plan.h"
 #include "frontend/handshake_server.h"
@@ -37,6 +40,9 @@ DEFINE_int64(dp_prefix_overload_tokens, 2048,
              "With --dp-routing prefix: load score margin (tokens) over the least-loaded rank beyond which "
              "affinity yields to the score.");
 DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes; give every node the same key.");
+DEFINE_string(admin_api_key, "",
+              "Enables elastic data-parallel scaling: POST /scale_elastic_ep {\"new_data_parallel_size\": N} with "
+              "'Authorization: Bearer KEY' starts or stops engine ranks while the rest keep serving. Empty: disabled.");
 DEFINE_string(restart_policy, "never",
               "When an engine or frontend dies: never (stop the deployment, exit 1) or on-failure (restart it).");
 
@@ -85,6 +91,10 @@ std::vector<std::string> FrontendArgv(const std::string& bin, const proto::Engin
   if (!FLAGS_api_key.empty()) argv.push_back("--api-key=" + FLAGS_api_key);
   argv.push_back("--cluster-key-dir=" + FLAGS_cluster_key_dir);
   if (plan.run_coordinator) argv.push_back("--coordinator-address=" + plan.coordinator_frontend_address);
+  if (!plan.control_address.empty()) {
+    argv.push_back("--control-address=" + plan.control_address);
+    argv.push_back("--admin-api-key=" + FLAGS_admin_api_key);
+  }
   const uint32_t block_size = config.cache().block_size() > 0 ? config.cache().block_size() : 16;
   argv.push_back("--dp-routing=" + FLAGS_dp_routing);
   argv.push_back("--dp-prefix-affinity-tokens=" + std::to_string(FLAGS_dp_prefix_blocks * static_cast<int64_t>(block_size)));
@@ -133,6 +143,58 @@ StatusOr<std::string> EnsureDemoModel() {
   return dir;
 }
 
+// The launcher's control ROUTER: frontends' scale requests (elastic scaling).
+class ControlSocket {
+ public:
+  explicit ControlSocket(zmq::context_t& context) : socket_(context, zmq::socket_type::router) {}
+
+  Status Bind(const std::string& address) {
+    try {
+      socket_.set(zmq::sockopt::linger, 0);
+      socket_.bind(address);
+    } catch (const zmq::error_t& e) {
+      return Status::Unavailable("cannot bind the control socket " + address + ": " + e.what());
+    }
+    return Status::Ok();
+  }
+
+  // A scale request that arrived within `timeout` (with the sender's identity in `from`).
+  std::optional<proto::ScaleRequest> Receive(std::chrono::milliseconds timeout, std::string* from) {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      if (zmq::poll(&item, 1, timeout) == 0) return std::nullopt;
+      zmq::message_t identity, body;
+      if (!socket_.recv(identity, zmq::recv_flags::dontwait) || !identity.more()) return std::nullopt;
+      (void)socket_.recv(body);
+      while (body.more()) (void)socket_.recv(body);
+      *from = identity.to_string();
+      proto::ScaleRequest request;
+      if (!request.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+        Reply(*from, MakeScaleResponse(400, "malformed scale request", 0));
+        return std::nullopt;
+      }
+      return request;
+    } catch (const zmq::error_t& e) {
+      LOG(ERROR) << "launcher: control socket error: " << e.what();
+      return std::nullopt;
+    }
+  }
+
+  // Answers the frontend `to`.
+  void Reply(const std::string& to, const proto::ScaleResponse& response) {
+    const std::string bytes = response.SerializeAsString();
+    try {
+      socket_.send(zmq::buffer(to), zmq::send_flags::sndmore);
+      socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      LOG(ERROR) << "launcher: cannot answer a scale request: " << e.what();
+    }
+  }
+
+ private:
+  zmq::socket_t socket_;
+};
+
 }  // namespace
 
 int RunServeCommand(int argc, char** argv) {
@@ -179,7 +241,8 @@ int RunServeCommand(int argc, char** argv) {
   const std::string run_dir = common::ipc::RuntimeDir() + "/llmserve-" + std::to_string(getpid());
   std::filesystem::create_directories(run_dir);
   ServeFlags flags{FLAGS_data_parallel_size, FLAGS_data_parallel_size_local, FLAGS_data_parallel_start_rank,
-                   FLAGS_data_parallel_address, FLAGS_data_parallel_rpc_port, FLAGS_headless, FLAGS_api_server_count};
+                   FLAGS_data_parallel_address, FLAGS_data_parallel_rpc_port, FLAGS_headless, FLAGS_api_server_count,
+                   !FLAGS_admin_api_key.empty()};
   ServePlan plan;
   if (Status s = MakeServePlan(flags, run_dir, &plan); !s.ok()) {
     LOG(ERROR) << s.message();
@@ -275,24 +338,93 @@ int RunServeCommand(int argc, char** argv) {
                 << FLAGS_port;
   }
 
-  // Supervise until a signal or a death.
-  while (exit_code == 0 && !stop) {
-    if (handshake) handshake->PollOnce(std::chrono::milliseconds(100));  // restarted ranks re-handshake
-    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto exit = children.WaitAny(std::chrono::milliseconds(0));
-    if (!exit) continue;
-    LOG(ERROR) << exit->name << " " << exit->Describe();
-    if (FLAGS_restart_policy == "on-failure" && exit->name.rfind("engine", 0) == 0) {
-      const uint32_t rank = static_cast<uint32_t>(std::stoul(exit->name.substr(6)));
-      LOG(INFO) << "restarting engine rank " << rank;
-      if (handshake) handshake->Expect(rank, true);
-      if (children.Spawn(exit->name, EngineArgv(bin, plan, rank)).ok()) continue;
-    }
-    // Give frontends a moment to answer 503 to clients before stopping.
-    std::this_thread::sleep_for(std::chrono::seconds(2));
-    exit_code = 1;
-  }
+  // Elastic scaling: the launcher owns the membership (see deploy/elastic_scaler.h).
   const auto grace = std::chrono::milliseconds(static_cast<int64_t>(config.shutdown_timeout_s() * 1000) + 5000);
+  std::unique_ptr<CoordinatorLink> coordinator_link;
+  if (plan.run_coordinator && exit_code == 0) {
+    coordinator_link = std::make_unique<CoordinatorLink>(zmq_context);
+    if (Status s = coordinator_link->Connect(plan.coordinator_frontend_address); !s.ok()) {
+      LOG(ERROR) << s.message();
+      exit_code = 1;
+    }
+  }
+  std::unique_ptr<ControlSocket> control;
+  std::deque<common::ChildExit> exits;  // reaped, not yet handled
+  std::unique_ptr<ElasticScaler> scaler;
+  if (!plan.control_address.empty() && exit_code == 0) {
+    control = std::make_unique<ControlSocket>(zmq_context);
+    if (Status s = control->Bind(plan.control_address); !s.ok()) {
+      LOG(ERROR) << s.message();
+      exit_code = 1;
+    }
+    ElasticScalerContext ctx;
+    ctx.children = &children;
+    ctx.handshake = handshake.get();
+    ctx.coordinator = coordinator_link.get();
+    ctx.spawn_local_engine = [&](uint32_t rank) {
+      return children.Spawn("engine" + std::to_string(rank), EngineArgv(bin, plan, rank)).status();
+    };
+    ctx.tick = [&](std::chrono::milliseconds timeout) {
+      handshake->PollOnce(timeout);  // restarted ranks re-handshake meanwhile
+      std::string from;
+      while (auto busy = control->Receive(std::chrono::milliseconds(0), &from))
+        control->Reply(from, MakeScaleResponse(409, "Another scale is in progress; retry when "
+                                                    "/is_scaling_elastic_ep answers false.", 0));
+      while (auto e = children.WaitAny(std::chrono::milliseconds(0))) exits.push_back(*e);
+    };
+    ctx.exits = &exits;
+    ctx.should_stop = [&] {
+      for (const auto& e : exits)
+        if (e.name.rfind("engine", 0) != 0) return true;  // a frontend or the coordinator died
+      return stop.load();
+    };
+    ctx.engine_ready_timeout = std::chrono::milliseconds(static_cast<int64_t>(FLAGS_engine_ready_timeout * 1000));
+    ctx.engine_stop_grace = grace;
+    scaler = std::make_unique<ElasticScaler>(std::move(ctx), static_cast<uint32_t>(plan.data_parallel_size));
+    LOG(INFO) << "elastic scaling enabled: POST /scale_elastic_ep with the admin API key";
+  }
+
+  // Supervise until a signal or a death.
+  bool finished = false;  // a headless node whose engines all left (scale-down)
+  while (exit_code == 0 && !stop && !finished) {
+    if (handshake) handshake->PollOnce(std::chrono::milliseconds(control ? 50 : 100));  // restarted ranks re-handshake
+    else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (coordinator_link) coordinator_link->Poll(std::chrono::milliseconds(0));
+    if (control) {
+      std::string from;
+      if (auto request = control->Receive(std::chrono::milliseconds(50), &from)) control->Reply(from, scaler->Scale(*request));
+    }
+    while (auto e = children.WaitAny(std::chrono::milliseconds(0))) exits.push_back(*e);
+    while (!exits.empty() && exit_code == 0) {
+      const common::ChildExit exit = exits.front();
+      exits.pop_front();
+      const bool engine = exit.name.rfind("engine", 0) == 0;
+      if (scaler && scaler->ExpectedExit(exit)) {
+        LOG(INFO) << exit.name << " (removed by a scale-down) " << exit.Describe();
+        continue;
+      }
+      if (plan.headless && engine && exit.signal == 0 && exit.exit_code == 0) {
+        // The head removed this rank (elastic scale-down): a normal departure.
+        LOG(INFO) << exit.name << " left the deployment (scaled down)";
+        if (children.running() == 0 && !finished) {
+          LOG(INFO) << "every engine on this node left; exiting";
+          finished = true;
+        }
+        continue;
+      }
+      LOG(ERROR) << exit.name << " " << exit.Describe();
+      const uint32_t rank = engine ? static_cast<uint32_t>(std::stoul(exit.name.substr(6))) : 0;
+      if (engine && coordinator_link) coordinator_link->SendRankDown(rank);  // it must not hold DP waves
+      if (FLAGS_restart_policy == "on-failure" && engine) {
+        LOG(INFO) << "restarting engine rank " << rank;
+        if (handshake) handshake->Expect(rank, true);
+        if (children.Spawn(exit.name, EngineArgv(bin, plan, rank)).ok()) continue;
+      }
+      // Give frontends a moment to answer 503 to clients before stopping.
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      exit_code = 1;
+    }
+  }
   for (const auto& e : children.TerminateAll(grace)) LOG(INFO) << e.name << " " << e.Describe();
   std::filesystem::remove_all(run_dir);
   return exit_code;

@@ -32,7 +32,9 @@ Status MakeServePlan(const ServeFlags& f, const std::string& run_dir, ServePlan*
     if (plan->api_server_count < 1) return Status::InvalidArgument("--api-server-count must be at least 1");
   }
   for (int32_t r = start; r < start + local; ++r) plan->local_ranks.push_back(static_cast<uint32_t>(r));
-  plan->remote_engines = f.headless || local < f.data_parallel_size;
+  // Elastic scaling with --data-parallel-address: headless nodes may join later, so listen on TCP.
+  plan->remote_engines = f.headless || local < f.data_parallel_size ||
+                         (f.elastic && !f.data_parallel_address.empty());
   if (f.data_parallel_rpc_port < 1 || f.data_parallel_rpc_port > 65535)
     return Status::InvalidArgument("--data-parallel-rpc-port must be in 1..65535");
   // Sockets engines dial: TCP on the head's address when some engine runs on
@@ -55,7 +57,8 @@ Status MakeServePlan(const ServeFlags& f, const std::string& run_dir, ServePlan*
     plan->frontend_inputs.push_back(endpoint("frontend" + std::to_string(i) + "-in", 3 + 2 * i));
     plan->frontend_outputs.push_back(endpoint("frontend" + std::to_string(i) + "-out", 4 + 2 * i));
   }
-  plan->run_coordinator = f.data_parallel_size > 1 && !f.headless;
+  plan->run_coordinator = (f.data_parallel_size > 1 || f.elastic) && !f.headless;
+  if (f.elastic && !f.headless) plan->control_address = "ipc://" + run_dir + "/control";
   if (plan->run_coordinator) {
     // Frontends run on this node: the coordinator's frontend side stays local.
     plan->coordinator_frontend_address = "ipc://" + run_dir + "/coordinator-front";

@@ -18,6 +18,7 @@ struct ServeFlags {
   int32_t data_parallel_rpc_port = 29550;
   bool headless = false;
   int32_t api_server_count = -1;          // -1: 1 (0 when headless)
+  bool elastic = false;                   // --admin-api-key: elastic scaling (coordinator even at DP 1)
 };
 
 // A socket one process binds and others dial.
@@ -36,7 +37,7 @@ struct ServePlan {
   std::string handshake_bind;          // the head binds this
   std::vector<Endpoint> frontend_inputs;   // per frontend: its ROUTER for requests to engines
   std::vector<Endpoint> frontend_outputs;  // per frontend: its PULL for engine outputs
-  // The DP coordinator (DP > 1, on the node with the API servers, as in vLLM).
+  // The DP coordinator (DP > 1 or elastic scaling, on the node with the API servers, as in vLLM).
   // Frontends are on this node, so they subscribe over IPC; engines use IPC
   // when all are local, else TCP on --data-parallel-rpc-port + 1 and + 2.
   bool run_coordinator = false;
@@ -45,6 +46,8 @@ struct ServePlan {
   std::string coordinator_engine_publish_address;
   std::string coordinator_engine_stats_bind;     // PULL from engines
   std::string coordinator_engine_stats_address;
+  // Elastic scaling: the launcher's control ROUTER frontends send scale requests to (IPC).
+  std::string control_address;  // "" without elastic scaling
 };
 
 // Validates the flag combination and lays out the node's processes. `run_dir`

@@ -8,10 +8,13 @@
 
 #include "common/ipc/cluster_key.h"
 #include "engine_core/startup_handshake.h"
+#include "proto/admin.pb.h"
 
 namespace llmserve::engine_core {
 
 namespace {
+// The coordinator's frame before a DrainCommand (coordinator/coordinator.h's kDrainFrame).
+constexpr std::string_view kDrainFrame = "DRAIN";
 constexpr auto kIdlePoll = std::chrono::milliseconds(100);
 
 double MonotonicSeconds() {
@@ -72,7 +75,39 @@ bool EngineCoreProc::AwaitCoordinatorReady(zmq::socket_t& sub) {
   return false;
 }
 
+bool EngineCoreProc::AwaitConnected(zmq::socket_t& socket, const std::string& address) {
+  auto next_log = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!stop_io_) {
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLOUT, 0};
+    if (zmq::poll(&item, 1, kIdlePoll) > 0) return true;
+    if (std::chrono::steady_clock::now() >= next_log) {
+      LOG(INFO) << "engine " << options_.rank << ": waiting to connect to the frontend at " << address;
+      next_log += std::chrono::seconds(10);
+    }
+  }
+  return false;
+}
+
+void EngineCoreProc::SetAnnounced(Announce result) {
+  {
+    std::lock_guard<std::mutex> lock(announce_mu_);
+    if (announce_ == Announce::kPending) announce_ = result;
+  }
+  announce_cv_.notify_all();
+}
+
+bool EngineCoreProc::WaitUntilAnnounced() {
+  std::unique_lock<std::mutex> lock(announce_mu_);
+  announce_cv_.wait(lock, [&] { return announce_ != Announce::kPending || shutdown_requested_; });
+  return announce_ == Announce::kSent;
+}
+
 void EngineCoreProc::InputLoop() {
+  // Whatever way this thread leaves the announcement phase, WaitUntilAnnounced returns.
+  struct GiveUp {
+    EngineCoreProc* self;
+    ~GiveUp() { self->SetAnnounced(Announce::kGaveUp); }
+  } give_up{this};
   std::vector<zmq::socket_t> sockets;
   std::optional<zmq::socket_t> coordinator;
   try {
@@ -96,11 +131,17 @@ void EngineCoreProc::InputLoop() {
       s.set(zmq::sockopt::linger, 0);
       s.set(zmq::sockopt::rcvhwm, 0);
       s.set(zmq::sockopt::sndhwm, 0);
+      // Queue the ReadyResponse only on an established connection, so it is on
+      // its way before READY goes to the launcher: a rank that joins in an
+      // elastic scale-up is known to the frontends when the scale answers.
+      s.set(zmq::sockopt::immediate, 1);
       SecureOrThrow(s, address);
       s.connect(address);
+      if (!AwaitConnected(s, address)) return;
       s.send(zmq::buffer(ready_bytes), zmq::send_flags::none);
       sockets.push_back(std::move(s));
     }
+    SetAnnounced(Announce::kSent);
   } catch (const zmq::error_t& e) {
     LOG(ERROR) << "engine input: cannot connect to a frontend: " << e.what();
     inputs_.Push(Input{});
@@ -119,6 +160,17 @@ void EngineCoreProc::InputLoop() {
           if (!type_frame.more()) continue;
           (void)coordinator->recv(body);
           for (zmq::message_t extra; body.more();) (void)coordinator->recv(extra);
+          if (type_frame.to_string_view() == kDrainFrame) {
+            // An elastic scale-down removes ranks: a named one drains and exits 0.
+            proto::DrainCommand drain;
+            if (!drain.ParseFromArray(body.data(), static_cast<int>(body.size()))) continue;
+            for (uint32_t rank : drain.data_parallel_ranks()) {
+              if (rank != options_.rank) continue;
+              LOG(INFO) << "engine " << options_.rank << ": removed by an elastic scale-down; draining";
+              RequestShutdown();
+            }
+            continue;
+          }
           StartWave wave;
           proto::RequestType type;
           Status s = proto::ParseRequestType(type_frame.data(), type_frame.size(), &type);

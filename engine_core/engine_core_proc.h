@@ -14,12 +14,15 @@
 // then receives START_DP_WAVE) and the output thread PUSHes the
 // CoordinatorReporter's load and wave reports to it.
 // SIGTERM drains: new requests are refused with an abort output, in-flight
-// ones run to completion up to the shutdown timeout.
+// ones run to completion up to the shutdown timeout. A coordinator
+// ["DRAIN"][DrainCommand] naming this rank (elastic scale-down) does the same.
 
 #include <zmq.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <functional>
 #include <memory>
 #include <string>
@@ -63,7 +66,15 @@ class EngineCoreProc {
   void RequestShutdown() {
     shutdown_requested_ = true;
     inputs_.Push(Input{});
+    { std::lock_guard<std::mutex> lock(announce_mu_); }
+    announce_cv_.notify_all();
   }
+
+  // Blocks until the input thread has sent ReadyResponse to every frontend
+  // (true), or gave up or a shutdown was requested first (false). The engine
+  // says READY to the launcher only after this, so that when an elastic
+  // scale-up answers, the frontends can already route to the new rank.
+  bool WaitUntilAnnounced();
 
  private:
   // One decoded message from a frontend (monostate: a wake-up).
@@ -93,6 +104,8 @@ class EngineCoreProc {
   void SendAbortOutput(const proto::EngineCoreRequest& request, const std::string& why);
   // Waits for the coordinator's READY on `sub` (false: stopped first).
   bool AwaitCoordinatorReady(zmq::socket_t& sub);
+  // Waits until `socket` (ZMQ_IMMEDIATE) has a connection to send on (false: stopped first).
+  bool AwaitConnected(zmq::socket_t& socket, const std::string& address);
   // Queues `report` for the coordinator.
   void SendToCoordinator(const proto::EngineReport& report);
   // Reports load changes and wave completion after input handling or a step.
@@ -115,6 +128,11 @@ class EngineCoreProc {
   std::vector<ClientOutputs> step_outputs_;  // main thread: the last step's per-client outputs
   std::atomic<bool> stop_io_{false};
   std::atomic<bool> shutdown_requested_{false};
+  std::mutex announce_mu_;
+  std::condition_variable announce_cv_;
+  enum class Announce { kPending, kSent, kGaveUp } announce_ = Announce::kPending;  // guarded by announce_mu_
+  // Records how the ReadyResponses went and wakes WaitUntilAnnounced.
+  void SetAnnounced(Announce result);
   std::thread input_thread_;
   std::thread output_thread_;
   StepOverhead step_overhead_;  // main-loop cost per step beyond the executor, logged at exit

@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   }
   g_proc = &proc;
   if (stop_requested) proc.RequestShutdown();
+  (void)proc.WaitUntilAnnounced();  // READY only after the ReadyResponses went out
   if (Status s = (*handshake)->SendReady(std::hash<std::string>()(config.SerializeAsString())); !s.ok()) {
     LOG(ERROR) << "engine " << rank << ": " << s.message();
     return 1;

@@ -91,6 +91,13 @@ std::optional<size_t> DpLoadBalancer::Pick(std::span<const int32_t> prompt, cons
   return best;
 }
 
+void DpLoadBalancer::InsertRank(size_t rank) {
+  rank = std::min(rank, own_.size());
+  others_.insert(others_.begin() + static_cast<std::ptrdiff_t>(rank), RankLoad{});
+  deltas_.insert(deltas_.begin() + static_cast<std::ptrdiff_t>(rank), RankLoad{});
+  own_.insert(own_.begin() + static_cast<std::ptrdiff_t>(rank), RankLoad{});
+}
+
 void DpLoadBalancer::OnDispatch(size_t rank, int64_t prompt_tokens) {
   if (rank >= own_.size()) return;
   ++dispatches_;

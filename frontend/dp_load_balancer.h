@@ -112,6 +112,10 @@ class DpLoadBalancer {
   // increments it now accounts for are dropped.
   void OnSnapshot(std::span<const RankLoad> loads);
 
+  // Inserts an idle rank at index `rank` (later indices move up by one): a
+  // rank that joined in an elastic scale-up.
+  void InsertRank(size_t rank);
+
   // The load the policy sees for `rank` now (own + others + increments).
   RankLoad EffectiveLoad(size_t rank) const;
   // Whether a coordinator snapshot has arrived.

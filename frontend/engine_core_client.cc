@@ -123,13 +123,14 @@ void EngineCoreClient::Post(Command command) {
 std::optional<uint32_t> EngineCoreClient::PickEngine(const proto::EngineCoreRequest& request) {
   if (request.data_parallel_rank) {
     auto it = engines_.find(static_cast<uint32_t>(*request.data_parallel_rank));
-    if (it == engines_.end() || !it->second.ready || it->second.dead) return std::nullopt;
+    if (it == engines_.end() || !it->second.ready || it->second.dead || !it->second.active || it->second.draining)
+      return std::nullopt;
     return it->first;
   }
   std::vector<bool> available(rank_order_.size());
   for (size_t i = 0; i < rank_order_.size(); ++i) {
     const EngineState& e = engines_.at(rank_order_[i]);
-    available[i] = e.ready && !e.dead;
+    available[i] = e.ready && !e.dead && e.active && !e.draining;
   }
   std::optional<size_t> index = balancer_.Pick(request.prompt_token_ids, available);
   if (!index) return std::nullopt;
@@ -249,16 +250,72 @@ std::vector<EngineState> EngineCoreClient::Engines() const {
 
 bool EngineCoreClient::IsReady() const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [rank, e] : engines_)
+  bool any = false;
+  for (const auto& [rank, e] : engines_) {
+    if (!e.active || e.joined) continue;  // ranks joining in a scale-up do not make the server unready
     if (!e.ready) return false;
-  return !engines_.empty();
+    any = true;
+  }
+  return any;
 }
 
 bool EngineCoreClient::IsDead() const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [rank, e] : engines_)
+  bool any = false;
+  for (const auto& [rank, e] : engines_) {
+    if (!e.active) continue;
     if (!e.dead) return false;
-  return !engines_.empty();
+    any = true;
+  }
+  return any;
+}
+
+bool EngineCoreClient::scaling() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scaling_;
+}
+
+EngineState& EngineCoreClient::AddRank(uint32_t rank) {
+  auto it = engines_.find(rank);
+  if (it != engines_.end()) return it->second;
+  EngineState& e = engines_[rank];
+  e.rank = rank;
+  e.joined = true;
+  // Routed only once a membership names it (never a stray engine without one).
+  e.active = membership_epoch_ != 0 &&
+             std::find(active_ranks_.begin(), active_ranks_.end(), rank) != active_ranks_.end();
+  auto pos = std::lower_bound(rank_order_.begin(), rank_order_.end(), rank);
+  balancer_.InsertRank(static_cast<size_t>(pos - rank_order_.begin()));
+  rank_order_.insert(pos, rank);
+  LOG(INFO) << "engine client: rank " << rank << " joined the deployment" << (e.active ? "" : " (not routed to yet)");
+  return e;
+}
+
+void EngineCoreClient::ApplyMembership(const proto::Membership& membership) {
+  scaling_ = membership.scaling();
+  if (membership.epoch() <= membership_epoch_) return;
+  membership_epoch_ = membership.epoch();
+  active_ranks_.assign(membership.active_ranks().begin(), membership.active_ranks().end());
+  for (uint32_t rank : active_ranks_) (void)AddRank(rank);
+  for (auto& [rank, e] : engines_) {
+    const bool active = std::find(active_ranks_.begin(), active_ranks_.end(), rank) != active_ranks_.end();
+    if (active != e.active)
+      LOG(INFO) << "engine client: rank " << rank << (active ? " is now routed to" : " no longer gets new requests");
+    e.active = active;
+  }
+}
+
+bool EngineCoreClient::Reroute(Pending& pending) {
+  if (pending.started || pending.pinned) return false;
+  proto::EngineCoreRequest routing;  // the balancer reads only the prompt's first tokens
+  routing.prompt_token_ids = pending.routing_prefix;
+  std::optional<uint32_t> other = PickEngine(routing);
+  if (!other) return false;
+  pending.rank = *other;
+  engines_[*other].in_flight++;
+  balancer_.OnDispatch(IndexOf(*other), pending.prompt_tokens);
+  commands_.push_back(Command{Command::kAdd, *other, proto::RequestType::kAdd, pending.body});
+  return true;
 }
 
 int32_t EngineCoreClient::max_model_len() const {
@@ -288,18 +345,10 @@ void EngineCoreClient::MarkDead(uint32_t rank, const std::string& why) {
         continue;
       }
       balancer_.OnFinish(IndexOf(rank), pending.prompt_tokens, pending.started);
-      if (!pending.started && !pending.pinned) {
-        proto::EngineCoreRequest routing;  // the balancer reads only the prompt's first tokens
-        routing.prompt_token_ids = pending.routing_prefix;
-        if (std::optional<uint32_t> other = PickEngine(routing)) {
-          pending.rank = *other;
-          engines_[*other].in_flight++;
-          balancer_.OnDispatch(IndexOf(*other), pending.prompt_tokens);
-          commands_.push_back(Command{Command::kAdd, *other, proto::RequestType::kAdd, pending.body});
-          ++retried;
-          ++p;
-          continue;
-        }
+      if (Reroute(pending)) {
+        ++retried;
+        ++p;
+        continue;
       }
       failed.emplace_back(std::move(pending.sink),
                           Status::Unavailable("engine rank " + std::to_string(rank) + " died" +
@@ -352,15 +401,16 @@ void EngineCoreClient::HandleInput() {
       continue;
     }
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = engines_.find(rank);
-    if (it == engines_.end()) {
-      LOG(WARNING) << "engine client: ReadyResponse from unexpected rank " << rank;
+    if (rank == std::numeric_limits<uint32_t>::max()) {
+      LOG(WARNING) << "engine client: ReadyResponse from a peer with a malformed identity";
       continue;
     }
-    it->second.ready = true;
-    it->second.dead = false;
-    it->second.max_model_len = ready.max_model_len();
-    it->second.num_kv_blocks = ready.num_kv_blocks();
+    EngineState& engine = AddRank(rank);  // a rank joining in an elastic scale-up
+    engine.ready = true;
+    engine.dead = false;
+    engine.draining = false;
+    engine.max_model_len = ready.max_model_len();
+    engine.num_kv_blocks = ready.num_kv_blocks();
     LOG(INFO) << "engine rank " << rank << " ready: " << ready.num_kv_blocks() << " KV blocks, max_model_len "
               << ready.max_model_len();
     ready_cv_.notify_all();
@@ -383,7 +433,12 @@ void EngineCoreClient::HandleOutput() {
       if (!extra.empty() && extra[0].size() == 2) {
         MarkDead(RankOf(extra[0]), "it reported ENGINE_CORE_DEAD");
       } else {
-        for (uint32_t rank : options_.engine_ranks) MarkDead(rank, "an engine reported ENGINE_CORE_DEAD");
+        std::vector<uint32_t> ranks;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          for (const auto& [rank, e] : engines_) ranks.push_back(rank);  // ranks that joined later too
+        }
+        for (uint32_t rank : ranks) MarkDead(rank, "an engine reported ENGINE_CORE_DEAD");
       }
       continue;
     }
@@ -394,6 +449,7 @@ void EngineCoreClient::HandleOutput() {
       continue;
     }
     std::vector<std::pair<std::shared_ptr<OutputSink>, const proto::EngineCoreOutput*>> deliveries;
+    size_t rerouted = 0;
     std::shared_ptr<UtilityWait> notify;
     std::shared_ptr<const StatsListener> stats_listener;
     {
@@ -404,8 +460,22 @@ void EngineCoreClient::HandleOutput() {
       for (const auto& out : outs.outputs) {
         auto it = pending_.find(out.request_id);
         if (it == pending_.end()) continue;  // aborted here already
-        deliveries.emplace_back(it->second.sink, &out);
         Pending& p = it->second;
+        if (out.finish_reason == proto::FinishReason::kAbort && out.error_code == StatusCode::kUnavailable &&
+            out.new_token_ids.empty() && !p.started && !p.pinned) {
+          // The engine is shutting down (scale-down or SIGTERM): send it elsewhere.
+          const uint32_t from = p.rank;
+          engines_[from].draining = true;
+          engines_[from].in_flight--;
+          balancer_.OnFinish(IndexOf(from), p.prompt_tokens, false);
+          if (Reroute(p)) {
+            ++rerouted;
+            continue;
+          }
+          engines_[from].in_flight++;  // nowhere else: the refusal reaches the client below
+          balancer_.OnDispatch(IndexOf(from), p.prompt_tokens);
+        }
+        deliveries.emplace_back(it->second.sink, &out);
         if (!p.started && !out.new_token_ids.empty()) {
           p.started = true;
           balancer_.OnFirstToken(IndexOf(p.rank), p.prompt_tokens);
@@ -424,6 +494,12 @@ void EngineCoreClient::HandleOutput() {
           notify = w->second;
         }
       }
+    }
+    if (rerouted > 0) {
+      LOG(INFO) << "engine rank " << outs.engine_index << " is shutting down: moved " << rerouted
+                << " request(s) to other ranks";
+      uint64_t one = 1;
+      (void)!write(wake_fd_, &one, sizeof(one));  // send them on this loop's next turn
     }
     if (stats_listener && outs.scheduler_stats)
       (*stats_listener)(static_cast<uint32_t>(outs.engine_index), *outs.scheduler_stats);
@@ -458,6 +534,8 @@ void EngineCoreClient::HandleCoordinator() {
     if (!latest || snap.sequence() > latest->sequence()) latest = std::move(snap);
   }
   if (!latest) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (latest->has_membership()) ApplyMembership(latest->membership());  // may add ranks: index loads after
   std::vector<RankLoad> loads(rank_order_.size());
   for (const auto& e : latest->engines()) {
     const size_t i = IndexOf(e.data_parallel_rank());
@@ -465,7 +543,6 @@ void EngineCoreClient::HandleCoordinator() {
     loads[i] = RankLoad{static_cast<int64_t>(e.num_waiting_reqs()), static_cast<int64_t>(e.num_running_reqs()),
                         static_cast<int64_t>(e.num_waiting_tokens())};
   }
-  std::lock_guard<std::mutex> lock(mu_);
   balancer_.OnSnapshot(loads);
   current_wave_ = latest->current_wave();
   engines_running_ = latest->engines_running();

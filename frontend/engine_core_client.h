@@ -12,6 +12,13 @@
 // there is no coordinator. Requests carry the DP wave the coordinator last
 // published; the first request while the engines are idle also tells the
 // coordinator (FirstRequest) so it can start the wave on every rank.
+//
+// Elastic scaling: a coordinator snapshot may carry the membership (the ranks
+// to route to). Requests go only to ranks that are ready (ReadyResponse) and
+// active; a rank that appears later (scale-up) is added when it is named or
+// sends its ReadyResponse, a removed one keeps its in-flight requests but gets
+// no new ones. A request an engine refuses because it is shutting down
+// (scale-down or SIGTERM) and that has not streamed yet moves to another rank.
 
 #include <zmq.hpp>
 
@@ -32,6 +39,7 @@
 
 #include "frontend/dp_load_balancer.h"
 #include "frontend/engine_client.h"
+#include "proto/coordinator.pb.h"
 #include "proto/handshake.pb.h"
 #include "proto/messages.h"
 #include "proto/status_or.h"
@@ -43,6 +51,9 @@ struct EngineState {
   uint32_t rank = 0;
   bool ready = false;          // sent its ReadyResponse
   bool dead = false;           // sent ENGINE_CORE_DEAD
+  bool active = true;          // in the membership (routed to)
+  bool draining = false;       // refused a request because it is shutting down
+  bool joined = false;         // added after startup (elastic scale-up)
   uint32_t max_model_len = 0;  // from its ReadyResponse
   uint64_t num_kv_blocks = 0;
   int32_t in_flight = 0;       // this client's unfinished requests on it
@@ -91,10 +102,12 @@ class EngineCoreClient final : public EngineClient {
   std::vector<EngineState> Engines() const;
   // min(max_model_len) over ready engines; 0 before any is ready.
   int32_t max_model_len() const override;
-  // Every expected engine sent its ReadyResponse.
+  // Every active engine the client started with sent its ReadyResponse.
   bool IsReady() const override;
-  // Every engine is dead (reported its death or could not be reached).
+  // Every active engine is dead (reported its death or could not be reached).
   bool IsDead() const override;
+  // The coordinator's last membership said a scale is in progress.
+  bool scaling() const;
 
   // Stops the I/O thread; pending sinks get an Unavailable error.
   void Stop();
@@ -140,6 +153,13 @@ class EngineCoreClient final : public EngineClient {
   void HandleCoordinator();  // LoadSnapshots on the XSUB
   size_t IndexOf(uint32_t rank) const;  // rank -> balancer index
   void MarkDead(uint32_t rank, const std::string& why);
+  // Adds `rank` to the known engines and the balancer (needs mu_).
+  EngineState& AddRank(uint32_t rank);
+  // Applies a snapshot's membership (needs mu_).
+  void ApplyMembership(const proto::Membership& membership);
+  // Moves an unstarted, unpinned pending request off its rank; false when no
+  // other rank can take it (needs mu_; queues the send).
+  bool Reroute(Pending& pending);
   // Sends a no-op utility call to every rank with requests in flight, so a
   // rank whose process vanished (no ENGINE_CORE_DEAD) fails the send and is
   // marked dead within one probe interval. I/O thread only.
@@ -169,6 +189,9 @@ class EngineCoreClient final : public EngineClient {
   uint64_t current_wave_ = 0;      // from the coordinator
   bool engines_running_ = false;   // from the coordinator, or set by our first request
   uint64_t snapshots_ = 0;
+  uint64_t membership_epoch_ = 0;  // 0: no membership yet (the starting ranks are active, no others)
+  std::vector<uint32_t> active_ranks_;  // from the latest membership
+  bool scaling_ = false;
 };
 
 }  // namespace llmserve::frontend

@@ -30,6 +30,44 @@ void HandshakeServer::Expect(uint32_t rank, bool local) {
   Engine& e = engines_[rank];
   e.local = local;
   e.state = State::kNew;
+  auto held = held_.find(rank);
+  if (held == held_.end()) return;
+  HeldHello hello = std::move(held->second);
+  held_.erase(held);
+  if (Status s = Welcome(rank, hello.identity, hello.hello, e); !s.ok()) LOG(ERROR) << "handshake: " << s.message();
+  else LOG(INFO) << "handshake: admitted the waiting engine rank " << rank;
+}
+
+void HandshakeServer::Forget(uint32_t rank) {
+  engines_.erase(rank);
+  held_.erase(rank);
+}
+
+Status HandshakeServer::Welcome(uint32_t rank, const std::string& identity, const proto::Hello& hello,
+                                Engine& engine) {
+  if (hello.data_parallel_rank() != rank)
+    return Status::InvalidArgument("HELLO names rank " + std::to_string(hello.data_parallel_rank()) +
+                                   " but came from rank " + std::to_string(rank));
+  if (hello.local() != engine.local)
+    return Status::InvalidArgument("engine rank " + std::to_string(rank) + " reports itself " +
+                                   (hello.local() ? "local" : "remote") + " but is expected " +
+                                   (engine.local ? "local" : "remote"));
+  if (hello.headless() && engine.local)
+    return Status::InvalidArgument("engine rank " + std::to_string(rank) + " is headless but expected local");
+  if (engine.state != State::kNew)
+    LOG(WARNING) << "engine rank " << rank << " said HELLO again: it restarted; handshaking anew";
+  proto::HandshakeMessage reply;
+  *reply.mutable_reply() = reply_template_;
+  reply.mutable_reply()->mutable_config()->mutable_parallel()->set_data_parallel_rank(rank);
+  std::string bytes = reply.SerializeAsString();
+  try {
+    socket_.send(zmq::buffer(identity), zmq::send_flags::sndmore);
+    socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+  } catch (const zmq::error_t& e) {
+    return Status::Unavailable("cannot answer engine rank " + std::to_string(rank) + ": " + e.what());
+  }
+  engine.state = State::kConnected;
+  return Status::Ok();
 }
 
 Status HandshakeServer::Handle(const std::string& identity, const zmq::message_t& body,
@@ -40,31 +78,17 @@ Status HandshakeServer::Handle(const std::string& identity, const zmq::message_t
   if (!msg.ParseFromArray(body.data(), static_cast<int>(body.size())))
     return Status::DataLoss("malformed handshake message from rank " + std::to_string(rank));
   auto it = engines_.find(rank);
-  if (it == engines_.end())
-    return Status::InvalidArgument("engine rank " + std::to_string(rank) + " is not part of this deployment");
-  Engine& engine = it->second;
-  if (msg.has_hello()) {
-    const auto& hello = msg.hello();
-    if (hello.data_parallel_rank() != rank)
-      return Status::InvalidArgument("HELLO names rank " + std::to_string(hello.data_parallel_rank()) +
-                                     " but came from rank " + std::to_string(rank));
-    if (hello.local() != engine.local)
-      return Status::InvalidArgument("engine rank " + std::to_string(rank) + " reports itself " +
-                                     (hello.local() ? "local" : "remote") + " but is expected " +
-                                     (engine.local ? "local" : "remote"));
-    if (hello.headless() && engine.local)
-      return Status::InvalidArgument("engine rank " + std::to_string(rank) + " is headless but expected local");
-    if (engine.state != State::kNew)
-      LOG(WARNING) << "engine rank " << rank << " said HELLO again: it restarted; handshaking anew";
-    proto::HandshakeMessage reply;
-    *reply.mutable_reply() = reply_template_;
-    reply.mutable_reply()->mutable_config()->mutable_parallel()->set_data_parallel_rank(rank);
-    std::string bytes = reply.SerializeAsString();
-    socket_.send(zmq::buffer(identity), zmq::send_flags::sndmore);
-    socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
-    engine.state = State::kConnected;
+  if (it == engines_.end()) {
+    if (!msg.has_hello())
+      return Status::InvalidArgument("engine rank " + std::to_string(rank) + " is not part of this deployment");
+    if (!held_.count(rank))
+      LOG(INFO) << "handshake: engine rank " << rank
+                << " is not part of this deployment (yet); it waits until a scale-up admits it";
+    held_[rank] = HeldHello{identity, msg.hello()};
     return Status::Ok();
   }
+  Engine& engine = it->second;
+  if (msg.has_hello()) return Welcome(rank, identity, msg.hello(), engine);
   if (msg.has_ready()) {
     if (engine.state != State::kConnected)
       return Status::InvalidArgument("engine rank " + std::to_string(rank) + " said READY before HELLO");

@@ -30,7 +30,15 @@ class HandshakeServer {
   const std::string& address() const { return address_; }
 
   // Expects these ranks; `local` says whether each must report itself local.
+  // A held HELLO for `rank` that fits is answered now.
   void Expect(uint32_t rank, bool local);
+
+  // Stops expecting `rank` (removed by an elastic scale-down); a later HELLO
+  // from it is held again.
+  void Forget(uint32_t rank);
+
+  // Whether a HELLO from unexpected rank `rank` (a remote engine) is held.
+  bool HasHeldHello(uint32_t rank) const { return held_.count(rank) > 0; }
 
   // Serves handshakes until every expected rank is READY or `timeout` passes.
   // Every `progress_interval` it calls `progress` with a line naming the ranks
@@ -56,8 +64,16 @@ class HandshakeServer {
     State state = State::kNew;
   };
 
+  // A HELLO held for a rank not expected yet.
+  struct HeldHello {
+    std::string identity;
+    proto::Hello hello;
+  };
+
   // Handles one message; returns an error for protocol violations (logged by the caller).
   Status Handle(const std::string& identity, const zmq::message_t& body, std::vector<uint32_t>* became_ready);
+  // Checks `hello` against what `engine` must be and sends the reply.
+  Status Welcome(uint32_t rank, const std::string& identity, const proto::Hello& hello, Engine& engine);
 
   zmq::context_t& context_;
   zmq::socket_t socket_;
@@ -66,6 +82,7 @@ class HandshakeServer {
   proto::HandshakeReply reply_template_;
   std::string address_;
   std::map<uint32_t, Engine> engines_;
+  std::map<uint32_t, HeldHello> held_;  // HELLOs from ranks not expected (yet)
 };
 
 }  // namespace llmserve::frontend

@@ -17,7 +17,9 @@
 #include "frontend/http/http_server.h"
 #include "frontend/metrics/frontend_metrics.h"
 #include "frontend/metrics/metrics_route.h"
+#include "frontend/openai/elastic_routes.h"
 #include "frontend/openai/info_routes.h"
+#include "frontend/scale_control_client.h"
 #include "frontend/serving/generation_routes.h"
 
 DEFINE_string(model, "", "Hugging Face model directory (tokenizer, chat template, generation_config.json).");
@@ -38,6 +40,10 @@ DEFINE_int64(dp_prefix_overload_tokens, 2048,
 DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes.");
 DEFINE_int64(max_request_body_bytes, 8 << 20, "Largest HTTP request body accepted (HTTP 413 beyond).");
 DEFINE_int32(max_logprobs, 20, "Most top logprobs a request may ask for.");
+DEFINE_string(admin_api_key, "",
+              "Key for the admin endpoints (POST /scale_elastic_ep), sent as 'Authorization: Bearer KEY'; "
+              "empty: elastic scaling is disabled (403).");
+DEFINE_string(control_address, "", "The launcher's control socket for elastic scaling (set by `llmserve serve`).");
 
 namespace {
 
@@ -168,10 +174,25 @@ int main(int argc, char** argv) {
   info.dead_ranks = [engine] {
     std::vector<uint32_t> dead;
     for (const auto& e : engine->Engines())
-      if (e.dead) dead.push_back(e.rank);
+      if (e.dead && e.active) dead.push_back(e.rank);  // a rank removed by a scale-down is not missed
     return dead;
   };
   frontend::openai::RegisterInfoRoutes(info, &router);
+  std::unique_ptr<frontend::ScaleControlClient> scale_control;
+  if (!FLAGS_control_address.empty())
+    scale_control = std::make_unique<frontend::ScaleControlClient>(zmq_context, FLAGS_control_address);
+  frontend::openai::ElasticRoutesConfig elastic;
+  elastic.admin_api_key = FLAGS_admin_api_key;
+  if (scale_control) {
+    elastic.scale = [control = scale_control.get()](const proto::ScaleRequest& request,
+                                                    std::function<void(const proto::ScaleResponse&)> done) {
+      return control->Scale(request, std::move(done));
+    };
+  }
+  elastic.is_scaling = [engine, control = scale_control.get()] {
+    return (control && control->busy()) || engine->scaling();
+  };
+  frontend::openai::RegisterElasticRoutes(elastic, &router);
   frontend::serving::RegisterGenerationRoutes(context, &router);
   frontend::metrics::RegisterMetricsRoute(&metrics, &router);
 
@@ -190,6 +211,7 @@ int main(int argc, char** argv) {
   sigwait(&set, &sig);
   LOG(INFO) << "frontend " << FLAGS_client_index << ": " << strsignal(sig) << "; finishing in-flight requests";
   (*server)->Stop();
+  scale_control.reset();
   (*client)->Stop();
   return 0;
 }

@@ -118,6 +118,7 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
   shape.kv_dtype = cache.shape().dtype;
   shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
   shape.sliding_window = config_.sliding_window;
+  shape.bf16_products = w.qkv.precision() == cpu::MatmulPrecision::kBF16;
   cpu::WriteKvCache(k, qkv_stride, v, qkv_stride, t, b.slot_mapping.data(), shape, cache.keys(index),
                     cache.values(index), *pool_);
   cpu::PagedAttentionBatch ab;

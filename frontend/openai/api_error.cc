@@ -8,8 +8,11 @@ std::string ErrorTypeFor(int status) {
   switch (status) {
     case 400: return "BadRequestError";
     case 401: return "AuthenticationError";
+    case 403: return "PermissionDeniedError";
     case 404: return "NotFoundError";
     case 405: return "MethodNotAllowedError";
+    case 408: return "RequestTimeoutError";
+    case 409: return "ConflictError";
     case 413: return "RequestTooLargeError";
     case 429: return "RateLimitError";
     case 501: return "NotImplementedError";

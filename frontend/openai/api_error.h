@@ -23,7 +23,8 @@ struct ApiError {
 };
 
 // The error "type" used for an HTTP status (400 BadRequestError, 401
-// AuthenticationError, 404 NotFoundError, 405 MethodNotAllowedError, 413
+// AuthenticationError, 403 PermissionDeniedError, 404 NotFoundError, 405
+// MethodNotAllowedError, 408 RequestTimeoutError, 409 ConflictError, 413
 // RequestTooLargeError, 429 RateLimitError, 501 NotImplementedError, 503
 // ServiceUnavailableError, otherwise InternalServerError).
 std::string ErrorTypeFor(int status);

@@ -37,9 +37,15 @@ inline size_t PackedBytes(size_t rows, size_t cols) {
 }
 
 // Packs a row-major [rows × cols] block (row stride `row_stride` elements) of
-// `src` (any dtype; f32/f16 are rounded to bf16) into `dst`.
+// `src` (any dtype; f32/f16 are rounded to bf16) into `dst` (PackedBytes,
+// 64-byte aligned). AVX-512 (16 × 16 transposes); requires Isa::kAvx512 or
+// better.
 void Pack(const void* src, WeightDType dtype, size_t rows, size_t cols, size_t row_stride,
           uint16_t* dst);
+
+// Scalar reference of Pack (same bytes).
+void PackReference(const void* src, WeightDType dtype, size_t rows, size_t cols, size_t row_stride,
+                   uint16_t* dst);
 
 // Bytes of the tiled A for m rows.
 inline size_t TiledABytes(size_t m, size_t kpad) { return (m + 15) / 16 * 16 * kpad * 2; }

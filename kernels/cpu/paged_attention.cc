@@ -31,6 +31,10 @@ inline float Dot(const float* a, const float* b, size_t n) {
 void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off, size_t step) {
   if (s.kv_dtype == KvDType::kF32) {
     float* dst = static_cast<float*>(cache) + off;
+    if (step == 1) {
+      std::memcpy(dst, src, s.head_dim * sizeof(float));
+      return;
+    }
     for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = src[d];
     return;
   }
@@ -73,6 +77,7 @@ void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stri
 namespace {
 
 std::atomic<bool> g_allow_avx512{true};
+std::atomic<bool> g_allow_amx{true};
 
 // Portable implementation of one query token's group (the reference order
 // of operations).
@@ -112,6 +117,7 @@ void AttendGeneric(const internal::AttentionTile& t, size_t i, const PagedAttent
 }  // namespace
 
 void PagedAttentionAllowAvx512(bool allow) { g_allow_avx512.store(allow); }
+void PagedAttentionAllowAmx(bool allow) { g_allow_amx.store(allow); }
 
 void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& b,
                     const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
@@ -120,6 +126,10 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
   const size_t group = s.num_q_heads / s.num_kv_heads;
   const size_t hd = s.head_dim;
   const bool avx512 = g_allow_avx512.load();
+  if (avx512 && s.bf16_products && g_allow_amx.load() && internal::AmxAttentionUsable(s)) {
+    internal::PagedAttentionAmx(q, q_stride, b, s, k_cache, v_cache, out, out_stride, pool);
+    return;
+  }
   // Tiles: runs of up to kMaxTileTokens consecutive tokens of one request.
   // Which tokens share a tile never changes a token's result.
   std::vector<std::pair<size_t, size_t>> tiles;  // [begin, end) token ranges

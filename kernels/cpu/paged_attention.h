@@ -14,6 +14,10 @@
 // query tokens of one request, so each key block is read once for all of
 // them.
 //
+// With shape.bf16_products on an AMX CPU (paged_attention_amx.cc), items are
+// (KV head, up to 32 query rows of one request) and the products run on
+// tiles; the same per-row determinism holds (see that file).
+//
 // Determinism: each query row (token, head) reduces over head_dim and over the
 // context in a fixed order, so a token's output depends only on its query,
 // its position and the cached K/V of its request — never on the rest of the
@@ -42,6 +46,12 @@ struct PagedAttentionShape {
   size_t block_size = 0;
   float scale = 1.0f;         // multiplies q·k
   size_t sliding_window = 0;  // 0: attend to the whole prefix
+  // Products in bf16 (what MatmulPrecision::kBF16 asks of the matmuls): q, K,
+  // V and the softmax numerators are rounded to bf16 and multiplied on AMX
+  // tiles with fp32 accumulation, where the CPU has AMX, head_dim is a
+  // multiple of 32, block_size a multiple of 32 and the GQA group at most 16.
+  // Elsewhere the fp32 kernels run (the flag is then ignored).
+  bool bf16_products = false;
 };
 
 // Writes K and V of `tokens` tokens (token t's KV heads at k + t * k_stride,
@@ -71,6 +81,10 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
 // yes, where the CPU has AVX-512F). The portable path gives the same results
 // to within rounding; tests and benchmarks switch to compare the two.
 void PagedAttentionAllowAvx512(bool allow);
+
+// Chooses whether shapes with bf16_products may use the AMX kernel (default:
+// yes). false runs the fp32 kernels for them; benchmarks compare the two.
+void PagedAttentionAllowAmx(bool allow);
 
 // Scalar reference over contiguous per-token keys/values: for a single
 // sequence of `tokens` tokens at positions 0..tokens-1 with k/v [tokens ×

@@ -48,4 +48,14 @@ bool AttendTileAvx512(const AttentionTile& tile, const PagedAttentionShape& s, s
 // True when this CPU runs AttendTileAvx512.
 bool HaveAvx512();
 
+// True when PagedAttentionAmx handles shape s on this CPU: s.bf16_products,
+// AMX, head_dim and block_size multiples of 32, GQA group of 1..16.
+bool AmxAttentionUsable(const PagedAttentionShape& s);
+
+// PagedAttention with bf16 products on AMX tiles (paged_attention_amx.cc);
+// call only when AmxAttentionUsable(s).
+void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatch& batch,
+                       const PagedAttentionShape& s, const void* k_cache, const void* v_cache, float* out,
+                       size_t out_stride, ThreadPool& pool);
+
 }  // namespace llmserve::kernels::cpu::internal

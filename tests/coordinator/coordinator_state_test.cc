@@ -118,5 +118,97 @@ TEST(CoordinatorStateTest, EngineStartWaveIsAdoptedWhenNewerOrIdle) {
   EXPECT_FALSE(s.OnWaveNotice(n));  // unknown rank
 }
 
+proto::Membership Members(uint64_t epoch, std::vector<uint32_t> active, bool scaling, uint32_t tracked) {
+  proto::Membership m;
+  m.set_epoch(epoch);
+  for (uint32_t r : active) m.add_active_ranks(r);
+  m.set_scaling(scaling);
+  m.set_tracked_ranks(tracked);
+  return m;
+}
+
+TEST(CoordinatorStateTest, MembershipIsPublishedAtOnceAndTracksJoiningRanks) {
+  CoordinatorState s({2, 100ms, 1000ms});
+  const auto t0 = Clock::now();
+  auto first = s.MaybePublish(t0);
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(first->has_membership()) << "no membership until the launcher sends one";
+  EXPECT_FALSE(s.OnEngineLoad(Load(3, 1, 0, 10))) << "rank 3 is not tracked yet";
+  s.OnMembership(Members(1, {0, 1}, true, 4));  // scale-up to 4 starts
+  auto snap = s.MaybePublish(t0 + 1ms);         // at once, not after the interval
+  ASSERT_TRUE(snap);
+  EXPECT_EQ(snap->membership().epoch(), 1u);
+  EXPECT_TRUE(snap->membership().scaling());
+  EXPECT_EQ(snap->engines_size(), 4);
+  EXPECT_TRUE(s.OnEngineLoad(Load(3, 1, 0, 10))) << "a joining rank reports before it is active";
+  s.OnMembership(Members(1, {0}, false, 1));  // a stale epoch is ignored
+  EXPECT_EQ(s.membership().active_ranks_size(), 2);
+  s.OnMembership(Members(2, {0, 1, 2, 3}, false, 4));
+  snap = s.MaybePublish(t0 + 2ms);
+  ASSERT_TRUE(snap);
+  EXPECT_EQ(snap->membership().active_ranks_size(), 4);
+  EXPECT_FALSE(snap->membership().scaling());
+  EXPECT_EQ(snap->engines(3).num_waiting_reqs(), 1u);
+}
+
+TEST(CoordinatorStateTest, RemovedRanksDoNotHoldTheWave) {
+  CoordinatorState s({4, 100ms, 1000ms});
+  (void)s.OnFirstRequest(First(0, 0));
+  s.OnWaveNotice(Complete(0, 0));
+  s.OnWaveNotice(Complete(1, 0));
+  EXPECT_TRUE(s.engines_running()) << "ranks 2 and 3 are still running";
+  s.OnMembership(Members(1, {0, 1}, true, 4));  // scale-down to 2: ranks 2 and 3 leave
+  EXPECT_FALSE(s.engines_running());
+  EXPECT_EQ(s.current_wave(), 1u);
+  // A wave among the two remaining ranks completes without the removed ones.
+  (void)s.OnFirstRequest(First(1, 1));
+  s.OnWaveNotice(Complete(0, 1));
+  EXPECT_TRUE(s.engines_running());
+  s.OnWaveNotice(Complete(1, 1));
+  EXPECT_FALSE(s.engines_running());
+  EXPECT_EQ(s.current_wave(), 2u);
+}
+
+TEST(CoordinatorStateTest, JoiningRankTakesPartFromTheNextWave) {
+  CoordinatorState s({2, 100ms, 1000ms});
+  (void)s.OnFirstRequest(First(0, 0));  // wave 0 running on ranks 0 and 1
+  s.OnMembership(Members(1, {0, 1, 2}, false, 3));
+  s.OnWaveNotice(Complete(0, 0));
+  s.OnWaveNotice(Complete(1, 0));
+  EXPECT_FALSE(s.engines_running()) << "rank 2 joined mid-wave and does not hold it";
+  EXPECT_EQ(s.current_wave(), 1u);
+  (void)s.OnFirstRequest(First(0, 1));
+  s.OnWaveNotice(Complete(0, 1));
+  s.OnWaveNotice(Complete(1, 1));
+  EXPECT_TRUE(s.engines_running()) << "from wave 1 on rank 2 counts";
+  s.OnWaveNotice(Complete(2, 1));
+  EXPECT_FALSE(s.engines_running());
+}
+
+TEST(CoordinatorStateTest, DeadRankDoesNotBlockTheWaveUntilItReportsAgain) {
+  CoordinatorState s({3, 100ms, 1000ms});
+  ASSERT_TRUE(s.OnEngineLoad(Load(2, 4, 1, 100)));
+  (void)s.OnFirstRequest(First(0, 0));
+  s.OnWaveNotice(Complete(0, 0));
+  s.OnWaveNotice(Complete(1, 0));
+  EXPECT_TRUE(s.engines_running());
+  s.OnRankDown(2);  // its process exited
+  EXPECT_FALSE(s.engines_running());
+  EXPECT_EQ(s.current_wave(), 1u);
+  auto snap = s.MaybePublish(Clock::now());
+  ASSERT_TRUE(snap);
+  EXPECT_FALSE(snap->engines(2).alive());
+  EXPECT_EQ(snap->engines(2).num_waiting_reqs(), 0u);
+  // Restarted: it reports again and counts from the next wave on.
+  ASSERT_TRUE(s.OnEngineLoad(Load(2, 0, 0, 0)));
+  (void)s.OnFirstRequest(First(0, 1));
+  s.OnWaveNotice(Complete(0, 1));
+  s.OnWaveNotice(Complete(1, 1));
+  EXPECT_TRUE(s.engines_running());
+  s.OnWaveNotice(Complete(2, 1));
+  EXPECT_FALSE(s.engines_running());
+  EXPECT_EQ(s.current_wave(), 2u);
+}
+
 }  // namespace
 }  // namespace llmserve::coordinator

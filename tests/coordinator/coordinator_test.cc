@@ -166,6 +166,50 @@ TEST_F(CoordinatorTest, HeartbeatsOverIpcAndAnswersALateSubscriberWithReady) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(CoordinatorTest, PublishesMembershipAtOnceAndRelaysDrainsToEngines) {
+  CoordinatorOptions o;
+  o.state = {1, 20ms, 5000ms};  // heartbeats far apart: a membership must not wait for one
+  o.frontend_publish_bind = "inproc://coord-front-elastic";
+  o.engine_publish_bind = "inproc://coord-back-elastic";
+  o.engine_stats_bind = "inproc://coord-stats-elastic";
+  StartCoordinator(o);
+  zmq::socket_t engine(ctx_, zmq::socket_type::sub);
+  engine.set(zmq::sockopt::subscribe, "");
+  engine.set(zmq::sockopt::linger, 0);
+  engine.connect(coordinator_->engine_publish_address());
+  ASSERT_EQ(Recv(engine), std::vector<std::string>{kCoordinatorReady});
+  zmq::socket_t launcher(ctx_, zmq::socket_type::xsub);  // the launcher talks like a frontend
+  launcher.set(zmq::sockopt::linger, 0);
+  launcher.connect(coordinator_->frontend_publish_address());
+  launcher.send(zmq::buffer(std::string("\x01", 1)));
+
+  proto::FrontendNotice notice;
+  auto* m = notice.mutable_membership();
+  m->set_epoch(1);
+  m->add_active_ranks(0);
+  m->add_active_ranks(1);
+  m->set_scaling(true);
+  m->set_tracked_ranks(2);
+  const auto sent = std::chrono::steady_clock::now();
+  launcher.send(zmq::buffer(notice.SerializeAsString()));
+  auto snap = AwaitSnapshot(launcher, [](const proto::LoadSnapshot& s) { return s.membership().epoch() == 1; });
+  ASSERT_TRUE(snap);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 2000ms) << "published at once, not at the next heartbeat";
+  EXPECT_TRUE(snap->membership().scaling());
+  EXPECT_EQ(snap->engines_size(), 2) << "the joining rank is tracked";
+
+  notice.Clear();
+  notice.mutable_drain()->add_data_parallel_ranks(1);
+  launcher.send(zmq::buffer(notice.SerializeAsString()));
+  auto frames = Recv(engine);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0], kDrainFrame);
+  proto::DrainCommand drain;
+  ASSERT_TRUE(drain.ParseFromString(frames[1]));
+  ASSERT_EQ(drain.data_parallel_ranks_size(), 1);
+  EXPECT_EQ(drain.data_parallel_ranks(0), 1u);
+}
+
 TEST_F(CoordinatorTest, ReportsAnAddressInUse) {
   zmq::socket_t taken(ctx_, zmq::socket_type::pull);
   taken.bind("inproc://coord-taken");

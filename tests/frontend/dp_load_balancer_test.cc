@@ -177,5 +177,20 @@ TEST(DpLoadBalancerTest, PrefixAffinityYieldsToTheScoreWhenThePreferredRankIsOve
   EXPECT_EQ(*lb.Pick(p, only_other), other);
 }
 
+TEST(DpLoadBalancerTest, InsertedRankStartsIdleAndShiftsTheOthers) {
+  DpLoadBalancer lb({}, 2);
+  lb.OnDispatch(0, 100);
+  lb.OnDispatch(1, 200);
+  lb.InsertRank(1);  // a rank joins between the two (indices follow rank order)
+  EXPECT_EQ(lb.EffectiveLoad(0).waiting_tokens, 100);
+  EXPECT_EQ(lb.EffectiveLoad(1).waiting_tokens, 0);
+  EXPECT_EQ(lb.EffectiveLoad(2).waiting_tokens, 200);
+  EXPECT_EQ(*lb.Pick(Prompt(0, 4), {true, true, true}), 1u) << "the idle newcomer wins";
+  lb.InsertRank(9);  // past the end: appended
+  EXPECT_EQ(lb.EffectiveLoad(3).waiting_reqs, 0);
+  lb.OnFinish(2, 200, false);
+  EXPECT_EQ(lb.EffectiveLoad(2).waiting_tokens, 0);
+}
+
 }  // namespace
 }  // namespace llmserve::frontend

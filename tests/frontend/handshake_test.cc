@@ -2,6 +2,7 @@
 // 127.0.0.1: HELLO -> reply with addresses and per-rank config -> READY.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "engine_core/startup_handshake.h"
@@ -71,6 +72,37 @@ TEST(Handshake, UnknownServerTimesOutWithTheAddress) {
   auto h = engine_core::StartupHandshake::Connect(ctx, "tcp://127.0.0.1:1", 0, true, false, 300ms);
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.status().message().find("tcp://127.0.0.1:1"), std::string::npos);
+}
+
+TEST(Handshake, HelloFromALaterRankWaitsUntilAScaleUpAdmitsIt) {
+  zmq::context_t ctx;
+  HandshakeServer server(ctx, Template());
+  ASSERT_TRUE(server.Bind("tcp://127.0.0.1:*").ok());
+  server.Expect(0, /*local=*/true);
+  // A headless engine for rank 2 starts before the deployment has a rank 2.
+  std::atomic<bool> answered{false};
+  std::thread late([&] {
+    auto h = engine_core::StartupHandshake::Connect(ctx, server.address(), 2, false, true, 10s);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    answered = true;
+    EXPECT_EQ((*h)->reply().config().parallel().data_parallel_rank(), 2u);
+    ASSERT_TRUE((*h)->SendReady(7).ok());
+    std::this_thread::sleep_for(200ms);
+  });
+  for (int i = 0; i < 50 && !server.HasHeldHello(2); ++i) server.PollOnce(20ms);
+  ASSERT_TRUE(server.HasHeldHello(2));
+  server.PollOnce(200ms);
+  EXPECT_FALSE(answered) << "held, not answered, before the scale";
+  server.Expect(2, /*local=*/false);  // the scale-up admits it
+  EXPECT_FALSE(server.HasHeldHello(2));
+  std::vector<uint32_t> ready;
+  for (int i = 0; i < 100 && ready.empty(); ++i) ready = server.PollOnce(50ms);
+  late.join();
+  EXPECT_TRUE(answered);
+  EXPECT_EQ(ready, std::vector<uint32_t>{2});
+  // A scale-down forgets it; the rank is no longer expected.
+  server.Forget(2);
+  EXPECT_EQ(server.MissingDescription(), "rank 0: has not connected");
 }
 
 }  // namespace

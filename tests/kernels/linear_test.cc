@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/gemm_amx.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -256,6 +258,24 @@ TEST(Linear, PacksColumnBlockWithRowStride) {
     if (precision == MatmulPrecision::kBF16)
       for (auto& v : xr) v = Bf16ToF32(F32ToBf16(v));
     ExpectClose(y, xr, block, m, rows, cols, 1e-5, "column block");
+  }
+}
+
+// The AVX-512 AMX weight packer writes the same bytes as its scalar
+// reference, for every source dtype, ragged row/column counts and a row stride.
+TEST(Linear, AmxPackMatchesScalarReference) {
+  if (!GetCpuFeatures().avx512) GTEST_SKIP() << "amx::Pack needs AVX-512";
+  std::mt19937 rng(9);
+  for (const WeightDType dtype : {WeightDType::kBF16, WeightDType::kF16, WeightDType::kF32}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<size_t, size_t>>{{16, 32}, {37, 70}, {5, 1}, {48, 96}}) {
+      const size_t stride = cols + 3;
+      const Weight w = RandomWeight(dtype, rows, stride, rng);
+      std::vector<uint16_t, AlignedAllocator<uint16_t>> fast(amx::PackedBytes(rows, cols) / 2, 0xabcd);
+      std::vector<uint16_t, AlignedAllocator<uint16_t>> ref(fast.size(), 0x1234);
+      amx::Pack(w.bytes.data(), dtype, rows, cols, stride, fast.data());
+      amx::PackReference(w.bytes.data(), dtype, rows, cols, stride, ref.data());
+      EXPECT_EQ(fast, ref) << "dtype " << static_cast<int>(dtype) << " rows " << rows << " cols " << cols;
+    }
   }
 }
 

@@ -15,6 +15,8 @@
 //   {"what":"prefill", "tokens":N, "tok_per_s":..., "weight_gflop_per_s":...,
 //    "amx_peak_gflop_per_s":..., "ratio_to_amx_peak":...}     (AMX peak: tdpbf16ps with operands
 //                                                             in tiles on every thread, same rep)
+//   {"what":"prefill_fp32_attention", "seconds":...}           (bf16 on AMX: the same prefill with the
+//                                                             fp32 attention kernels, same rep)
 // (weight GFLOP = 2 × (layer matmul parameters × tokens + lm_head parameters): the
 // lm_head runs for the last token only.)
 #include <immintrin.h>
@@ -53,6 +55,9 @@ DEFINE_int32(bench_prefill_tokens, 512, "Prompt length of the prefill measuremen
 DEFINE_int32(bench_context, 16, "Prompt tokens each decode request holds before the timed steps.");
 DEFINE_string(bench_kv_dtype, "f32", "KV cache element type: f32 or bf16.");
 DEFINE_bool(bench_attention_avx512, true, "Let attention use its AVX-512 path (false: the portable one).");
+DEFINE_bool(bench_attention_amx, true,
+            "bf16 on AMX: attention on AMX tiles, with the fp32-attention prefill measured in the same repetition as "
+            "its baseline (false: fp32 attention only).");
 DEFINE_int32(bench_bandwidth_mib, 1024, "Size of the buffer read for the bandwidth roofline.");
 
 namespace {
@@ -182,6 +187,7 @@ int main(int argc, char** argv) {
     }
   }
   llmserve::kernels::cpu::PagedAttentionAllowAvx512(FLAGS_bench_attention_avx512);
+  llmserve::kernels::cpu::PagedAttentionAllowAmx(FLAGS_bench_attention_amx);
   llmserve::kernels::cpu::ThreadPool pool(static_cast<size_t>(std::max(0, FLAGS_bench_threads)));
   w::LoadOptions opts;
   opts.precision = FLAGS_bench_precision == "bf16" ? llmserve::kernels::cpu::MatmulPrecision::kBF16
@@ -288,9 +294,28 @@ int main(int argc, char** argv) {
       std::iota(blocks.begin(), blocks.end(), 0);
       b.AddRequest(toks, 0, blocks, bs, true);
       b.FinishBlockTables();
-      Stopwatch sw(pool.size());
-      CHECK(model.Forward(b, cache, &logits).ok());
-      const Timing t = sw.Stop();
+      auto run_prefill = [&] {
+        Stopwatch sw(pool.size());
+        CHECK(model.Forward(b, cache, &logits).ok());
+        return sw.Stop();
+      };
+      // Baseline in the same repetition: the same prefill with the fp32
+      // attention kernels (what bf16 models ran before the AMX attention).
+      Timing base{0, 0};
+      const bool amx_attention = amx && FLAGS_bench_precision == "bf16" && FLAGS_bench_attention_amx;
+      if (amx_attention) {
+        llmserve::kernels::cpu::PagedAttentionAllowAmx(false);
+        base = run_prefill();
+        llmserve::kernels::cpu::PagedAttentionAllowAmx(true);
+      }
+      const Timing t = run_prefill();
+      if (amx_attention) {
+        std::printf("{\"what\":\"prefill_fp32_attention\",\"rep\":%d,\"seconds\":%.3f,\"seconds_cpu\":%.3f}\n", rep,
+                    base.wall, base.cpu);
+        add("(c) prefill tok/s, fp32 attention", static_cast<double>(prefill) / base.wall,
+            static_cast<double>(prefill) / base.cpu);
+        add("(c) AMX attention speed-up (x)", base.wall / t.wall, base.cpu / t.cpu);
+      }
       const double gflops = prefill_flops / t.wall / 1e9, gflops_cpu = prefill_flops / t.cpu / 1e9;
       std::printf("{\"what\":\"prefill\",\"rep\":%d,\"tokens\":%zu,\"seconds\":%.3f,\"seconds_cpu\":%.3f,"
                   "\"tok_per_s\":%.2f,\"weight_gflop_per_s\":%.1f",

@@ -1,9 +1,10 @@
 // Google Benchmark of the paged attention kernel on the Qwen3-0.6B attention
 // shape (16 query heads, 8 KV heads, head_dim 128, block 32): a 512-token
 // prefill and a 16-request decode at context 512, AVX-512 vs portable path,
-// fp32 vs bf16 cache.
+// fp32 vs bf16 cache, and bf16 products on AMX tiles (what bf16 models run).
 // Each case reports GFLOP/s (wall time) and its ratio to the AVX-512 fp32 FMA
-// peak of the same thread pool, measured once in the same process.
+// peak of the same thread pool, measured once in the same process; the AMX
+// cases also their ratio to the AMX bf16 in-register peak, measured likewise.
 // Run: build/bin/llmserve-bench-attention
 #include <benchmark/benchmark.h>
 
@@ -15,6 +16,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/amx_peak.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/paged_attention.h"
 
@@ -56,9 +59,32 @@ double FmaPeakGflops(ThreadPool& pool) {
   return peak;
 }
 
-void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false) {
+// Best-of-5 AMX tdpbf16ps peak (GFLOP/s, wall) of `pool`, measured on first
+// use; 0 without AMX.
+double AmxPeakGflops(ThreadPool& pool) {
+  static const double peak = [&pool] {
+    if (ActiveIsa() != Isa::kAmx) return 0.0;
+    constexpr size_t kIterations = 1 << 16;
+    double best = 0;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      pool.ParallelFor(pool.size(), 1, [&](size_t, size_t, size_t) { AmxPeakLoop(kIterations); });
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      best = std::max(best, kAmxPeakFlopsPerIteration * kIterations * static_cast<double>(pool.size()) / sec / 1e9);
+    }
+    return best;
+  }();
+  return peak;
+}
+
+void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false, bool amx = false) {
+  if (amx && ActiveIsa() != Isa::kAmx) {
+    state.SkipWithError("no AMX on this CPU");
+    return;
+  }
   PagedAttentionAllowAvx512(avx512);
   PagedAttentionShape s;
+  s.bf16_products = amx;
   s.kv_dtype = bf16 ? KvDType::kBF16 : KvDType::kF32;
   s.num_q_heads = 16;
   s.num_kv_heads = 8;
@@ -104,6 +130,12 @@ void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false) 
   // Wall seconds per iteration are known only after the run; derive the ratio from them.
   state.counters["of_fma_peak"] = benchmark::Counter(peak > 0 ? flops / 1e9 / peak : 0,
                                                      benchmark::Counter::kIsIterationInvariantRate);
+  if (amx) {
+    const double amx_peak = AmxPeakGflops(pool);
+    state.counters["amx_peak_GFLOP/s"] = amx_peak;
+    state.counters["of_amx_peak"] = benchmark::Counter(amx_peak > 0 ? flops / 1e9 / amx_peak : 0,
+                                                       benchmark::Counter::kIsIterationInvariantRate);
+  }
   PagedAttentionAllowAvx512(true);
 }
 
@@ -113,6 +145,14 @@ void BM_Decode16x512_Avx512(benchmark::State& st) { Run(st, true, false); }
 void BM_Decode16x512_Portable(benchmark::State& st) { Run(st, false, false); }
 void BM_Decode16x512_Avx512_Bf16Cache(benchmark::State& st) { Run(st, true, false, true); }
 void BM_Prefill512_Avx512_Bf16Cache(benchmark::State& st) { Run(st, true, true, true); }
+void BM_Prefill512_Amx(benchmark::State& st) { Run(st, true, true, false, true); }
+void BM_Prefill512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, true, true, true); }
+void BM_Decode16x512_Amx(benchmark::State& st) { Run(st, true, false, false, true); }
+void BM_Decode16x512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, false, true, true); }
+BENCHMARK(BM_Prefill512_Amx)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Prefill512_Amx_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode16x512_Amx)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode16x512_Amx_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Prefill512_Avx512)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Prefill512_Portable)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Decode16x512_Avx512)->Unit(benchmark::kMillisecond)->UseRealTime();
