@@ -372,10 +372,14 @@ void EngineCoreClient::ProbeBusyRanks() {
     for (const auto& [rank, e] : engines_)
       if (e.ready && !e.dead && e.in_flight > 0) busy.push_back(rank);
   }
+  ProbeRanks(busy);
+}
+
+void EngineCoreClient::ProbeRanks(const std::vector<uint32_t>& ranks) {
   // call_id 0 is never awaited: the engine's answer is dropped on arrival.
   static const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, "health", {}});
   const auto type = static_cast<uint8_t>(proto::RequestType::kUtility);
-  for (uint32_t rank : busy) {
+  for (uint32_t rank : ranks) {
     try {
       input_.send(zmq::buffer(Identity(rank)), zmq::send_flags::sndmore);
       input_.send(zmq::buffer(&type, 1), zmq::send_flags::sndmore);
@@ -534,18 +538,33 @@ void EngineCoreClient::HandleCoordinator() {
     if (!latest || snap.sequence() > latest->sequence()) latest = std::move(snap);
   }
   if (!latest) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (latest->has_membership()) ApplyMembership(latest->membership());  // may add ranks: index loads after
+  std::vector<uint32_t> reported_down;  // ready here, but the coordinator has no live process for it
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ApplySnapshot(*latest, &reported_down);
+  }
+  // The launcher tells the coordinator when an engine process exits, so a rank
+  // is checked within one publish interval instead of the next probe; a rank
+  // restarted meanwhile answers the probe and stays.
+  ProbeRanks(reported_down);
+}
+
+void EngineCoreClient::ApplySnapshot(const proto::LoadSnapshot& snapshot, std::vector<uint32_t>* reported_down) {
+  if (snapshot.has_membership()) ApplyMembership(snapshot.membership());  // may add ranks: index loads after
   std::vector<RankLoad> loads(rank_order_.size());
-  for (const auto& e : latest->engines()) {
+  for (const auto& e : snapshot.engines()) {
+    auto engine = engines_.find(e.data_parallel_rank());
+    if (!e.alive() && engine != engines_.end() && engine->second.active && engine->second.ready &&
+        !engine->second.dead)
+      reported_down->push_back(e.data_parallel_rank());
     const size_t i = IndexOf(e.data_parallel_rank());
     if (i == rank_order_.size()) continue;
     loads[i] = RankLoad{static_cast<int64_t>(e.num_waiting_reqs()), static_cast<int64_t>(e.num_running_reqs()),
                         static_cast<int64_t>(e.num_waiting_tokens())};
   }
   balancer_.OnSnapshot(loads);
-  current_wave_ = latest->current_wave();
-  engines_running_ = latest->engines_running();
+  current_wave_ = snapshot.current_wave();
+  engines_running_ = snapshot.engines_running();
   ++snapshots_;
 }
 
