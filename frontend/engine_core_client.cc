@@ -375,6 +375,26 @@ void EngineCoreClient::ProbeBusyRanks() {
   ProbeRanks(busy);
 }
 
+void EngineCoreClient::AskUnreadyRanksToAnnounce() {
+  std::vector<uint32_t> unready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [rank, e] : engines_)
+      if (e.active && !e.ready) unready.push_back(rank);
+  }
+  static const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, "announce", {}});
+  const auto type = static_cast<uint8_t>(proto::RequestType::kUtility);
+  for (uint32_t rank : unready) {
+    try {
+      input_.send(zmq::buffer(Identity(rank)), zmq::send_flags::sndmore);
+      input_.send(zmq::buffer(&type, 1), zmq::send_flags::sndmore);
+      input_.send(zmq::buffer(body), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      if (e.num() == ETERM) throw;  // otherwise not connected yet: its own ReadyResponse will come
+    }
+  }
+}
+
 void EngineCoreClient::ProbeRanks(const std::vector<uint32_t>& ranks) {
   // call_id 0 is never awaited: the engine's answer is dropped on arrival.
   static const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, "health", {}});
@@ -453,6 +473,7 @@ void EngineCoreClient::HandleOutput() {
       continue;
     }
     std::vector<std::pair<std::shared_ptr<OutputSink>, const proto::EngineCoreOutput*>> deliveries;
+    std::vector<std::string> unknown;  // unfinished requests this client does not know
     size_t rerouted = 0;
     std::shared_ptr<UtilityWait> notify;
     std::shared_ptr<const StatsListener> stats_listener;
@@ -463,7 +484,12 @@ void EngineCoreClient::HandleOutput() {
       if (engine != engines_.end() && outs.scheduler_stats) engine->second.last_stats = outs.scheduler_stats;
       for (const auto& out : outs.outputs) {
         auto it = pending_.find(out.request_id);
-        if (it == pending_.end()) continue;  // aborted here already
+        if (it == pending_.end()) {
+          // Aborted here already, or sent by an earlier process of this
+          // frontend (restarted): make sure the engine stops it.
+          if (!out.finish_reason) unknown.push_back(out.request_id);
+          continue;
+        }
         Pending& p = it->second;
         if (out.finish_reason == proto::FinishReason::kAbort && out.error_code == StatusCode::kUnavailable &&
             out.new_token_ids.empty() && !p.started && !p.pinned) {
@@ -505,6 +531,9 @@ void EngineCoreClient::HandleOutput() {
       uint64_t one = 1;
       (void)!write(wake_fd_, &one, sizeof(one));  // send them on this loop's next turn
     }
+    if (!unknown.empty())
+      Post(Command{Command::kAbort, static_cast<uint32_t>(outs.engine_index), proto::RequestType::kAbort,
+                   proto::Encode(unknown)});
     if (stats_listener && outs.scheduler_stats)
       (*stats_listener)(static_cast<uint32_t>(outs.engine_index), *outs.scheduler_stats);
     const OutputOrigin origin{static_cast<uint32_t>(outs.engine_index), outs.timestamp};
@@ -580,6 +609,7 @@ void EngineCoreClient::Run() {
       zmq::poll(items, num_items, kProbeInterval);
       if (std::chrono::steady_clock::now() >= next_probe) {
         ProbeBusyRanks();
+        AskUnreadyRanksToAnnounce();
         next_probe = std::chrono::steady_clock::now() + kProbeInterval;
       }
       if (items[2].revents & ZMQ_POLLIN) {

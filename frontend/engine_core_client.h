@@ -167,6 +167,10 @@ class EngineCoreClient final : public EngineClient {
   // rank whose process vanished (no ENGINE_CORE_DEAD) fails the send and is
   // marked dead within one probe interval. I/O thread only.
   void ProbeBusyRanks();
+  // Asks every active rank without a ReadyResponse to send it (again): a
+  // restarted frontend learns of engines that announced themselves to its
+  // predecessor. A rank not connected yet is skipped. I/O thread only.
+  void AskUnreadyRanksToAnnounce();
   // Sends the no-op utility call to `ranks`; a failed send marks the rank dead.
   // I/O thread only.
   void ProbeRanks(const std::vector<uint32_t>& ranks);
