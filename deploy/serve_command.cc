@@ -71,9 +71,10 @@ std::vector<std::string> EngineArgv(const std::string& bin, const ServePlan& pla
           "--cluster-key-dir=" + FLAGS_cluster_key_dir};
 }
 
+// `dp_size`: the ranks in effect now (a frontend restarted after an elastic
+// scale starts from the current size; the coordinator's membership then rules).
 std::vector<std::string> FrontendArgv(const std::string& bin, const proto::EngineConfig& config, int index,
-                                      int count, const ServePlan& plan) {
-  const int dp_size = plan.data_parallel_size;
+                                      int count, const ServePlan& plan, int dp_size) {
   std::vector<uint32_t> ranks;
   for (int r = 0; r < dp_size; ++r) ranks.push_back(static_cast<uint32_t>(r));
   std::vector<std::string> argv = {
@@ -294,7 +295,7 @@ int RunServeCommand(int argc, char** argv) {
     }
     for (int i = 0; i < plan.api_server_count; ++i) {
       auto pid = children.Spawn("frontend" + std::to_string(i),
-                                FrontendArgv(bin, config, i, plan.api_server_count, plan));
+                                FrontendArgv(bin, config, i, plan.api_server_count, plan, plan.data_parallel_size));
       if (!pid.ok()) {
         LOG(ERROR) << pid.status().message();
         return 1;
@@ -419,6 +420,15 @@ int RunServeCommand(int argc, char** argv) {
         LOG(INFO) << "restarting engine rank " << rank;
         if (handshake) handshake->Expect(rank, true);
         if (children.Spawn(exit.name, EngineArgv(bin, plan, rank)).ok()) continue;
+      }
+      if (FLAGS_restart_policy == "on-failure" && exit.name.rfind("frontend", 0) == 0) {
+        // Engines stay connected; they announce themselves to the new process
+        // when it asks, and it aborts what its predecessor left running.
+        const int index = std::stoi(exit.name.substr(8));
+        const int size = scaler ? static_cast<int>(scaler->size()) : plan.data_parallel_size;
+        LOG(INFO) << "restarting " << exit.name;
+        if (children.Spawn(exit.name, FrontendArgv(bin, config, index, plan.api_server_count, plan, size)).ok())
+          continue;
       }
       // Give frontends a moment to answer 503 to clients before stopping.
       std::this_thread::sleep_for(std::chrono::seconds(2));

@@ -15,6 +15,9 @@ namespace llmserve::engine_core {
 namespace {
 // The coordinator's frame before a DrainCommand (coordinator/coordinator.h's kDrainFrame).
 constexpr std::string_view kDrainFrame = "DRAIN";
+// The utility call a frontend sends to a rank it has no ReadyResponse from;
+// answered on the input thread with the ReadyResponse (frontend/engine_core_client.cc).
+constexpr std::string_view kAnnounceMethod = "announce";
 constexpr auto kIdlePoll = std::chrono::milliseconds(100);
 
 double MonotonicSeconds() {
@@ -110,6 +113,7 @@ void EngineCoreProc::InputLoop() {
   } give_up{this};
   std::vector<zmq::socket_t> sockets;
   std::optional<zmq::socket_t> coordinator;
+  std::string ready_bytes;
   try {
     if (has_coordinator_) {
       coordinator.emplace(context_, zmq::socket_type::sub);
@@ -124,7 +128,7 @@ void EngineCoreProc::InputLoop() {
     ready.set_data_parallel_rank(options_.rank);
     ready.set_max_model_len(max_model_len_);
     ready.set_num_kv_blocks(static_cast<uint64_t>(core_->num_gpu_blocks()));
-    const std::string ready_bytes = ready.SerializeAsString();
+    ready_bytes = ready.SerializeAsString();
     for (const auto& address : addresses_.inputs()) {
       zmq::socket_t s(context_, zmq::socket_type::dealer);
       s.set(zmq::sockopt::routing_id, EngineIdentity(options_.rank));
@@ -201,7 +205,12 @@ void EngineCoreProc::InputLoop() {
           } else if (s.ok() && type == proto::RequestType::kUtility) {
             Utility utility;
             s = proto::Decode(data, body.size(), &utility.request);
-            if (s.ok()) inputs_.Push(Input{std::move(utility)});
+            if (s.ok() && utility.request.method == kAnnounceMethod) {
+              // A frontend that (re)started after our ReadyResponse asks for it again.
+              if (!shutdown_requested_) sockets[i].send(zmq::buffer(ready_bytes), zmq::send_flags::dontwait);
+            } else if (s.ok()) {
+              inputs_.Push(Input{std::move(utility)});
+            }
           }
           if (!s.ok()) LOG(WARNING) << "engine " << options_.rank << ": dropping a malformed message: " << s.message();
         }

@@ -372,10 +372,34 @@ void EngineCoreClient::ProbeBusyRanks() {
     for (const auto& [rank, e] : engines_)
       if (e.ready && !e.dead && e.in_flight > 0) busy.push_back(rank);
   }
+  ProbeRanks(busy);
+}
+
+void EngineCoreClient::AskUnreadyRanksToAnnounce() {
+  std::vector<uint32_t> unready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [rank, e] : engines_)
+      if (e.active && !e.ready) unready.push_back(rank);
+  }
+  static const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, "announce", {}});
+  const auto type = static_cast<uint8_t>(proto::RequestType::kUtility);
+  for (uint32_t rank : unready) {
+    try {
+      input_.send(zmq::buffer(Identity(rank)), zmq::send_flags::sndmore);
+      input_.send(zmq::buffer(&type, 1), zmq::send_flags::sndmore);
+      input_.send(zmq::buffer(body), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      if (e.num() == ETERM) throw;  // otherwise not connected yet: its own ReadyResponse will come
+    }
+  }
+}
+
+void EngineCoreClient::ProbeRanks(const std::vector<uint32_t>& ranks) {
   // call_id 0 is never awaited: the engine's answer is dropped on arrival.
   static const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, "health", {}});
   const auto type = static_cast<uint8_t>(proto::RequestType::kUtility);
-  for (uint32_t rank : busy) {
+  for (uint32_t rank : ranks) {
     try {
       input_.send(zmq::buffer(Identity(rank)), zmq::send_flags::sndmore);
       input_.send(zmq::buffer(&type, 1), zmq::send_flags::sndmore);
@@ -449,6 +473,7 @@ void EngineCoreClient::HandleOutput() {
       continue;
     }
     std::vector<std::pair<std::shared_ptr<OutputSink>, const proto::EngineCoreOutput*>> deliveries;
+    std::vector<std::string> unknown;  // unfinished requests this client does not know
     size_t rerouted = 0;
     std::shared_ptr<UtilityWait> notify;
     std::shared_ptr<const StatsListener> stats_listener;
@@ -459,7 +484,12 @@ void EngineCoreClient::HandleOutput() {
       if (engine != engines_.end() && outs.scheduler_stats) engine->second.last_stats = outs.scheduler_stats;
       for (const auto& out : outs.outputs) {
         auto it = pending_.find(out.request_id);
-        if (it == pending_.end()) continue;  // aborted here already
+        if (it == pending_.end()) {
+          // Aborted here already, or sent by an earlier process of this
+          // frontend (restarted): make sure the engine stops it.
+          if (!out.finish_reason) unknown.push_back(out.request_id);
+          continue;
+        }
         Pending& p = it->second;
         if (out.finish_reason == proto::FinishReason::kAbort && out.error_code == StatusCode::kUnavailable &&
             out.new_token_ids.empty() && !p.started && !p.pinned) {
@@ -501,6 +531,9 @@ void EngineCoreClient::HandleOutput() {
       uint64_t one = 1;
       (void)!write(wake_fd_, &one, sizeof(one));  // send them on this loop's next turn
     }
+    if (!unknown.empty())
+      Post(Command{Command::kAbort, static_cast<uint32_t>(outs.engine_index), proto::RequestType::kAbort,
+                   proto::Encode(unknown)});
     if (stats_listener && outs.scheduler_stats)
       (*stats_listener)(static_cast<uint32_t>(outs.engine_index), *outs.scheduler_stats);
     const OutputOrigin origin{static_cast<uint32_t>(outs.engine_index), outs.timestamp};
@@ -534,18 +567,33 @@ void EngineCoreClient::HandleCoordinator() {
     if (!latest || snap.sequence() > latest->sequence()) latest = std::move(snap);
   }
   if (!latest) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (latest->has_membership()) ApplyMembership(latest->membership());  // may add ranks: index loads after
+  std::vector<uint32_t> reported_down;  // ready here, but the coordinator has no live process for it
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ApplySnapshot(*latest, &reported_down);
+  }
+  // The launcher tells the coordinator when an engine process exits, so a rank
+  // is checked within one publish interval instead of the next probe; a rank
+  // restarted meanwhile answers the probe and stays.
+  ProbeRanks(reported_down);
+}
+
+void EngineCoreClient::ApplySnapshot(const proto::LoadSnapshot& snapshot, std::vector<uint32_t>* reported_down) {
+  if (snapshot.has_membership()) ApplyMembership(snapshot.membership());  // may add ranks: index loads after
   std::vector<RankLoad> loads(rank_order_.size());
-  for (const auto& e : latest->engines()) {
+  for (const auto& e : snapshot.engines()) {
+    auto engine = engines_.find(e.data_parallel_rank());
+    if (!e.alive() && engine != engines_.end() && engine->second.active && engine->second.ready &&
+        !engine->second.dead)
+      reported_down->push_back(e.data_parallel_rank());
     const size_t i = IndexOf(e.data_parallel_rank());
     if (i == rank_order_.size()) continue;
     loads[i] = RankLoad{static_cast<int64_t>(e.num_waiting_reqs()), static_cast<int64_t>(e.num_running_reqs()),
                         static_cast<int64_t>(e.num_waiting_tokens())};
   }
   balancer_.OnSnapshot(loads);
-  current_wave_ = latest->current_wave();
-  engines_running_ = latest->engines_running();
+  current_wave_ = snapshot.current_wave();
+  engines_running_ = snapshot.engines_running();
   ++snapshots_;
 }
 
@@ -561,6 +609,7 @@ void EngineCoreClient::Run() {
       zmq::poll(items, num_items, kProbeInterval);
       if (std::chrono::steady_clock::now() >= next_probe) {
         ProbeBusyRanks();
+        AskUnreadyRanksToAnnounce();
         next_probe = std::chrono::steady_clock::now() + kProbeInterval;
       }
       if (items[2].revents & ZMQ_POLLIN) {

@@ -151,6 +151,9 @@ class EngineCoreClient final : public EngineClient {
   void HandleInput();   // ReadyResponses on the ROUTER
   void HandleOutput();  // EngineCoreOutputs on the PULL
   void HandleCoordinator();  // LoadSnapshots on the XSUB
+  // Applies a coordinator snapshot (needs mu_); collects the ready ranks it
+  // reports without a live process.
+  void ApplySnapshot(const proto::LoadSnapshot& snapshot, std::vector<uint32_t>* reported_down);
   size_t IndexOf(uint32_t rank) const;  // rank -> balancer index
   void MarkDead(uint32_t rank, const std::string& why);
   // Adds `rank` to the known engines and the balancer (needs mu_).
@@ -164,6 +167,13 @@ class EngineCoreClient final : public EngineClient {
   // rank whose process vanished (no ENGINE_CORE_DEAD) fails the send and is
   // marked dead within one probe interval. I/O thread only.
   void ProbeBusyRanks();
+  // Asks every active rank without a ReadyResponse to send it (again): a
+  // restarted frontend learns of engines that announced themselves to its
+  // predecessor. A rank not connected yet is skipped. I/O thread only.
+  void AskUnreadyRanksToAnnounce();
+  // Sends the no-op utility call to `ranks`; a failed send marks the rank dead.
+  // I/O thread only.
+  void ProbeRanks(const std::vector<uint32_t>& ranks);
   std::optional<uint32_t> PickEngine(const proto::EngineCoreRequest& request);  // needs mu_
 
   Options options_;

@@ -3,7 +3,8 @@
 // Requests on the other rank finish untouched; requests on the dead rank that
 // had not streamed a token yet are moved to the live rank and succeed; the ones
 // that were streaming end with a clear error; /health stays 200 while one rank
-// serves and reports the deployment degraded; the launcher restarts the rank and it takes pinned requests again.
+// serves and reports the deployment degraded; the launcher restarts the rank and it takes pinned requests again;
+// an idle rank that dies is noticed through the coordinator without a request.
 //   node --test tests/e2e/dead_rank.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -148,4 +149,14 @@ test('a SIGKILLed rank: others untouched, unstarted requests retried, the rank r
     await sleep(250);
   }
   assert.notEqual(enginePid(1), victim, 'a new engine process serves rank 1');
+
+  // An idle rank that dies is noticed without any request touching it: the
+  // launcher tells the coordinator, whose next snapshot makes the frontends
+  // check the rank.
+  const deathsBefore = server.log.match(/engine rank 1 is dead/g).length;
+  process.kill(enginePid(1), 'SIGKILL');
+  for (const until = Date.now() + 3_000; ; await sleep(20)) {
+    if (server.log.match(/engine rank 1 is dead/g).length > deathsBefore) break;
+    assert.ok(Date.now() < until, `the idle dead rank was not noticed within 3 s\n${server.log.slice(-2000)}`);
+  }
 });

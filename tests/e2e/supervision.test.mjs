@@ -5,7 +5,9 @@
 //     and completions), the launcher exits non-zero, every process is gone;
 //   - worker killed, --restart-policy on-failure: the engine (with fresh
 //     workers) is restarted and serving resumes; SIGTERM then stops all (exit 0);
-//   - frontend killed: engines and workers exit, the launcher exits non-zero.
+//   - frontend killed: engines and workers exit, the launcher exits non-zero;
+//   - frontend killed, --restart-policy on-failure: a new frontend serves with
+//     the same engines, which stop the request its predecessor left running.
 //   node --test tests/e2e/supervision.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -127,6 +129,61 @@ test('kill -9 the frontend: engines and workers exit, launcher exits non-zero', 
     assert.ok(exit, `launcher still running 30 s after the frontend died\n${server.log}`);
     assert.notEqual(exit.code, 0, 'launcher exit code');
     assert.deepEqual(await waitGone(p.all, 5_000), [], 'processes left behind');
+  } finally {
+    await stopServe(server, 5_000);
+  }
+});
+
+// The engine's running-request gauge as /metrics reports it (null before any report).
+async function runningRequests(server) {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+    const m = text.match(/^vllm:num_requests_running\{[^}]*\} (\S+)$/m);
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+test('kill -9 the frontend, restart-policy on-failure: a new frontend serves with the same engines', async () => {
+  const server = startServe(modelDir, await freePort(),
+                            [...tp2, '--restart-policy', 'on-failure', '--max-model-len', '4096']);
+  try {
+    await waitHealthy(server);
+    const before = roles(server);
+    // A long request the dead frontend leaves behind in the engine.
+    const orphan = fetch(`http://127.0.0.1:${server.port}/v1/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', prompt: 'a long one', max_tokens: 4000, temperature: 0,
+                             ignore_eos: true, stream: true }),
+    }).then(async (r) => { for await (const _ of r.body); }).catch(() => {});
+    for (const until = Date.now() + 10_000; (await runningRequests(server)) !== 1; await sleep(20))
+      assert.ok(Date.now() < until, 'the long request never ran');
+    process.kill(before.frontends[0], 'SIGKILL');
+    await orphan;
+    let ok = false;
+    for (const until = Date.now() + 30_000; !ok && Date.now() < until;) {
+      ok = (await complete(server)).status === 200;
+      if (!ok) await sleep(100);
+      assert.ok(server.proc.exitCode === null, `launcher exited\n${server.log}`);
+    }
+    assert.ok(ok, `no completion succeeded after the frontend restart\n${server.log}`);
+    const after = roles(server);
+    assert.equal(after.frontends.length, 1);
+    assert.notDeepEqual(after.frontends, before.frontends, 'the frontend was replaced');
+    assert.deepEqual(after.engines, before.engines, 'the engine kept running');
+    assert.deepEqual(after.workers, before.workers, 'the workers kept running');
+    // The request of the dead frontend is aborted in the engine, not run to its 4000 tokens.
+    let running = null;
+    for (const until = Date.now() + 5_000; Date.now() < until; await sleep(50)) {
+      await complete(server, 1);  // a step, so the engine reports its load
+      running = await runningRequests(server);
+      if (running === 0) break;
+    }
+    assert.equal(running, 0, `the orphaned request still runs\n${server.log.slice(-3000)}`);
+    const exit = await stopServe(server, 30_000);
+    assert.equal(exit.code, 0, `launcher exit code after SIGTERM\n${server.log}`);
+    assert.deepEqual(await waitGone([...before.all, ...after.all], 5_000), [], 'processes left behind');
   } finally {
     await stopServe(server, 5_000);
   }
