@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <chrono>
+#include <deque>
 #include <optional>
 
 #include "common/ipc/cluster_key.h"
@@ -274,6 +275,7 @@ void EngineCoreProc::OutputLoop() {
       buffer.clear();
       proto::EncodeInto(item->outputs, buffer);
       sockets[client].send(zmq::const_buffer(buffer.data(), buffer.size()), zmq::send_flags::none);
+      if (item->outputs.outputs.capacity() > 0) recycled_.Push(std::move(item->outputs));
     } catch (const zmq::error_t& e) {
       LOG(ERROR) << "engine output socket error: " << e.what();
     }
@@ -380,13 +382,19 @@ Status EngineCoreProc::Run() {
     if (!core_->HasRequests()) continue;
     const auto step_start = std::chrono::steady_clock::now();
     const auto step_cpu_start = ThreadCpuTime();
-    auto step = core_->Step();
-    if (!step.ok()) {
-      failure = step.status();
+    // Refill last step's (moved-from) entries with buffers the output thread is done with.
+    std::deque<proto::EngineCoreOutputs> recycled = recycled_.PopAll();
+    for (auto& client : step_outputs_) {
+      if (recycled.empty()) break;
+      client.outputs = std::move(recycled.front());
+      recycled.pop_front();
+    }
+    if (Status step = core_->Step(&step_outputs_); !step.ok()) {
+      failure = step;
       break;
     }
     size_t batch = 0;
-    for (auto& client : *step) {
+    for (auto& client : step_outputs_) {
       batch += client.outputs.outputs.size();
       client.outputs.timestamp = MonotonicSeconds();
       outputs_.Push(Output{client.client_index, std::move(client.outputs), false, {}});

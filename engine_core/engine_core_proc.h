@@ -122,6 +122,10 @@ class EngineCoreProc {
 
   common::BlockingQueue<Input> inputs_;
   common::BlockingQueue<Output> outputs_;
+  // Output buffers the output thread has sent, handed back for the scheduler
+  // to fill again (no per-step allocation of output slots, ids and token lists).
+  common::BlockingQueue<proto::EngineCoreOutputs> recycled_;
+  std::vector<ClientOutputs> step_outputs_;  // main thread: the last step's per-client outputs
   std::atomic<bool> stop_io_{false};
   std::atomic<bool> shutdown_requested_{false};
   std::mutex announce_mu_;

@@ -32,7 +32,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   if (config.cache().memory_utilization() > 0)
     rc.memory_fraction = config.cache().memory_utilization() / ranks_on_node;
   rc.process_seed = model.seed();
-  if (model.dtype() == "bfloat16") rc.precision = kernels::cpu::MatmulPrecision::kBF16;
+  rc.precision = worker::PrecisionForDtype(model.dtype(), model_config.torch_dtype);
   // Data-parallel ranks on one node share its cores (those this process may
   // run on, so `taskset` bounds a deployment): an equal share each.
   cpu_set_t cpus;

@@ -394,7 +394,13 @@ void Scheduler::UpdateScheduledMap() {
 // ---------------------------------------------------------------------------
 
 int32_t Scheduler::LocateScheduled(size_t row, const std::string& id) const {
-  // Fast path: the workers answered in the order we scheduled.
+  // Fast paths: the request that answered in this row last step, then the
+  // one scheduled in this position.
+  if (row < row_handle_.size() && row_handle_[row] >= 0 &&
+      static_cast<size_t>(row_handle_[row]) < requests_.size()) {
+    const Request* r = requests_[row_handle_[row]].get();
+    if (r != nullptr && r->last_scheduled_step == step_ && r->request_id == id) return r->scheduled_index;
+  }
   if (row < decision_.size()) {
     const Request* r = requests_[decision_[row].handle].get();
     if (r != nullptr && r->last_scheduled_step == step_ && r->request_id == id) {
@@ -442,8 +448,28 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
   std::fill(per_client_used_.begin(), per_client_used_.end(), 0);
   const size_t rows = std::min(model_output.req_ids.size(), model_output.sampled_token_ids.size());
   finished_handles_.clear();
+  // After a model step the caches hold weights and logits, not requests: each
+  // row's request would miss several times in turn. Prefetch the request a
+  // few rows ahead (by last step's row guess), and its id and tokens once the
+  // object itself has had time to arrive.
+  auto guessed = [&](size_t row) -> const Request* {
+    if (row >= rows || row >= row_handle_.size() || row_handle_[row] < 0) return nullptr;
+    const auto h = static_cast<size_t>(row_handle_[row]);
+    return h < requests_.size() ? requests_[h].get() : nullptr;
+  };
   for (size_t row = 0; row < rows; ++row) {
+    if (const Request* ahead = guessed(row + 8)) {
+      const char* p = reinterpret_cast<const char*>(ahead);
+      for (size_t line = 0; line < 6; ++line) __builtin_prefetch(p + 64 * line);
+      __builtin_prefetch(model_output.req_ids[row + 8].data());
+    }
+    if (const Request* near = guessed(row + 4)) {
+      __builtin_prefetch(near->request_id.data());
+      __builtin_prefetch(near->all_token_ids().data() + near->num_tokens(), 1);
+    }
     const int32_t idx = LocateScheduled(row, model_output.req_ids[row]);
+    if (row >= row_handle_.size()) row_handle_.resize(row + 1, -1);
+    row_handle_[row] = idx < 0 ? -1 : decision_[idx].handle;
     if (idx < 0) continue;  // finished (e.g. aborted) since it was scheduled
     const int32_t h = decision_[idx].handle;
     Request& r = *requests_[h];

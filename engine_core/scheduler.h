@@ -139,6 +139,10 @@ class Scheduler final {
 
   // Reused per-step state.
   std::vector<Scheduled> decision_;
+  // Handle that answered in each row of the last model output: workers list
+  // requests in num_scheduled_tokens (id) order, the same from one decode step
+  // to the next, so this guess spares most rows the id hash lookup.
+  std::vector<int32_t> row_handle_;
   std::vector<int32_t> hit_blocks_;
   std::vector<int32_t> skipped_waiting_;
   std::vector<int32_t> finished_handles_;

@@ -110,6 +110,12 @@ class ModelRunner {
   std::vector<float> logits_;
 };
 
+// The matmul precision for a --dtype value: "bfloat16" gives kBF16, "auto"
+// follows the checkpoint's torch_dtype as vLLM does (a bf16 checkpoint computes
+// in bf16); anything else (float32, float16, an fp32 or fp16 checkpoint under
+// auto) computes with fp32 activations.
+kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype);
+
 // Converts the wire's sampling parameters to the sampler's.
 SamplingParams FromProto(const proto::SamplingParams& p);
 

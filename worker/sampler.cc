@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/mix64.h"
+#include "worker/sampler_exp.h"
 
 namespace llmserve::worker {
 namespace {
@@ -51,11 +52,7 @@ SampledToken Choose(const float* l, size_t vocab, const SamplingParams& sp, cons
   SampledToken out;
   if (sp.temperature <= 1e-5f) {
     // 3a. Greedy: the first maximum.
-    size_t best = 0;
-    for (size_t t = 1; t < vocab; ++t) {
-      if (l[t] > l[best]) best = t;
-    }
-    out.token = static_cast<int32_t>(best);
+    out.token = static_cast<int32_t>(ArgMax(l, vocab));
   } else {
     // 3b. Temperature, then probabilities relative to the maximum.
     double mx = -std::numeric_limits<double>::infinity();
@@ -69,11 +66,32 @@ SampledToken Choose(const float* l, size_t vocab, const SamplingParams& sp, cons
     // exp saves most of the work at a 152k vocabulary, and their total mass is
     // under 2e-8 there.
     const double floor_logit = mx - kNegligibleLogRatio * sp.temperature;
-    for (size_t t = 0; t < vocab; ++t) {
-      p[t] = l[t] < floor_logit ? 0.0 : std::exp((static_cast<double>(l[t]) - mx) / sp.temperature);
+    TemperatureExp(l, vocab, mx, sp.temperature, floor_logit, p.data());
+    const double min_keep = sp.min_p > 0 ? static_cast<double>(sp.min_p) : 0.0;  // max p is 1
+    if (sp.top_k <= 0 && sp.top_p >= 1.0f) {
+      // No truncation: draw over the kept tokens in id order without listing them.
+      double total = 0;
+      int32_t last = 0;
+      for (size_t t = 0; t < vocab; ++t) {
+        if (p[t] > 0 && p[t] >= min_keep) {
+          total += p[t];
+          last = static_cast<int32_t>(t);
+        }
+      }
+      const double target = Sampler::Uniform(row.seed, row.output_position) * total;
+      double acc = 0;
+      out.token = last;
+      for (size_t t = 0; t < vocab; ++t) {
+        if (!(p[t] > 0 && p[t] >= min_keep)) continue;
+        acc += p[t];
+        if (target < acc) {
+          out.token = static_cast<int32_t>(t);
+          break;
+        }
+      }
+      return out;
     }
     cand.clear();
-    const double min_keep = sp.min_p > 0 ? static_cast<double>(sp.min_p) : 0.0;  // max p is 1
     for (size_t t = 0; t < vocab; ++t) {
       if (p[t] > 0 && p[t] >= min_keep) cand.push_back(static_cast<int32_t>(t));
     }

@@ -10,6 +10,7 @@
 #include "common/ipc/shm_ring.h"
 #include "proto/engine_config.pb.h"
 #include "proto/messages.h"
+#include "worker/model_config.h"
 #include "worker/model_runner.h"
 #include "proto/worker_protocol.h"
 
@@ -43,6 +44,8 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
 }
 
 ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank, uint32_t world_size) {
+  // An unreadable config.json fails the model load below, with its own message.
+  auto model_config = LoadModelConfig(config.model().model_dir());
   ModelRunnerConfig rc;
   rc.model_dir = config.model().model_dir();
   rc.tp_rank = rank;
@@ -57,7 +60,7 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   if (config.cache().memory_utilization() > 0)
     rc.memory_fraction = config.cache().memory_utilization() / (world_size * ranks_on_node);
   rc.process_seed = config.model().seed();
-  if (config.model().dtype() == "bfloat16") rc.precision = kernels::cpu::MatmulPrecision::kBF16;
+  rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "");
   // Each rank gets an equal share of the cores.
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   rc.num_threads = std::max<size_t>(1, cores / world_size);

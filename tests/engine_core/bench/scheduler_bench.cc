@@ -9,6 +9,11 @@
 //               engine's whole per-step bookkeeping apart from the model);
 //               counter kv_waste: allocated KV slots holding no token / all
 //               allocated slots, at the end (sequences of ~2070 tokens).
+// BM_StepCold: BM_Step with a model step's memory traffic between Schedule()
+//               and UpdateFromOutput() (256 MB streamed through the caches, as
+//               the weights or a large batch's logits are on the serving path),
+//               so both run from cold caches; "Time" is their thread CPU time,
+//               counters schedule_us / update_us split it.
 // BM_AllocateFree: AllocateSlots for a P-token request that misses the prefix
 //               cache, then Free; items/s counts blocks.
 // BM_BlockHash: hashing one 16-token block, SHA-256 vs XXH3-128.
@@ -153,6 +158,36 @@ BENCHMARK(BM_Step)
     ->ArgNames({"running", "caching"})
     ->Args({256, 1})->Args({256, 0})->Args({1024, 1})->Args({1024, 0})
     ->Iterations(kSteps)->Unit(benchmark::kMicrosecond);
+
+void BM_StepCold(benchmark::State& state) {
+  DecodeSetup d = MakeDecodeSetup(static_cast<int32_t>(state.range(0)), state.range(1) != 0);
+  std::vector<ClientOutputs> outs;
+  std::vector<uint64_t> flush((256u << 20) / sizeof(uint64_t), 1);
+  uint64_t sink = 0;
+  double schedule_s = 0, update_s = 0;
+  for (auto _ : state) {
+    for (size_t i = 0; i < flush.size(); i += 8) sink += flush[i]++;
+    const double t0 = ThreadCpuSeconds();
+    const proto::SchedulerOutput& so = d.scheduler->Schedule();
+    const double t1 = ThreadCpuSeconds();
+    for (size_t i = 0; i < flush.size(); i += 8) sink += flush[i]++;
+    const double t2 = ThreadCpuSeconds();
+    d.scheduler->UpdateFromOutput(so, d.reply, &outs);
+    const double t3 = ThreadCpuSeconds();
+    schedule_s += t1 - t0;
+    update_s += t3 - t2;
+    state.SetIterationTime((t1 - t0) + (t3 - t2));
+    benchmark::DoNotOptimize(outs.data());
+  }
+  benchmark::DoNotOptimize(sink);
+  const double n = static_cast<double>(state.iterations());
+  state.counters["schedule_us"] = schedule_s / n * 1e6;
+  state.counters["update_us"] = update_s / n * 1e6;
+}
+BENCHMARK(BM_StepCold)
+    ->ArgNames({"running", "caching"})
+    ->Args({256, 1})->Args({1024, 1})
+    ->Iterations(200)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 void BM_AllocateFree(benchmark::State& state) {
   const int32_t prompt = static_cast<int32_t>(state.range(0));
