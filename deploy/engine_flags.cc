@@ -4,7 +4,10 @@
 
 DEFINE_string(served_model_name, "", "Model name in the API; defaults to the model directory's name.");
 DEFINE_int32(max_model_len, 0, "Context length (prompt + output); 0 = the model's max_position_embeddings.");
-DEFINE_string(dtype, "auto", "Activation/weight compute type: auto, bfloat16, float16, float32.");
+DEFINE_string(dtype, "auto",
+              "Matmul compute type: auto (the checkpoint's torch_dtype: bfloat16 checkpoints compute in bfloat16, "
+              "on AMX where the CPU has it; others in float32), bfloat16, float16 (computed as float32 on CPU), "
+              "float32.");
 DEFINE_int64(seed, 0, "Seed for requests that do not set one (0 = random per process).");
 DEFINE_int32(tensor_parallel_size, 1, "Worker processes per engine (tensor-parallel ranks).");
 DEFINE_string(device, "auto", "Device for workers: auto (cuda when a GPU is visible, else cpu), cpu, cuda.");

@@ -6,8 +6,10 @@
 #include <glog/logging.h>
 #include <signal.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/flags.h"
 #include "common/ipc/cluster_key.h"
@@ -73,6 +75,23 @@ std::vector<uint32_t> ParseRanks(const std::string& text) {
   for (std::string part; std::getline(in, part, ',');)
     if (!part.empty()) ranks.push_back(static_cast<uint32_t>(std::stoul(part)));
   return ranks;
+}
+
+// Waits, at most `timeout`, until `engine` routes to exactly ranks 0..size-1:
+// each is active and has sent its ReadyResponse, and every other rank is inactive.
+void WaitUntilRouting(const frontend::EngineCoreClient& engine, uint32_t size, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto engines = engine.Engines();
+    uint32_t routed = 0;
+    bool exact = true;
+    for (const auto& e : engines) {
+      if (e.rank < size) routed += e.active && e.ready ? 1 : 0;
+      else exact = exact && !e.active;
+    }
+    if (exact && routed == size) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 }  // namespace
@@ -184,9 +203,16 @@ int main(int argc, char** argv) {
   frontend::openai::ElasticRoutesConfig elastic;
   elastic.admin_api_key = FLAGS_admin_api_key;
   if (scale_control) {
-    elastic.scale = [control = scale_control.get()](const proto::ScaleRequest& request,
-                                                    std::function<void(const proto::ScaleResponse&)> done) {
-      return control->Scale(request, std::move(done));
+    elastic.scale = [control = scale_control.get(), engine](const proto::ScaleRequest& request,
+                                                            std::function<void(const proto::ScaleResponse&)> done) {
+      const uint32_t size = request.new_data_parallel_size();
+      return control->Scale(request, [engine, size, done = std::move(done)](const proto::ScaleResponse& response) {
+        // The launcher answers once the coordinator published the membership;
+        // this frontend's I/O thread may not have applied it (or a new rank's
+        // ReadyResponse) yet. Answer when a request sent now is routed by it.
+        if (response.ok()) WaitUntilRouting(*engine, size, std::chrono::seconds(5));
+        done(response);
+      });
     };
   }
   elastic.is_scaling = [engine, control = scale_control.get()] {

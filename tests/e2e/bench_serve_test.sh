@@ -20,7 +20,21 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  # Below the ephemeral range (32768+), so no outgoing connection of a test
+  # running beside this one takes it before the server binds it.
+  /usr/bin/python3 -c '
+import random, socket
+for _ in range(50):
+    port = random.randrange(20000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break'
 }
 
 "$bin/llmserve" make-model --preset tiny --arch qwen3 --out "$tmp/tiny" --seed 7 >/dev/null

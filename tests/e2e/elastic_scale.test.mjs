@@ -16,8 +16,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import net from 'node:net';
-import { makeTinyModel, freePort, startServe, waitHealthy, waitExit, stopServe, processTree, waitGone, sleep } from './serve_harness.mjs';
+import { makeTinyModel, freePort, freePortRange, startServe, waitHealthy, waitExit, stopServe, processTree, waitGone, sleep } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-elastic-'));
 const servers = [];
@@ -192,22 +191,6 @@ test('without --admin-api-key scaling answers 403 and says how to enable it', as
   assert.match(r.body.error.message, /--admin-api-key/);
   assert.equal(await isScaling(port), false);
 });
-
-// A base port with `count` consecutive free ports (the head node's TCP sockets).
-async function freePortRange(count) {
-  const bindable = (port) => new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-  for (let attempt = 0; attempt < 50; ++attempt) {
-    const base = 20000 + Math.floor(Math.random() * 12000);  // below the ephemeral range (32768+)
-    let ok = true;
-    for (let p = base; ok && p < base + count; ++p) ok = await bindable(p);
-    if (ok) return base;
-  }
-  throw new Error('no free port range');
-}
 
 test('a headless node waits for the scale-up, serves, and leaves cleanly on the scale-down', async () => {
   const port = await freePort();

@@ -14,16 +14,28 @@ export function makeTinyModel(dir, seed = 7) {
                                        '--seed', String(seed)], { stdio: 'ignore' });
 }
 
-// A TCP port nobody listens on right now.
-export function freePort() {
-  return new Promise((resolve, reject) => {
+// `count` consecutive TCP ports nobody listens on right now; returns the first.
+// They are drawn below the kernel's ephemeral range (32768+), where outgoing
+// connections of tests running beside this one never take them between this
+// check and the server's bind.
+export async function freePortRange(count) {
+  const bindable = (port) => new Promise((resolve) => {
     const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+  for (let attempt = 0; attempt < 50; ++attempt) {
+    const base = 20000 + Math.floor(Math.random() * 12000);
+    let ok = true;
+    for (let p = base; ok && p < base + count; ++p) ok = await bindable(p);
+    if (ok) return base;
+  }
+  throw new Error(`no ${count} free consecutive ports in 20000..32000`);
+}
+
+// A TCP port nobody listens on right now (see freePortRange).
+export function freePort() {
+  return freePortRange(1);
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
