@@ -382,23 +382,18 @@ void EngineCoreClient::AskUnreadyRanksToAnnounce() {
     for (const auto& [rank, e] : engines_)
       if (e.active && !e.ready) unready.push_back(rank);
   }
-  static const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, "announce", {}});
-  const auto type = static_cast<uint8_t>(proto::RequestType::kUtility);
-  for (uint32_t rank : unready) {
-    try {
-      input_.send(zmq::buffer(Identity(rank)), zmq::send_flags::sndmore);
-      input_.send(zmq::buffer(&type, 1), zmq::send_flags::sndmore);
-      input_.send(zmq::buffer(body), zmq::send_flags::none);
-    } catch (const zmq::error_t& e) {
-      if (e.num() == ETERM) throw;  // otherwise not connected yet: its own ReadyResponse will come
-    }
-  }
+  (void)SendUtilityNotice(unready, "announce");  // an unconnected rank sends its ReadyResponse when it connects
 }
 
 void EngineCoreClient::ProbeRanks(const std::vector<uint32_t>& ranks) {
-  // call_id 0 is never awaited: the engine's answer is dropped on arrival.
-  static const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, "health", {}});
+  for (uint32_t rank : SendUtilityNotice(ranks, "health")) MarkDead(rank, "its connection is gone");
+}
+
+std::vector<uint32_t> EngineCoreClient::SendUtilityNotice(const std::vector<uint32_t>& ranks, const char* method) {
+  // call_id 0 is never awaited: an answer is dropped on arrival.
+  const std::string body = proto::Encode(proto::UtilityRequest{options_.client_index, 0, method, {}});
   const auto type = static_cast<uint8_t>(proto::RequestType::kUtility);
+  std::vector<uint32_t> unreachable;
   for (uint32_t rank : ranks) {
     try {
       input_.send(zmq::buffer(Identity(rank)), zmq::send_flags::sndmore);
@@ -406,9 +401,10 @@ void EngineCoreClient::ProbeRanks(const std::vector<uint32_t>& ranks) {
       input_.send(zmq::buffer(body), zmq::send_flags::none);
     } catch (const zmq::error_t& e) {
       if (e.num() == ETERM) throw;
-      MarkDead(rank, std::string("its connection is gone: ") + e.what());
+      unreachable.push_back(rank);  // router_mandatory: no connection to this rank
     }
   }
+  return unreachable;
 }
 
 void EngineCoreClient::HandleInput() {

@@ -174,6 +174,9 @@ class EngineCoreClient final : public EngineClient {
   // Sends the no-op utility call to `ranks`; a failed send marks the rank dead.
   // I/O thread only.
   void ProbeRanks(const std::vector<uint32_t>& ranks);
+  // Sends utility `method` to `ranks` without awaiting answers; returns the
+  // ranks it could not be sent to (not connected). I/O thread only.
+  std::vector<uint32_t> SendUtilityNotice(const std::vector<uint32_t>& ranks, const char* method);
   std::optional<uint32_t> PickEngine(const proto::EngineCoreRequest& request);  // needs mu_
 
   Options options_;

@@ -7,41 +7,13 @@
 #include <thread>
 
 #include "frontend/engine_core_client.h"
+#include "tests/frontend/engine_socket_peer.h"
 #include "proto/coordinator.pb.h"
 
 namespace llmserve::frontend {
 namespace {
 
 using namespace std::chrono_literals;
-
-class NullSink : public OutputSink {
- public:
-  void OnOutput(const proto::EngineCoreOutput&) override {}
-  void OnError(const Status&) override {}
-};
-
-struct Engine {
-  Engine(zmq::context_t& ctx, const EngineCoreClient& client, uint32_t rank) : input(ctx, zmq::socket_type::dealer) {
-    const uint8_t identity[2] = {static_cast<uint8_t>(rank), 0};
-    input.set(zmq::sockopt::routing_id, zmq::const_buffer(identity, 2));
-    input.set(zmq::sockopt::linger, 0);
-    input.set(zmq::sockopt::rcvtimeo, 3000);
-    input.connect(client.input_address());
-    proto::ReadyResponse ready;
-    ready.set_data_parallel_rank(rank);
-    ready.set_max_model_len(1024);
-    input.send(zmq::buffer(ready.SerializeAsString()));
-  }
-  // The next ADD this engine receives (nullopt after 3 s).
-  std::optional<proto::EngineCoreRequest> NextAdd() {
-    zmq::message_t type, body;
-    if (!input.recv(type) || !type.more() || !input.recv(body)) return std::nullopt;
-    proto::EngineCoreRequest r;
-    if (!proto::Decode(body.to_string_view(), &r).ok()) return std::nullopt;
-    return r;
-  }
-  zmq::socket_t input;
-};
 
 proto::LoadSnapshot Snapshot(uint64_t seq, uint64_t wave, bool running, uint64_t tokens0, uint64_t tokens1) {
   proto::LoadSnapshot s;
@@ -84,7 +56,7 @@ TEST(EngineCoreClientDp, SnapshotsSteerRoutingAndWavesAreStamped) {
   auto client = EngineCoreClient::Start(ctx, o);
   ASSERT_TRUE(client.ok()) << client.status().message();
   EngineCoreClient& c = **client;
-  Engine e0(ctx, c, 0), e1(ctx, c, 1);
+  EngineSocketPeer e0(ctx, c, 0), e1(ctx, c, 1);
   ASSERT_TRUE(c.WaitUntilReady(5s).ok());
   // The client subscribed; rank 0 holds a long prompt, the engines are idle in wave 3.
   zmq::message_t sub;
@@ -99,7 +71,7 @@ TEST(EngineCoreClientDp, SnapshotsSteerRoutingAndWavesAreStamped) {
 
   proto::EngineCoreRequest req;
   req.prompt_token_ids = {1, 2, 3, 4};
-  auto sink = std::make_shared<NullSink>();
+  auto sink = std::make_shared<RecordingSink>();
   for (std::string id : {std::string("req-a"), std::string("req-b")}) {
     req.request_id = id;
     ASSERT_TRUE(c.Submit(req, sink).ok());

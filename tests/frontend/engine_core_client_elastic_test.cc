@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "frontend/engine_core_client.h"
+#include "tests/frontend/engine_socket_peer.h"
 #include "proto/coordinator.pb.h"
 
 namespace llmserve::frontend {
@@ -15,64 +16,24 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Sink : public OutputSink {
- public:
-  void OnOutput(const proto::EngineCoreOutput& output) override {
-    std::lock_guard<std::mutex> lock(mu);
-    outputs.push_back(output);
-  }
-  void OnError(const Status& status) override {
-    std::lock_guard<std::mutex> lock(mu);
-    errors.push_back(status);
-  }
-  std::mutex mu;
-  std::vector<proto::EngineCoreOutput> outputs;
-  std::vector<Status> errors;
+// Rank `rank`; Adds() returns once 300 ms pass without an ADD.
+struct Peer : EngineSocketPeer {
+  Peer(zmq::context_t& ctx, const EngineCoreClient& client, uint32_t rank)
+      : EngineSocketPeer(ctx, client, rank, 1024, 300) {}
 };
 
-struct Peer {
-  Peer(zmq::context_t& ctx, const EngineCoreClient& client, uint32_t rank)
-      : rank(rank), input(ctx, zmq::socket_type::dealer), output(ctx, zmq::socket_type::push) {
-    input.set(zmq::sockopt::routing_id, std::string{static_cast<char>(rank), 0});
-    input.set(zmq::sockopt::linger, 0);
-    input.set(zmq::sockopt::rcvtimeo, 300);
-    output.set(zmq::sockopt::linger, 0);
-    input.connect(client.input_address());
-    output.connect(client.output_address());
-    proto::ReadyResponse ready;
-    ready.set_data_parallel_rank(rank);
-    ready.set_max_model_len(1024);
-    input.send(zmq::buffer(ready.SerializeAsString()));
-  }
-  // Request ids of the ADDs that arrive within 300 ms of each other.
-  std::vector<std::string> Adds() {
-    std::vector<std::string> ids;
-    zmq::message_t type, body;
-    while (input.recv(type)) {
-      if (!type.more() || !input.recv(body)) break;
-      proto::RequestType t;
-      if (!proto::ParseRequestType(type.data(), type.size(), &t).ok() || t != proto::RequestType::kAdd) continue;
-      proto::EngineCoreRequest r;
-      if (proto::Decode(body.to_string_view(), &r).ok()) ids.push_back(r.request_id);
-    }
-    return ids;
-  }
-  // Refuses `id` the way a draining engine does.
-  void RefuseShuttingDown(const std::string& id) {
-    proto::EngineCoreOutputs outs;
-    outs.engine_index = static_cast<int32_t>(rank);
-    proto::EngineCoreOutput o;
-    o.request_id = id;
-    o.finish_reason = proto::FinishReason::kAbort;
-    o.error_code = StatusCode::kUnavailable;
-    o.error_message = "the engine is shutting down";
-    outs.outputs.push_back(o);
-    output.send(zmq::buffer(proto::Encode(outs)));
-  }
-  uint32_t rank;
-  zmq::socket_t input;
-  zmq::socket_t output;
-};
+// `peer` refuses `id` the way a draining engine does.
+void RefuseShuttingDown(EngineSocketPeer& peer, const std::string& id) {
+  proto::EngineCoreOutputs outs;
+  outs.engine_index = static_cast<int32_t>(peer.rank);
+  proto::EngineCoreOutput o;
+  o.request_id = id;
+  o.finish_reason = proto::FinishReason::kAbort;
+  o.error_code = StatusCode::kUnavailable;
+  o.error_message = "the engine is shutting down";
+  outs.outputs.push_back(o);
+  peer.Send(outs);
+}
 
 proto::LoadSnapshot WithMembership(uint64_t seq, uint64_t epoch, std::vector<uint32_t> active, bool scaling) {
   proto::LoadSnapshot s;
@@ -121,7 +82,7 @@ TEST(EngineCoreClientElastic, MembershipAddsAndRemovesRanksAndRefusalsMove) {
   pinned.request_id = "pinned-early";
   pinned.prompt_token_ids = {1, 2, 3};
   pinned.data_parallel_rank = 2;
-  auto sink = std::make_shared<Sink>();
+  auto sink = std::make_shared<RecordingSink>();
   EXPECT_EQ(c.Submit(pinned, sink).code(), StatusCode::kUnavailable) << "rank 2 is not active yet";
 
   coord.send(zmq::buffer(WithMembership(2, 2, {0, 1, 2}, false).SerializeAsString()));
@@ -156,7 +117,7 @@ TEST(EngineCoreClientElastic, MembershipAddsAndRemovesRanksAndRefusalsMove) {
   Peer& first = got0.empty() ? e1 : e0;
   Peer& other = got0.empty() ? e0 : e1;
   ASSERT_EQ(got0.size() + got1.size(), 1u);
-  first.RefuseShuttingDown("refused");
+  RefuseShuttingDown(first, "refused");
   EXPECT_EQ(other.Adds(), std::vector<std::string>{"refused"});
   {
     std::lock_guard<std::mutex> lock(sink->mu);

@@ -6,62 +6,17 @@
 #include <thread>
 
 #include "frontend/engine_core_client.h"
+#include "tests/frontend/engine_socket_peer.h"
 
 namespace llmserve::frontend {
 namespace {
 
 using namespace std::chrono_literals;
 
-class RecordingSink : public OutputSink {
- public:
-  void OnOutput(const proto::EngineCoreOutput& output) override {
-    std::lock_guard<std::mutex> lock(mu);
-    outputs.push_back(output);
-  }
-  void OnError(const Status& status) override {
-    std::lock_guard<std::mutex> lock(mu);
-    errors.push_back(status);
-  }
-  size_t count() {
-    std::lock_guard<std::mutex> lock(mu);
-    return outputs.size() + errors.size();
-  }
-  std::mutex mu;
-  std::vector<proto::EngineCoreOutput> outputs;
-  std::vector<Status> errors;
-};
-
-// The engine side of the sockets for one rank.
-struct EnginePeer {
+// Rank `rank` with max_model_len 4096 + rank, waiting up to 5 s for each message.
+struct EnginePeer : EngineSocketPeer {
   EnginePeer(zmq::context_t& ctx, const EngineCoreClient& client, uint32_t rank)
-      : rank(rank), input(ctx, zmq::socket_type::dealer), output(ctx, zmq::socket_type::push) {
-    input.set(zmq::sockopt::routing_id, std::string{static_cast<char>(rank), 0});
-    input.set(zmq::sockopt::linger, 0);
-    output.set(zmq::sockopt::linger, 0);
-    input.connect(client.input_address());
-    output.connect(client.output_address());
-    proto::ReadyResponse ready;
-    ready.set_data_parallel_rank(rank);
-    ready.set_max_model_len(4096 + rank);
-    ready.set_num_kv_blocks(100);
-    input.send(zmq::buffer(ready.SerializeAsString()));
-  }
-  // Receives one [type][body] message.
-  std::pair<proto::RequestType, std::string> Receive() {
-    zmq::message_t type, body;
-    input.set(zmq::sockopt::rcvtimeo, 5000);
-    EXPECT_TRUE(input.recv(type));
-    EXPECT_TRUE(type.more());
-    EXPECT_TRUE(input.recv(body));
-    proto::RequestType t = proto::RequestType::kWakeup;
-    EXPECT_TRUE(proto::ParseRequestType(type.data(), type.size(), &t).ok());
-    return {t, body.to_string()};
-  }
-  void Send(const proto::EngineCoreOutputs& outs) { output.send(zmq::buffer(proto::Encode(outs))); }
-
-  uint32_t rank;
-  zmq::socket_t input;
-  zmq::socket_t output;
+      : EngineSocketPeer(ctx, client, rank, 4096 + rank, 5000) {}
 };
 
 template <typename F>
