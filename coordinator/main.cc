@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "common/process/termination_signals.h"
 #include "common/flags.h"
 #include "common/ipc/cluster_key.h"
 #include "coordinator/coordinator.h"
@@ -32,16 +33,8 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "--publish-interval-ms must be at least 1 and --heartbeat-interval-ms at least that";
     return 2;
   }
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::atomic<bool> stop{false};
-  std::thread([set, &stop] {
-    int sig = 0;
-    if (sigwait(&set, &sig) == 0) stop = true;
-  }).detach();
+  common::WatchTerminationSignals([&stop](int) { stop = true; });
 
   coordinator::CoordinatorOptions options;
   options.state.num_ranks = static_cast<uint32_t>(FLAGS_data_parallel_size);

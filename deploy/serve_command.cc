@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/process/termination_signals.h"
 #include "common/flags.h"
 #include "common/ipc/cluster_key.h"
 #include "common/process/child_processes.h"
@@ -112,21 +113,13 @@ std::vector<std::string> CoordinatorArgv(const std::string& bin, const ServePlan
           "--cluster-key-dir=" + FLAGS_cluster_key_dir};
 }
 
-// Blocks SIGTERM/SIGINT here (children unblock them) and turns them into a flag.
+// Turns SIGTERM/SIGINT into a flag (children unblock them).
 void InstallSignalWatcher(std::atomic<bool>* stop) {
   g_stop = stop;
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set] {
-    int sig = 0;
-    while (sigwait(&set, &sig) == 0) {
-      LOG(INFO) << "received " << strsignal(sig) << "; draining";
-      g_stop->store(true);
-    }
-  }).detach();
+  common::WatchTerminationSignals([](int sig) {
+    LOG(INFO) << "received " << strsignal(sig) << "; draining";
+    g_stop->store(true);
+  });
 }
 
 // The built-in demo model (a tiny Qwen3 with random weights and the real

@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "common/process/termination_signals.h"
 #include "common/flags.h"
 #include "common/ipc/cluster_key.h"
 #include "engine_core/engine_core_proc.h"
@@ -41,19 +42,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   // SIGTERM/SIGINT start a drain; handled on a thread, not in a signal handler.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::atomic<bool> stop_requested{false};
-  std::thread([set, &stop_requested] {
-    int sig = 0;
-    while (sigwait(&set, &sig) == 0) {
-      stop_requested = true;
-      if (g_proc) g_proc->RequestShutdown();
-    }
-  }).detach();
+  common::WatchTerminationSignals([&stop_requested](int) {
+    stop_requested = true;
+    if (g_proc) g_proc->RequestShutdown();
+  });
 
   const auto rank = static_cast<uint32_t>(FLAGS_data_parallel_rank);
   if (llmserve::Status key = llmserve::common::ipc::InstallClusterKey(FLAGS_cluster_key_dir); !key.ok()) {

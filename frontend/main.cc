@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/process/termination_signals.h"
 #include "common/flags.h"
 #include "common/ipc/cluster_key.h"
 #include "common/tokenizer/tokenizer.h"
@@ -109,11 +110,7 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "--port must be in 0..65535, got " << FLAGS_port;
     return 2;
   }
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  const sigset_t set = common::BlockTerminationSignals();  // main() waits for them at the end
 
   auto tokenizer = common::tokenizer::Tokenizer::FromDirectory(FLAGS_model);
   if (!tokenizer.ok()) {
