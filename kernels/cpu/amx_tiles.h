@@ -1,5 +1,5 @@
 #pragma once
-// AMX tile plumbing shared by the AMX kernels (gemm_amx.cc,
+// AMX tile plumbing shared by the AMX kernels (gemm_amx_*.cc,
 // paged_attention_amx.cc): the tile configuration block and the tile
 // instructions as inline assembly. The asm carries memory clobbers so the
 // compiler orders it with ordinary loads and stores, and no AMX target flag

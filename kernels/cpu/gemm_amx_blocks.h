@@ -1,0 +1,44 @@
+#pragma once
+// Internals shared by the AMX GEMM files: the two block loops behind
+// amx::Gemm (gemm_amx_wide.cc for small m, gemm_amx_large.cc for large m)
+// and the C-tile store they both end with. Both give each output element the
+// same sequence of operations (see gemm_amx.h), so a row's result does not
+// depend on which of them ran.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/amx_tiles.h"
+
+#define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
+
+namespace llmserve::kernels::cpu::amx::internal {
+
+// Small m (<= kWideMaxRows): GemmWide; larger m: GemmLarge.
+constexpr size_t kWideMaxRows = 64;
+
+// Panels [panel_begin, panel_end) of y for m <= kWideMaxRows rows: weights
+// stream from memory once, every row block reuses them from cache.
+void GemmWide(const uint8_t* ab, size_t m, const uint8_t* wb, size_t panel_bytes, size_t kb_count,
+              size_t n, float* y, size_t ldy, size_t panel_begin, size_t panel_end);
+
+// The same for large m: 2 × 2 tile blocks over row chunks and K blocks.
+void GemmLarge(const uint8_t* ab, size_t m, const uint8_t* wb, size_t panel_bytes, size_t kb_count,
+               size_t n, float* y, size_t ldy, size_t panel_begin, size_t panel_end);
+
+}  // namespace llmserve::kernels::cpu::amx::internal
+
+// Stores the C tile `t` (rows × 16) to outputs [col, col + width) of rows
+// starting at y.
+#define LLMSERVE_STORE_C(t, y, ldy, rows, width)                                 \
+  do {                                                                          \
+    if ((width) == 16) {                                                        \
+      LLMSERVE_TILE_STORE(t, (y), static_cast<long>((ldy) * sizeof(float)));   \
+    } else {                                                                    \
+      alignas(64) float tmp[16 * 16];                                           \
+      LLMSERVE_TILE_STORE(t, tmp, 64L);                                         \
+      for (int r_ = 0; r_ < (rows); ++r_)                                       \
+        std::memcpy((y) + r_ * (ldy), tmp + r_ * 16, (width) * sizeof(float));  \
+    }                                                                           \
+  } while (0)
