@@ -12,12 +12,20 @@ constexpr uint32_t kMaxRanks = 65536;  // ranks are 2-byte ZMQ identities
 
 CoordinatorState::CoordinatorState(CoordinatorConfig config)
     : config_(config), loads_(config.num_ranks), completed_wave_(config.num_ranks, -1), down_(config.num_ranks) {
-  for (uint32_t r = 0; r < config_.num_ranks; ++r) loads_[r].set_data_parallel_rank(r);
+  for (uint32_t r = 0; r < config_.num_ranks; ++r) StartTracking(r);
+}
+
+void CoordinatorState::StartTracking(uint32_t rank) {
+  loads_[rank].set_data_parallel_rank(rank);
+  // Alive until seen to die or leave: a rank that has not reported yet is
+  // starting or idle, and frontends probe ranks shown as not alive.
+  loads_[rank].set_alive(true);
 }
 
 void CoordinatorState::Track(uint32_t rank) {
   while (loads_.size() <= rank) {
-    loads_.emplace_back().set_data_parallel_rank(static_cast<uint32_t>(loads_.size() - 1));
+    loads_.emplace_back();
+    StartTracking(static_cast<uint32_t>(loads_.size() - 1));
     completed_wave_.push_back(-1);
     down_.push_back(false);
     Admit(static_cast<uint32_t>(loads_.size() - 1));

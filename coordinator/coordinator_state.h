@@ -84,6 +84,8 @@ class CoordinatorState {
   proto::LoadSnapshot MakeSnapshot();
   // Grows the per-rank tables to hold `rank`.
   void Track(uint32_t rank);
+  // Initialises the load entry of a newly tracked rank.
+  void StartTracking(uint32_t rank);
   // Whether `rank` takes part in wave consensus.
   bool Counts(uint32_t rank) const;
   // A rank that (re)joins: done with every wave before the current one, and
