@@ -17,6 +17,9 @@ DEFINE_string(prefix_caching_hash_algo, "sha256", "Block hash for prefix caching
 DEFINE_string(kv_cache_memory, "",
               "KV cache size: bytes (e.g. 4G, 512M) or a fraction of free memory (e.g. 0.5); "
               "empty = 0.9 of what is free after the model.");
+DEFINE_string(kv_cache_dtype, "auto",
+              "KV cache element type: auto (bfloat16 when the model computes in bfloat16, as --dtype decides; "
+              "float32 otherwise), bfloat16 (half the memory per block), float32.");
 DEFINE_double(gpu_memory_utilization, 0.9, "Fraction of GPU memory the worker may use (CUDA).");
 DEFINE_int32(max_num_seqs, 256, "Maximum number of requests in one step, per engine.");
 DEFINE_int32(max_num_batched_tokens, 2048, "Token budget of one step, per engine.");
@@ -89,6 +92,10 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
     if (v < 0) cache->set_memory_utilization(-v);
     else cache->set_kv_cache_memory_bytes(static_cast<uint64_t>(v));
   }
+  if (FLAGS_kv_cache_dtype != "auto" && FLAGS_kv_cache_dtype != "bfloat16" && FLAGS_kv_cache_dtype != "float32")
+    return Status::InvalidArgument("--kv-cache-dtype must be auto, bfloat16 or float32, got '" + FLAGS_kv_cache_dtype +
+                                   "'");
+  cache->set_kv_cache_dtype(FLAGS_kv_cache_dtype);
   if (FLAGS_gpu_memory_utilization <= 0 || FLAGS_gpu_memory_utilization > 1)
     return Status::InvalidArgument("--gpu-memory-utilization must be in (0, 1]");
   if (!cache->memory_utilization() && !cache->kv_cache_memory_bytes())

@@ -33,6 +33,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     rc.memory_fraction = config.cache().memory_utilization() / ranks_on_node;
   rc.process_seed = model.seed();
   rc.precision = worker::PrecisionForDtype(model.dtype(), model_config.torch_dtype);
+  rc.kv_cache_dtype = worker::KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   // Data-parallel ranks on one node share its cores (those this process may
   // run on, so `taskset` bounds a deployment): an equal share each.
   cpu_set_t cpus;

@@ -37,6 +37,15 @@ kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const 
   return bf16 ? kernels::cpu::MatmulPrecision::kBF16 : kernels::cpu::MatmulPrecision::kF32;
 }
 
+kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu::MatmulPrecision precision) {
+  if (kv_cache_dtype == "bfloat16") return kernels::cpu::KvDType::kBF16;
+  if (kv_cache_dtype == "float32") return kernels::cpu::KvDType::kF32;
+  // auto: the bf16 attention products round K and V to bf16 anyway, so a bf16
+  // cache loses nothing there and halves the memory per block.
+  return precision == kernels::cpu::MatmulPrecision::kBF16 ? kernels::cpu::KvDType::kBF16
+                                                           : kernels::cpu::KvDType::kF32;
+}
+
 size_t AvailableMemoryBytes() {
   size_t bytes = static_cast<size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   std::ifstream cg("/sys/fs/cgroup/memory.max");

@@ -116,6 +116,10 @@ class ModelRunner {
 // auto) computes with fp32 activations.
 kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype);
 
+// The KV cache element type for --kv-cache-dtype ("auto" or empty: bf16 when
+// the matmuls compute in bf16, fp32 otherwise).
+kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu::MatmulPrecision precision);
+
 // Converts the wire's sampling parameters to the sampler's.
 SamplingParams FromProto(const proto::SamplingParams& p);
 

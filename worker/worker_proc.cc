@@ -61,6 +61,7 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
     rc.memory_fraction = config.cache().memory_utilization() / (world_size * ranks_on_node);
   rc.process_seed = config.model().seed();
   rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "");
+  rc.kv_cache_dtype = KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   // Each rank gets an equal share of the cores.
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   rc.num_threads = std::max<size_t>(1, cores / world_size);

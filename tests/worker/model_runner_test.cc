@@ -204,6 +204,24 @@ TEST_F(ModelRunnerTest, ProfileFitsKvBlocksInTheBudget) {
   EXPECT_EQ((*r)->InitializeKvCache((size_t{1} << 47) / per_block).code(), StatusCode::kResourceExhausted);
 #endif
   EXPECT_EQ((*r)->InitializeKvCache(0).code(), StatusCode::kInvalidArgument);
+  // A bf16 cache fits twice the blocks in the same budget.
+  c.kv_cache_memory_bytes = 10 * per_block + 5;
+  c.kv_cache_dtype = kernels::cpu::KvDType::kBF16;
+  r = ModelRunner::Create(c);
+  ASSERT_TRUE(r.ok());
+  auto b3 = (*r)->ProfileKvCache();
+  ASSERT_TRUE(b3.ok());
+  EXPECT_EQ(b3->num_blocks, 20u);
+}
+
+TEST(KvDTypeFor, AutoFollowsTheMatmulPrecision) {
+  using kernels::cpu::KvDType;
+  using kernels::cpu::MatmulPrecision;
+  EXPECT_EQ(KvDTypeFor("auto", MatmulPrecision::kBF16), KvDType::kBF16);
+  EXPECT_EQ(KvDTypeFor("", MatmulPrecision::kBF16), KvDType::kBF16);  // a config from before the field
+  EXPECT_EQ(KvDTypeFor("auto", MatmulPrecision::kF32), KvDType::kF32);
+  EXPECT_EQ(KvDTypeFor("float32", MatmulPrecision::kBF16), KvDType::kF32);
+  EXPECT_EQ(KvDTypeFor("bfloat16", MatmulPrecision::kF32), KvDType::kBF16);
 }
 
 }  // namespace
