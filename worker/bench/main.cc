@@ -41,6 +41,7 @@
 #include "kernels/cpu/paged_attention.h"
 #include "worker/forward_batch.h"
 #include "worker/kv_cache.h"
+#include "worker/model_runner.h"
 #include "worker/model.h"
 #include "worker/test_model.h"
 
@@ -53,7 +54,9 @@ DEFINE_string(bench_batches, "1,4,16,64", "Decode batch sizes.");
 DEFINE_int32(bench_decode_steps, 4, "Timed decode steps per batch size (best step is reported).");
 DEFINE_int32(bench_prefill_tokens, 512, "Prompt length of the prefill measurement (0: skip).");
 DEFINE_int32(bench_context, 16, "Prompt tokens each decode request holds before the timed steps.");
-DEFINE_string(bench_kv_dtype, "f32", "KV cache element type: f32 or bf16.");
+DEFINE_string(bench_kv_dtype, "auto",
+              "KV cache element type: auto (as the server's --kv-cache-dtype default: bf16 when the matmuls are "
+              "bf16), f32 or bf16.");
 DEFINE_bool(bench_attention_avx512, true, "Let attention use its AVX-512 path (false: the portable one).");
 DEFINE_bool(bench_attention_amx, true,
             "bf16 on AMX: attention on AMX tiles, with the fp32-attention prefill measured in the same repetition as "
@@ -172,6 +175,10 @@ int main(int argc, char** argv) {
       "llmserve-bench-worker: decode and prefill throughput of the CPU model runner.\n"
       "usage: llmserve-bench-worker [--bench-model DIR] [--bench-precision f32|bf16] [--bench-batches 1,4,16,64]");
   namespace w = llmserve::worker;
+  if (FLAGS_bench_kv_dtype != "auto" && FLAGS_bench_kv_dtype != "f32" && FLAGS_bench_kv_dtype != "bf16") {
+    std::fprintf(stderr, "--bench-kv-dtype must be auto, f32 or bf16, got '%s'\n", FLAGS_bench_kv_dtype.c_str());
+    return 2;
+  }
   std::string dir = FLAGS_bench_model;
   if (dir.empty()) {
     dir = FLAGS_bench_cache_dir + "/qwen3-0.6b-random";
@@ -217,9 +224,11 @@ int main(int argc, char** argv) {
   const size_t max_batch = batches.empty() ? 1 : *std::max_element(batches.begin(), batches.end());
   const size_t prefill = static_cast<size_t>(std::max(0, FLAGS_bench_prefill_tokens));
   const size_t num_blocks = std::max(max_batch * blocks_per_req, (prefill + bs - 1) / bs);
-  w::KvCache cache(model.CacheShape(num_blocks, bs,
-                                    FLAGS_bench_kv_dtype == "bf16" ? llmserve::kernels::cpu::KvDType::kBF16
-                                                                   : llmserve::kernels::cpu::KvDType::kF32));
+  const llmserve::kernels::cpu::KvDType kv_dtype = w::KvDTypeFor(
+      FLAGS_bench_kv_dtype == "bf16" ? "bfloat16" : FLAGS_bench_kv_dtype == "f32" ? "float32" : "auto", opts.precision);
+  std::printf("{\"what\":\"kv_cache\",\"dtype\":\"%s\"}\n",
+              kv_dtype == llmserve::kernels::cpu::KvDType::kBF16 ? "bf16" : "f32");
+  w::KvCache cache(model.CacheShape(num_blocks, bs, kv_dtype));
   const bool amx = llmserve::kernels::cpu::GetCpuFeatures().amx;
   constexpr size_t kPeakIterations = 1 << 16;
   const double peak_flops = llmserve::kernels::cpu::kAmxPeakFlopsPerIteration * kPeakIterations * static_cast<double>(pool.size());
@@ -333,8 +342,9 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  std::printf("\n=== llmserve-bench-worker summary: %d reps, %zu threads, %s weights, isa %s ===\n", reps, pool.size(),
-              FLAGS_bench_precision.c_str(),
+  std::printf("\n=== llmserve-bench-worker summary: %d reps, %zu threads, %s weights, %s KV cache, isa %s ===\n", reps,
+              pool.size(), FLAGS_bench_precision.c_str(),
+              kv_dtype == llmserve::kernels::cpu::KvDType::kBF16 ? "bf16" : "f32",
               std::string(llmserve::kernels::cpu::IsaName(llmserve::kernels::cpu::ActiveIsa())).c_str());
   std::printf("ratios are taken within each repetition; cpu = process CPU time / threads\n");
   std::printf("%-40s %10s %10s %10s %10s\n", "figure [goal]", "wall best", "wall med", "cpu best", "cpu med");
