@@ -26,6 +26,16 @@ inline float Dot(const float* a, const float* b, size_t n) {
 }
 
 
+// F32ToBf16 (linear.h), inlined for the per-element cache writes: the same
+// bits (round to nearest even, NaN kept quiet).
+inline uint16_t RoundToBf16Bits(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+
 // Writes head_dim floats to cache elements off, off + step, ..., rounding to
 // bf16 when the cache is.
 void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off, size_t step) {
@@ -39,7 +49,7 @@ void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_
     return;
   }
   uint16_t* dst = static_cast<uint16_t*>(cache) + off;
-  for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = F32ToBf16(src[d]);
+  for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = RoundToBf16Bits(src[d]);
 }
 
 // The cache vector at elements off, off + step, ... as floats in `tmp`.
@@ -60,16 +70,17 @@ const float* LoadRow(const void* cache, const PagedAttentionShape& s, size_t off
 void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t tokens,
                   const int64_t* slot_mapping, const PagedAttentionShape& s, void* k_cache,
                   void* v_cache, ThreadPool& pool) {
-  pool.ParallelFor(tokens, 16, [&](size_t begin, size_t end, size_t) {
-    for (size_t t = begin; t < end; ++t) {
+  // Over (token, KV head) pairs: a decode step's few tokens still spread over
+  // the threads (each pair writes its own cache elements).
+  const size_t heads = s.num_kv_heads;
+  pool.ParallelFor(tokens * heads, 32, [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i) {
+      const size_t t = i / heads, h = i % heads;
       if (slot_mapping[t] < 0) continue;
       const size_t block = static_cast<size_t>(slot_mapping[t]) / s.block_size;
       const size_t slot = static_cast<size_t>(slot_mapping[t]) % s.block_size;
-      for (size_t h = 0; h < s.num_kv_heads; ++h) {
-        StoreRow(k + t * k_stride + h * s.head_dim, s, k_cache, internal::KeyOffset(s, block, h, slot),
-                 s.block_size);
-        StoreRow(v + t * v_stride + h * s.head_dim, s, v_cache, internal::ValueOffset(s, block, h, slot), 1);
-      }
+      StoreRow(k + t * k_stride + h * s.head_dim, s, k_cache, internal::KeyOffset(s, block, h, slot), s.block_size);
+      StoreRow(v + t * v_stride + h * s.head_dim, s, v_cache, internal::ValueOffset(s, block, h, slot), 1);
     }
   });
 }
