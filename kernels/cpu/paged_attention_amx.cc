@@ -99,6 +99,62 @@ LLMSERVE_AVX512_BF16 inline void StorePairs(uint16_t* dst, const void* cache, si
   }
 }
 
+// u16 lane i of the VNNI rows built from two 32-element runs a, b: even lanes
+// a[i / 2], odd lanes b[i / 2]; index base 0 takes elements 0..15,
+// base 16 elements 16..31.
+LLMSERVE_AVX512 inline __m512i InterleaveIndex(int base) {
+  alignas(64) uint16_t idx[32];
+  for (int i = 0; i < 32; ++i) idx[i] = static_cast<uint16_t>((i % 2 ? 32 : 0) + base + i / 2);
+  return _mm512_load_si512(idx);
+}
+
+LLMSERVE_AVX512 inline __mmask32 LowMask32(size_t n) {
+  return n >= 32 ? static_cast<__mmask32>(0xffffffffu) : static_cast<__mmask32>((1u << n) - 1);
+}
+
+// ConvertBlock for a bf16 cache (the same tiles, bit for bit): 32 elements of
+// two cache rows per pair of loads, interleaved into two VNNI tile rows.
+LLMSERVE_AVX512_BF16 void ConvertBf16Block(const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
+                                           size_t block, size_t h, size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
+  const size_t bs = s.block_size, hd = s.head_dim;
+  const __m512i lo_idx = InterleaveIndex(0), hi_idx = InterleaveIndex(16);
+  const auto* kc = static_cast<const uint16_t*>(k_cache);
+  const auto* vc = static_cast<const uint16_t*>(v_cache);
+  // K: element (d, slot) at kb + d * bs + slot; tiles (g, kk) and (g + 1, kk)
+  // from slots 16g..16g+31 of dims d, d + 1.
+  const size_t kb = KeyOffset(s, block, h, 0);
+  for (size_t g = 0; g < bs / 16; g += 2) {
+    const __mmask32 mask = LowMask32(valid > 16 * g ? valid - 16 * g : 0);
+    for (size_t kk = 0; kk < hd / 32; ++kk) {
+      uint16_t* tile0 = k_dst + (g * (hd / 32) + kk) * 512;
+      uint16_t* tile1 = tile0 + (hd / 32) * 512;
+      for (size_t p = 0; p < 16; ++p) {
+        const size_t d = 32 * kk + 2 * p;
+        const __m512i a = _mm512_maskz_loadu_epi16(mask, kc + kb + d * bs + 16 * g);
+        const __m512i b = _mm512_maskz_loadu_epi16(mask, kc + kb + (d + 1) * bs + 16 * g);
+        _mm512_store_si512(tile0 + p * 32, _mm512_permutex2var_epi16(a, lo_idx, b));
+        _mm512_store_si512(tile1 + p * 32, _mm512_permutex2var_epi16(a, hi_idx, b));
+      }
+    }
+  }
+  // V: element (slot, d) at vb + slot * hd + d; tiles (st, c) and (st, c + 1)
+  // from dims 16c..16c+31 of keys key, key + 1.
+  const size_t vb = ValueOffset(s, block, h, 0);
+  for (size_t st = 0; st < bs / 32; ++st) {
+    for (size_t p = 0; p < 16; ++p) {
+      const size_t key = 32 * st + 2 * p;
+      const __mmask32 m0 = key < valid ? static_cast<__mmask32>(0xffffffffu) : 0;
+      const __mmask32 m1 = key + 1 < valid ? static_cast<__mmask32>(0xffffffffu) : 0;
+      for (size_t c = 0; c < hd / 16; c += 2) {
+        const __m512i a = _mm512_maskz_loadu_epi16(m0, vc + vb + key * hd + 16 * c);
+        const __m512i b = _mm512_maskz_loadu_epi16(m1, vc + vb + (key + 1) * hd + 16 * c);
+        _mm512_store_si512(v_dst + ((st * (hd / 16) + c) * 16 + p) * 32, _mm512_permutex2var_epi16(a, lo_idx, b));
+        _mm512_store_si512(v_dst + ((st * (hd / 16) + c + 1) * 16 + p) * 32, _mm512_permutex2var_epi16(a, hi_idx, b));
+      }
+    }
+  }
+}
+
 // Elements (u16) of one block's converted K, and of its V.
 inline size_t BlockElems(const PagedAttentionShape& s) { return s.block_size * s.head_dim; }
 
@@ -108,6 +164,10 @@ template <bool BF16>
 LLMSERVE_AVX512_BF16 void ConvertBlock(const PagedAttentionShape& s, const void* k_cache, const void* v_cache, size_t block,
                                   size_t h, size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
   const size_t bs = s.block_size, hd = s.head_dim;
+  if constexpr (BF16) {
+    ConvertBf16Block(s, k_cache, v_cache, block, h, valid, k_dst, v_dst);
+    return;
+  }
   // K: element (d, slot) at kb + d * bs + slot. Tile (g, kk) = keys 16g..,
   // dims 32kk..; its row p pairs dims 32kk + 2p, + 1.
   const size_t kb = KeyOffset(s, block, h, 0);

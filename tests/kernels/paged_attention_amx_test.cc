@@ -118,6 +118,26 @@ TEST(PagedAttentionAmx, MatchesReferenceOnBf16RoundedOperands) {
   }
 }
 
+// A bf16 cache and an fp32 cache holding the same bf16-exact values build the
+// same K/V tiles (the two conversions differ), so they give the same bits.
+TEST(PagedAttentionAmx, Bf16CacheGivesTheBitsOfAnF32CacheOfTheSameValues) {
+  if (!HaveAmx()) GTEST_SKIP() << "no AMX on this CPU: bf16_products runs the fp32 kernels";
+  ThreadPool pool(2);
+  for (const size_t head_dim : {size_t{64}, size_t{128}}) {
+    for (const auto& [n, block] : std::vector<std::pair<size_t, size_t>>{{1, 32}, {17, 32}, {45, 32}, {70, 64}}) {
+      Problem p32(KvDType::kF32, 0, n, 2, head_dim, 11 + static_cast<uint32_t>(n), block);
+      for (auto* a : {&p32.k, &p32.v}) {
+        for (auto& x : *a) x = Bf16ToF32(F32ToBf16(x));
+      }
+      Problem p16 = p32;
+      p16.s.kv_dtype = KvDType::kBF16;
+      std::vector<size_t> decode(n, 1);
+      EXPECT_EQ(p16.Run({n}, pool), p32.Run({n}, pool)) << "prompt, head_dim " << head_dim << " tokens " << n;
+      EXPECT_EQ(p16.Run(decode, pool), p32.Run(decode, pool)) << "decode, head_dim " << head_dim << " tokens " << n;
+    }
+  }
+}
+
 TEST(PagedAttentionAmx, ChunkingAndDecodeGiveTheSameBits) {
   if (!HaveAmx()) GTEST_SKIP() << "no AMX on this CPU: bf16_products runs the fp32 kernels";
   ThreadPool pool(2), one(1);
