@@ -44,14 +44,6 @@ float F16ToF32(uint16_t bits) {
   return f;
 }
 
-uint16_t F32ToBf16(float value) {
-  uint32_t u;
-  std::memcpy(&u, &value, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-
 namespace {
 
 float LoadWeight(const uint8_t* base, WeightDType dtype, size_t index) {

@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/aligned_buffer.h"
@@ -82,7 +83,14 @@ void LinearReference(const float* x, size_t m, const void* w, WeightDType dtype,
 // bf16 / f16 bit patterns to fp32.
 float Bf16ToF32(uint16_t bits);
 float F16ToF32(uint16_t bits);
-// fp32 to bf16 bits, round to nearest even.
-uint16_t F32ToBf16(float value);
+// fp32 to bf16 bits, round to nearest even (NaN kept quiet). Inline: the
+// per-element KV-cache writes call it.
+inline uint16_t F32ToBf16(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
 
 }  // namespace llmserve::kernels::cpu

@@ -26,16 +26,6 @@ inline float Dot(const float* a, const float* b, size_t n) {
 }
 
 
-// F32ToBf16 (linear.h), inlined for the per-element cache writes: the same
-// bits (round to nearest even, NaN kept quiet).
-inline uint16_t RoundToBf16Bits(float value) {
-  uint32_t u;
-  std::memcpy(&u, &value, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-
 // Writes head_dim floats to cache elements off, off + step, ..., rounding to
 // bf16 when the cache is.
 void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off, size_t step) {
@@ -49,7 +39,7 @@ void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_
     return;
   }
   uint16_t* dst = static_cast<uint16_t*>(cache) + off;
-  for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = RoundToBf16Bits(src[d]);
+  for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = F32ToBf16(src[d]);
 }
 
 // The cache vector at elements off, off + step, ... as floats in `tmp`.

@@ -77,26 +77,18 @@ LLMSERVE_AVX512 inline __m512i RoundToBf16(__m512 v) {
   return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
 }
 
-// One VNNI row from two runs of 16 cache elements, at elements lo and hi
-// (lanes outside the masks read as 0): the pairs (lo[i], hi[i]) as bf16.
-// An fp32 cache is rounded by vcvtne2ps2bf16 (nearest even; denormals become
-// zero), the same instruction wherever a block is converted.
-template <bool BF16>
-LLMSERVE_AVX512_BF16 inline void StorePairs(uint16_t* dst, const void* cache, size_t lo, __mmask16 mlo, size_t hi,
-                                            __mmask16 mhi) {
-  if constexpr (BF16) {
-    const auto* c = static_cast<const uint16_t*>(cache);
-    const __m512i a = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mlo, c + lo));
-    const __m512i b = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mhi, c + hi));
-    _mm512_store_si512(dst, _mm512_or_si512(a, _mm512_slli_epi32(b, 16)));
-  } else {
-    const auto* c = static_cast<const float*>(cache);
-    // [bf16(lo[0..15]), bf16(hi[0..15])], then interleaved.
-    const __m512bh both = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(mhi, c + hi), _mm512_maskz_loadu_ps(mlo, c + lo));
-    const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
-                                           21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    _mm512_store_si512(dst, _mm512_permutexvar_epi16(order, (__m512i)both));
-  }
+// One VNNI row from two runs of 16 fp32 cache elements, at elements lo and
+// hi (lanes outside the masks read as 0): the pairs (lo[i], hi[i]) rounded to
+// bf16 by vcvtne2ps2bf16 (nearest even; denormals become zero), the same
+// instruction wherever a block is converted.
+LLMSERVE_AVX512_BF16 inline void StoreF32Pairs(uint16_t* dst, const float* cache, size_t lo, __mmask16 mlo,
+                                               size_t hi, __mmask16 mhi) {
+  // [bf16(lo[0..15]), bf16(hi[0..15])], then interleaved.
+  const __m512bh both =
+      _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(mhi, cache + hi), _mm512_maskz_loadu_ps(mlo, cache + lo));
+  const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  _mm512_store_si512(dst, _mm512_permutexvar_epi16(order, (__m512i)both));
 }
 
 // u16 lane i of the VNNI rows built from two 32-element runs a, b: even lanes
@@ -112,8 +104,10 @@ LLMSERVE_AVX512 inline __mmask32 LowMask32(size_t n) {
   return n >= 32 ? static_cast<__mmask32>(0xffffffffu) : static_cast<__mmask32>((1u << n) - 1);
 }
 
-// ConvertBlock for a bf16 cache (the same tiles, bit for bit): 32 elements of
-// two cache rows per pair of loads, interleaved into two VNNI tile rows.
+// Converts block `block` of KV head `h` of a bf16 cache into the K and V tile
+// layouts (k_dst, v_dst: BlockElems each, 64-byte aligned); slots >= valid
+// are zeros. 32 elements of two cache rows per pair of loads, interleaved
+// into two VNNI tile rows.
 LLMSERVE_AVX512_BF16 void ConvertBf16Block(const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
                                            size_t block, size_t h, size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
   const size_t bs = s.block_size, hd = s.head_dim;
@@ -158,16 +152,12 @@ LLMSERVE_AVX512_BF16 void ConvertBf16Block(const PagedAttentionShape& s, const v
 // Elements (u16) of one block's converted K, and of its V.
 inline size_t BlockElems(const PagedAttentionShape& s) { return s.block_size * s.head_dim; }
 
-// Converts cache block `block` of KV head `h` into the K and V tile layouts
-// (k_dst, v_dst: BlockElems each, 64-byte aligned); slots >= valid are zeros.
-template <bool BF16>
-LLMSERVE_AVX512_BF16 void ConvertBlock(const PagedAttentionShape& s, const void* k_cache, const void* v_cache, size_t block,
-                                  size_t h, size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
+// ConvertBf16Block for an fp32 cache (K/V rounded to bf16).
+LLMSERVE_AVX512_BF16 void ConvertF32Block(const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
+                                          size_t block, size_t h, size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
   const size_t bs = s.block_size, hd = s.head_dim;
-  if constexpr (BF16) {
-    ConvertBf16Block(s, k_cache, v_cache, block, h, valid, k_dst, v_dst);
-    return;
-  }
+  const auto* kc = static_cast<const float*>(k_cache);
+  const auto* vc = static_cast<const float*>(v_cache);
   // K: element (d, slot) at kb + d * bs + slot. Tile (g, kk) = keys 16g..,
   // dims 32kk..; its row p pairs dims 32kk + 2p, + 1.
   const size_t kb = KeyOffset(s, block, h, 0);
@@ -177,7 +167,7 @@ LLMSERVE_AVX512_BF16 void ConvertBlock(const PagedAttentionShape& s, const void*
       uint16_t* tile = k_dst + (g * (hd / 32) + kk) * 512;
       for (size_t p = 0; p < 16; ++p) {
         const size_t d = 32 * kk + 2 * p;
-        StorePairs<BF16>(tile + p * 32, k_cache, kb + d * bs + 16 * g, mask, kb + (d + 1) * bs + 16 * g, mask);
+        StoreF32Pairs(tile + p * 32, kc, kb + d * bs + 16 * g, mask, kb + (d + 1) * bs + 16 * g, mask);
       }
     }
   }
@@ -190,8 +180,8 @@ LLMSERVE_AVX512_BF16 void ConvertBlock(const PagedAttentionShape& s, const void*
       const __mmask16 m0 = key < valid ? static_cast<__mmask16>(0xffff) : 0;
       const __mmask16 m1 = key + 1 < valid ? static_cast<__mmask16>(0xffff) : 0;
       for (size_t c = 0; c < hd / 16; ++c) {
-        StorePairs<BF16>(v_dst + ((st * (hd / 16) + c) * 16 + p) * 32, v_cache, vb + key * hd + 16 * c, m0,
-                         vb + (key + 1) * hd + 16 * c, m1);
+        StoreF32Pairs(v_dst + ((st * (hd / 16) + c) * 16 + p) * 32, vc, vb + key * hd + 16 * c, m0,
+                      vb + (key + 1) * hd + 16 * c, m1);
       }
     }
   }
@@ -200,9 +190,9 @@ LLMSERVE_AVX512_BF16 void ConvertBlock(const PagedAttentionShape& s, const void*
 void Convert(const PagedAttentionShape& s, const void* k_cache, const void* v_cache, size_t block, size_t h,
              size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
   if (s.kv_dtype == KvDType::kBF16) {
-    ConvertBlock<true>(s, k_cache, v_cache, block, h, valid, k_dst, v_dst);
+    ConvertBf16Block(s, k_cache, v_cache, block, h, valid, k_dst, v_dst);
   } else {
-    ConvertBlock<false>(s, k_cache, v_cache, block, h, valid, k_dst, v_dst);
+    ConvertF32Block(s, k_cache, v_cache, block, h, valid, k_dst, v_dst);
   }
 }
 
