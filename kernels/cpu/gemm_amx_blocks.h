@@ -23,9 +23,23 @@ constexpr size_t kWideMaxRows = 64;
 void GemmWide(const uint8_t* ab, size_t m, const uint8_t* wb, size_t panel_bytes, size_t kb_count,
               size_t n, float* y, size_t ldy, size_t panel_begin, size_t panel_end);
 
-// The same for large m: 2 × 2 tile blocks over row chunks and K blocks.
+// The same for large m: over row chunks and K blocks, parking the
+// accumulators between K blocks.
 void GemmLarge(const uint8_t* ab, size_t m, const uint8_t* wb, size_t panel_bytes, size_t kb_count,
                size_t n, float* y, size_t ldy, size_t panel_begin, size_t panel_end);
+
+// One k step of the 1 × 2 block both loops use: A tile 4 (rows of the row
+// block), B tiles 6, 7 (one or two panels), C tiles 0, 1 += A · B — the
+// MakeConfig(rows, 0) shape. On this machine it beat the 2 × 2 block and
+// four-panel groups (docs/cpu_kernels.md).
+template <bool kTwoPanels>
+inline void MultiplyStep(const uint8_t* a, const uint8_t* b0, const uint8_t* b1) {
+  LLMSERVE_TILE_LOAD(4, a, 64L);
+  LLMSERVE_TILE_LOAD(6, b0, 64L);
+  if constexpr (kTwoPanels) LLMSERVE_TILE_LOAD(7, b1, 64L);
+  LLMSERVE_TILE_DP(0, 4, 6);
+  if constexpr (kTwoPanels) LLMSERVE_TILE_DP(1, 4, 7);
+}
 
 }  // namespace llmserve::kernels::cpu::amx::internal
 

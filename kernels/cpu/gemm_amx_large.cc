@@ -43,11 +43,7 @@ LLMSERVE_AVX512 void Block(const uint8_t* a, const uint8_t* b0, const uint8_t* b
     // The A tile kL1Ahead steps on (each is read once per panel pair, so it
     // comes from L2; B tiles are re-read by every row block and stay hot).
     for (int line = 0; line < 16; ++line) __builtin_prefetch(a + (kb + kL1Ahead) * 1024 + line * 64, 0, 3);
-    LLMSERVE_TILE_LOAD(4, a + kb * 1024, 64L);
-    LLMSERVE_TILE_LOAD(6, b0 + kb * 1024, 64L);
-    if constexpr (kTwoPanels) LLMSERVE_TILE_LOAD(7, b1 + kb * 1024, 64L);
-    LLMSERVE_TILE_DP(0, 4, 6);
-    if constexpr (kTwoPanels) LLMSERVE_TILE_DP(1, 4, 7);
+    MultiplyStep<kTwoPanels>(a + kb * 1024, b0 + kb * 1024, b1 + kb * 1024);
   }
   if (to_y) {
     LLMSERVE_STORE_C(0, y, ldy, rows, width0);

@@ -45,25 +45,15 @@ LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, siz
   }
 }
 
+// A weight element as bf16 bits: bf16 as stored (bit for bit), f16 / f32
+// rounded to nearest even.
 uint16_t ToBf16Bits(const uint8_t* base, WeightDType dtype, size_t index) {
-  switch (dtype) {
-    case WeightDType::kBF16: {
-      uint16_t b;
-      std::memcpy(&b, base + index * 2, 2);
-      return b;
-    }
-    case WeightDType::kF16: {
-      uint16_t b;
-      std::memcpy(&b, base + index * 2, 2);
-      return F32ToBf16(F16ToF32(b));
-    }
-    case WeightDType::kF32: {
-      float f;
-      std::memcpy(&f, base + index * 4, 4);
-      return F32ToBf16(f);
-    }
+  if (dtype == WeightDType::kBF16) {
+    uint16_t b;
+    std::memcpy(&b, base + index * 2, 2);
+    return b;
   }
-  return 0;
+  return F32ToBf16(WeightToF32(base, dtype, index));
 }
 
 }  // namespace

@@ -38,11 +38,7 @@ LLMSERVE_AVX512 void BlockWide(const uint8_t* a, const uint8_t* b, size_t panel_
     if (next != nullptr && kb % shares == share) {
       for (size_t i = 0; i < next_panels; ++i) PrefetchTileL2(next + i * panel_bytes + kb * 1024);
     }
-    LLMSERVE_TILE_LOAD(4, a + kb * 1024, 64L);
-    LLMSERVE_TILE_LOAD(6, b + kb * 1024, 64L);
-    if constexpr (kPanels > 1) LLMSERVE_TILE_LOAD(7, b1 + kb * 1024, 64L);
-    LLMSERVE_TILE_DP(0, 4, 6);
-    if constexpr (kPanels > 1) LLMSERVE_TILE_DP(1, 4, 7);
+    MultiplyStep<(kPanels > 1)>(a + kb * 1024, b + kb * 1024, b1 + kb * 1024);
   }
   LLMSERVE_STORE_C(0, y, ldy, rows, kPanels == 1 ? last_width : 16);
   if constexpr (kPanels > 1) LLMSERVE_STORE_C(1, y + 16, ldy, rows, last_width);

@@ -44,9 +44,7 @@ float F16ToF32(uint16_t bits) {
   return f;
 }
 
-namespace {
-
-float LoadWeight(const uint8_t* base, WeightDType dtype, size_t index) {
+float WeightToF32(const uint8_t* base, WeightDType dtype, size_t index) {
   switch (dtype) {
     case WeightDType::kF32: {
       float f;
@@ -66,7 +64,6 @@ float LoadWeight(const uint8_t* base, WeightDType dtype, size_t index) {
   }
   return 0.f;
 }
-}  // namespace
 
 void LinearReference(const float* x, size_t m, const void* w, WeightDType dtype, size_t rows,
                      size_t cols, float* y) {
@@ -74,7 +71,7 @@ void LinearReference(const float* x, size_t m, const void* w, WeightDType dtype,
   for (size_t i = 0; i < m; ++i) {
     for (size_t r = 0; r < rows; ++r) {
       float acc = 0.f;
-      for (size_t c = 0; c < cols; ++c) acc += x[i * cols + c] * LoadWeight(base, dtype, r * cols + c);
+      for (size_t c = 0; c < cols; ++c) acc += x[i * cols + c] * WeightToF32(base, dtype, r * cols + c);
       y[i * rows + r] = acc;
     }
   }

@@ -83,6 +83,8 @@ void LinearReference(const float* x, size_t m, const void* w, WeightDType dtype,
 // bf16 / f16 bit patterns to fp32.
 float Bf16ToF32(uint16_t bits);
 float F16ToF32(uint16_t bits);
+// Element `index` of a weight stored as `dtype` at `base`, as fp32.
+float WeightToF32(const uint8_t* base, WeightDType dtype, size_t index);
 // fp32 to bf16 bits, round to nearest even (NaN kept quiet). Inline: the
 // per-element KV-cache writes call it.
 inline uint16_t F32ToBf16(float value) {

@@ -226,8 +226,8 @@ int main(int argc, char** argv) {
   const size_t num_blocks = std::max(max_batch * blocks_per_req, (prefill + bs - 1) / bs);
   const llmserve::kernels::cpu::KvDType kv_dtype = w::KvDTypeFor(
       FLAGS_bench_kv_dtype == "bf16" ? "bfloat16" : FLAGS_bench_kv_dtype == "f32" ? "float32" : "auto", opts.precision);
-  std::printf("{\"what\":\"kv_cache\",\"dtype\":\"%s\"}\n",
-              kv_dtype == llmserve::kernels::cpu::KvDType::kBF16 ? "bf16" : "f32");
+  const char* kv_name = kv_dtype == llmserve::kernels::cpu::KvDType::kBF16 ? "bf16" : "f32";
+  std::printf("{\"what\":\"kv_cache\",\"dtype\":\"%s\"}\n", kv_name);
   w::KvCache cache(model.CacheShape(num_blocks, bs, kv_dtype));
   const bool amx = llmserve::kernels::cpu::GetCpuFeatures().amx;
   constexpr size_t kPeakIterations = 1 << 16;
@@ -343,8 +343,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\n=== llmserve-bench-worker summary: %d reps, %zu threads, %s weights, %s KV cache, isa %s ===\n", reps,
-              pool.size(), FLAGS_bench_precision.c_str(),
-              kv_dtype == llmserve::kernels::cpu::KvDType::kBF16 ? "bf16" : "f32",
+              pool.size(), FLAGS_bench_precision.c_str(), kv_name,
               std::string(llmserve::kernels::cpu::IsaName(llmserve::kernels::cpu::ActiveIsa())).c_str());
   std::printf("ratios are taken within each repetition; cpu = process CPU time / threads\n");
   std::printf("%-40s %10s %10s %10s %10s\n", "figure [goal]", "wall best", "wall med", "cpu best", "cpu med");
