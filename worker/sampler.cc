@@ -8,6 +8,7 @@
 
 #include "common/mix64.h"
 #include "worker/sampler_exp.h"
+#include "worker/sampler_select.h"
 
 namespace llmserve::worker {
 namespace {
@@ -17,124 +18,94 @@ using common::Mix64;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kNegligibleLogRatio = 30.0;
 
-// Candidates ordered best first: higher value, then lower token id.
-struct Better {
-  const std::vector<double>* p;
-  bool operator()(int32_t a, int32_t b) const {
-    return (*p)[a] != (*p)[b] ? (*p)[a] > (*p)[b] : a < b;
-  }
-};
+// The least p a token keeps under min_p (p of the best token is 1).
+double MinP(const SamplingParams& sp) { return sp.min_p > 0 ? static_cast<double>(sp.min_p) : 0.0; }
+
+// Per-thread row of probabilities: a fresh 1.2 MB vector per row at a 152k
+// vocabulary costs page faults on every step.
+std::vector<double>& RowBuffer(size_t vocab) {
+  thread_local std::vector<double> p;
+  p.resize(vocab);
+  return p;
+}
 
 void RawLogprobs(const float* logits, size_t vocab, int32_t n, int32_t token, SampledToken* out) {
-  double mx = -std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < vocab; ++i) mx = std::max(mx, static_cast<double>(logits[i]));
-  double sum = 0;
-  for (size_t i = 0; i < vocab; ++i) {
-    const double d = static_cast<double>(logits[i]) - mx;
-    if (d > -kNegligibleLogRatio) sum += std::exp(d);
-  }
-  const double lse = mx + std::log(sum);
+  // log-sum-exp over the raw logits (tokens below e^-30 of the best add nothing).
+  const double mx = MaxLogit(logits, vocab);
+  std::vector<double>& p = RowBuffer(vocab);
+  TemperatureExp(logits, vocab, mx, 1.0, mx - kNegligibleLogRatio, 0.0, p.data());
+  const double lse = mx + std::log(Draw(p.data(), vocab).total());
   out->logprob = static_cast<float>(logits[token] - lse);
   int32_t higher = 0;
   for (size_t i = 0; i < vocab; ++i) higher += logits[i] > logits[token];
   out->rank = higher + 1;
-  const size_t k = std::min(static_cast<size_t>(n), vocab);
-  std::vector<int32_t> idx(vocab);
-  for (size_t i = 0; i < vocab; ++i) idx[i] = static_cast<int32_t>(i);
-  auto better = [&](int32_t a, int32_t b) { return logits[a] != logits[b] ? logits[a] > logits[b] : a < b; };
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), better);
-  for (size_t i = 0; i < k; ++i) out->top.emplace_back(idx[i], static_cast<float>(logits[idx[i]] - lse));
+  for (const auto& [l, t] : TopK(logits, vocab, static_cast<size_t>(n))) {
+    out->top.emplace_back(t, static_cast<float>(l - lse));
+  }
+}
+
+// Top-k sampling on the k best tokens alone: their p, then top_p over them
+// best first, then the draw in that order.
+int32_t ChooseAmongBest(const float* l, size_t vocab, const SamplingParams& sp, double u) {
+  const auto best = TopK(l, vocab, static_cast<size_t>(sp.top_k));
+  if (best.empty()) return static_cast<int32_t>(ArgMax(l, vocab));  // no finite logit
+  thread_local std::vector<float> logits;
+  thread_local std::vector<double> p;
+  logits.resize(best.size());
+  p.resize(best.size());
+  for (size_t i = 0; i < best.size(); ++i) logits[i] = best[i].first;
+  const double mx = logits[0];
+  TemperatureExp(logits.data(), logits.size(), mx, sp.temperature, mx - kNegligibleLogRatio * sp.temperature,
+                 MinP(sp), p.data());
+  double total = 0;
+  for (double v : p) total += v;
+  size_t keep = p.size();
+  if (sp.top_p < 1.0f) {
+    const double want = static_cast<double>(sp.top_p) * total;
+    double acc = 0;
+    for (keep = 0; keep < p.size() && acc < want;) acc += p[keep++];
+    total = acc;
+  }
+  const double target = u * total;
+  double acc = 0;
+  for (size_t i = 0; i < keep; ++i) {
+    if (p[i] == 0) continue;
+    acc += p[i];
+    if (target < acc) return best[i].second;
+  }
+  return best[0].second;  // only when u * total rounds up to total
 }
 
 // Greedy argmax, or temperature → min_p → top_k → top_p → draw, over the
-// processed logits `l`.
+// processed logits `l`. Without top-k, truncations zero the dropped tokens'
+// p and the draw walks the row in token id order (any fixed order gives the
+// same distribution; sorting 152k tokens would dominate the step).
 SampledToken Choose(const float* l, size_t vocab, const SamplingParams& sp, const SamplerRow& row) {
   SampledToken out;
   if (sp.temperature <= 1e-5f) {
     // 3a. Greedy: the first maximum.
     out.token = static_cast<int32_t>(ArgMax(l, vocab));
-  } else {
-    // 3b. Temperature, then probabilities relative to the maximum.
-    double mx = -std::numeric_limits<double>::infinity();
-    for (size_t t = 0; t < vocab; ++t) mx = std::max(mx, static_cast<double>(l[t]));
-    // Per-thread buffers: a fresh 1.2 MB vector per row at a 152k vocabulary
-    // costs page faults on every step.
-    thread_local std::vector<double> p;
-    thread_local std::vector<int32_t> cand;
-    p.resize(vocab);
-    // Tokens below e^-30 of the best are treated as impossible: skipping their
-    // exp saves most of the work at a 152k vocabulary, and their total mass is
-    // under 2e-8 there.
-    const double floor_logit = mx - kNegligibleLogRatio * sp.temperature;
-    TemperatureExp(l, vocab, mx, sp.temperature, floor_logit, p.data());
-    const double min_keep = sp.min_p > 0 ? static_cast<double>(sp.min_p) : 0.0;  // max p is 1
-    if (sp.top_k <= 0 && sp.top_p >= 1.0f) {
-      // No truncation: draw over the kept tokens in id order without listing them.
-      double total = 0;
-      int32_t last = 0;
-      for (size_t t = 0; t < vocab; ++t) {
-        if (p[t] > 0 && p[t] >= min_keep) {
-          total += p[t];
-          last = static_cast<int32_t>(t);
-        }
-      }
-      const double target = Sampler::Uniform(row.seed, row.output_position) * total;
-      double acc = 0;
-      out.token = last;
-      for (size_t t = 0; t < vocab; ++t) {
-        if (!(p[t] > 0 && p[t] >= min_keep)) continue;
-        acc += p[t];
-        if (target < acc) {
-          out.token = static_cast<int32_t>(t);
-          break;
-        }
-      }
-      return out;
-    }
-    cand.clear();
-    for (size_t t = 0; t < vocab; ++t) {
-      if (p[t] > 0 && p[t] >= min_keep) cand.push_back(static_cast<int32_t>(t));
-    }
-    const Better better{&p};
-    bool sorted = false;
-    if (sp.top_k > 0 && static_cast<size_t>(sp.top_k) < cand.size()) {
-      std::nth_element(cand.begin(), cand.begin() + sp.top_k, cand.end(), better);
-      cand.resize(static_cast<size_t>(sp.top_k));
-    }
-    if (sp.top_p < 1.0f) {
-      double total = 0;
-      for (int32_t t : cand) total += p[t];
-      const double want = static_cast<double>(sp.top_p) * total;
-      // Sort the best 1024 first; fall back to a full sort only if they do not reach top_p.
-      size_t head = std::min<size_t>(1024, cand.size());
-      std::partial_sort(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(head), cand.end(), better);
-      double acc = 0;
-      size_t keep = 0;
-      for (; keep < head && acc < want; ++keep) acc += p[cand[keep]];
-      if (acc < want && head < cand.size()) {
-        std::sort(cand.begin(), cand.end(), better);
-        for (; keep < cand.size() && acc < want; ++keep) acc += p[cand[keep]];
-      }
-      cand.resize(std::max<size_t>(keep, 1));
-      sorted = true;
-    }
-    // The draw walks the candidates in a fixed order: best first after top-k,
-    // token id order otherwise (any fixed order gives the same distribution,
-    // and sorting 152k candidates would dominate the step).
-    if (!sorted && sp.top_k > 0) std::sort(cand.begin(), cand.end(), better);
-    double total = 0;
-    for (int32_t t : cand) total += p[t];
-    const double target = Sampler::Uniform(row.seed, row.output_position) * total;
-    double acc = 0;
-    out.token = cand.empty() ? 0 : cand.back();
-    for (int32_t t : cand) {
-      acc += p[t];
-      if (target < acc) {
-        out.token = t;
-        break;
-      }
-    }
+    return out;
   }
+  const double u = Sampler::Uniform(row.seed, row.output_position);
+  if (sp.top_k > 0 && static_cast<size_t>(sp.top_k) < vocab) {
+    out.token = ChooseAmongBest(l, vocab, sp, u);
+    return out;
+  }
+  // 3b. Temperature, then probabilities relative to the maximum. Tokens
+  // below e^-30 of the best are treated as impossible: skipping their exp
+  // saves most of the work at a 152k vocabulary, and their total mass is
+  // under 2e-8 there.
+  const float mx = MaxLogit(l, vocab);
+  std::vector<double>& p = RowBuffer(vocab);
+  const double floor_logit = mx - kNegligibleLogRatio * sp.temperature;
+  TemperatureExp(l, vocab, mx, sp.temperature, floor_logit, MinP(sp), p.data());
+  if (sp.top_p < 1.0f) {
+    const double want = static_cast<double>(sp.top_p) * Draw(p.data(), vocab).total();
+    DropAfter(l, vocab, TopPCut(l, p.data(), vocab, want, static_cast<float>(floor_logit), mx), p.data());
+  }
+  const Draw draw(p.data(), vocab);
+  out.token = draw.total() > 0 ? draw.Pick(u) : static_cast<int32_t>(ArgMax(l, vocab));  // no finite logit
   return out;
 }
 

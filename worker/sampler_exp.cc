@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #if defined(__x86_64__)
 // GCC 12 reports its own _mm512_undefined_* helpers as maybe-uninitialized.
@@ -25,16 +26,32 @@ constexpr double kCoef[14] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916
                               1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,         0.5,
                               1.0,                1.0};
 
+// One token of TemperatureExp (inv_temperature = 1 / temperature).
+inline double TemperatureExpOne(float logit, double max, double inv_temperature, double floor_logit, double min_p) {
+  const double l = static_cast<double>(logit);
+  if (!(l >= floor_logit)) return 0.0;  // under the floor, or NaN
+  const double e = SamplerExp((l - max) * inv_temperature);
+  return e >= min_p ? e : 0.0;
+}
+
 #if defined(__x86_64__)
 __attribute__((target("avx512f,avx512dq"))) void TemperatureExpAvx512(const float* logits, size_t n, double max,
-                                                              double temperature, double floor_logit, double* p) {
-  const __m512d vmax = _mm512_set1_pd(max), vt = _mm512_set1_pd(temperature), vfloor = _mm512_set1_pd(floor_logit);
+                                                              double temperature, double floor_logit, double min_p,
+                                                              double* p) {
+  const __m512d vmax = _mm512_set1_pd(max), vinv = _mm512_set1_pd(1.0 / temperature);
+  const __m512d vfloor = _mm512_set1_pd(floor_logit), vmin_p = _mm512_set1_pd(min_p);
   const __m512d log2e = _mm512_set1_pd(kLog2e), hi = _mm512_set1_pd(-kLn2Hi), lo = _mm512_set1_pd(-kLn2Lo);
   const __m512i bias = _mm512_set1_epi64(1023);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m512d l = _mm512_cvtps_pd(_mm256_loadu_ps(logits + i));
-    const __m512d x = _mm512_div_pd(_mm512_sub_pd(l, vmax), vt);
+    // Lanes kept: at or above the floor (false for NaN).
+    const __mmask8 live = _mm512_cmp_pd_mask(l, vfloor, _CMP_GE_OQ);
+    if (live == 0) {
+      _mm512_storeu_pd(p + i, _mm512_setzero_pd());
+      continue;
+    }
+    const __m512d x = _mm512_mul_pd(_mm512_sub_pd(l, vmax), vinv);
     const __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512d r = _mm512_fmadd_pd(k, hi, x);
     r = _mm512_fmadd_pd(k, lo, r);
@@ -43,20 +60,15 @@ __attribute__((target("avx512f,avx512dq"))) void TemperatureExpAvx512(const floa
     // 2^k from its exponent bits; k stays well inside the normal range here.
     const __m512i ki = _mm512_cvtpd_epi64(k);
     const __m512d scale = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(ki, bias), 52));
-    __m512d e = _mm512_mul_pd(poly, scale);
-    // NaN arguments stay NaN (their k converts to an arbitrary integer).
-    e = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q), e, x);
-    const __mmask8 below = _mm512_cmp_pd_mask(l, vfloor, _CMP_LT_OQ);
-    _mm512_storeu_pd(p + i, _mm512_mask_blend_pd(below, e, _mm512_setzero_pd()));
+    const __m512d e = _mm512_mul_pd(poly, scale);
+    const __mmask8 keep = live & _mm512_cmp_pd_mask(e, vmin_p, _CMP_GE_OQ);
+    _mm512_storeu_pd(p + i, _mm512_maskz_mov_pd(keep, e));
   }
-  for (; i < n; ++i) {
-    const double l = static_cast<double>(logits[i]);
-    p[i] = l < floor_logit ? 0.0 : SamplerExp((l - max) / temperature);
-  }
+  for (; i < n; ++i) p[i] = TemperatureExpOne(logits[i], max, 1.0 / temperature, floor_logit, min_p);
 }
 
-__attribute__((target("avx512f"))) size_t ArgMaxAvx512(const float* l, size_t n) {
-  // Pass 1: the maximum (max_ps(x, acc) keeps acc where x is NaN).
+__attribute__((target("avx512f"))) float MaxLogitAvx512(const float* l, size_t n) {
+  // max_ps(x, acc) keeps acc where x is NaN.
   __m512 acc = _mm512_set1_ps(-__builtin_inff());
   size_t i = 0;
   for (; i + 16 <= n; i += 16) acc = _mm512_max_ps(_mm512_loadu_ps(l + i), acc);
@@ -64,9 +76,15 @@ __attribute__((target("avx512f"))) size_t ArgMaxAvx512(const float* l, size_t n)
   for (; i < n; ++i) {
     if (l[i] > mx) mx = l[i];
   }
-  // Pass 2: the first index holding it.
-  const __m512 vmx = _mm512_set1_ps(mx);
-  for (i = 0; i + 16 <= n; i += 16) {
+  return mx;
+}
+
+__attribute__((target("avx512f"))) size_t ArgMaxAvx512(const float* l, size_t n) {
+  // Pass 1: the maximum; pass 2: the first index holding it.
+  const __m512 vmx = _mm512_set1_ps(MaxLogitAvx512(l, n));
+  const float mx = _mm512_cvtss_f32(vmx);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
     const __mmask16 eq = _mm512_cmp_ps_mask(_mm512_loadu_ps(l + i), vmx, _CMP_EQ_OQ);
     if (eq != 0) return i + static_cast<size_t>(__builtin_ctz(eq));
   }
@@ -107,6 +125,17 @@ size_t ArgMax(const float* l, size_t n) {
   return best;
 }
 
+float MaxLogit(const float* l, size_t n) {
+#if defined(__x86_64__)
+  if (HasAvx512()) return MaxLogitAvx512(l, n);
+#endif
+  float mx = -std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < n; ++i) {
+    if (l[i] > mx) mx = l[i];
+  }
+  return mx;
+}
+
 size_t CountNans(const float* l, size_t n) {
 #if defined(__x86_64__)
   if (HasAvx512()) return CountNansAvx512(l, n);
@@ -130,14 +159,12 @@ double SamplerExp(double x) {
   return poly * scale;
 }
 
-void TemperatureExp(const float* logits, size_t n, double max, double temperature, double floor_logit, double* p) {
+void TemperatureExp(const float* logits, size_t n, double max, double temperature, double floor_logit, double min_p,
+                    double* p) {
 #if defined(__x86_64__)
-  if (HasAvx512()) return TemperatureExpAvx512(logits, n, max, temperature, floor_logit, p);
+  if (HasAvx512()) return TemperatureExpAvx512(logits, n, max, temperature, floor_logit, min_p, p);
 #endif
-  for (size_t i = 0; i < n; ++i) {
-    const double l = static_cast<double>(logits[i]);
-    p[i] = l < floor_logit ? 0.0 : SamplerExp((l - max) / temperature);
-  }
+  for (size_t i = 0; i < n; ++i) p[i] = TemperatureExpOne(logits[i], max, 1.0 / temperature, floor_logit, min_p);
 }
 
 }  // namespace llmserve::worker

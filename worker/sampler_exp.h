@@ -1,7 +1,9 @@
 #pragma once
-// Vectorised scans of logit rows for the sampler: greedy argmax, NaN count,
+// Vectorised scans of logit rows for the sampler: greedy argmax, maximum, NaN count,
 // and the temperature softmax numerators: for each token t,
-// p[t] = 0 when logits[t] < floor_logit, else exp((logits[t] - max) / temperature).
+// p[t] = exp((logits[t] - max) / temperature), or 0 when logits[t] is under
+// floor_logit or NaN or that value is under min_p (the dividing is a multiply
+// by 1 / temperature).
 //
 // exp here is our own (range reduction by ln 2 in two parts, a degree-13
 // polynomial, scaling by 2^n), accurate to about 1 ulp for the arguments the
@@ -14,12 +16,16 @@
 
 namespace llmserve::worker {
 
-// Fills p[0, n) as described above. NaN logits give NaN, as std::exp would.
-void TemperatureExp(const float* logits, size_t n, double max, double temperature, double floor_logit, double* p);
+// Fills p[0, n) as described above.
+void TemperatureExp(const float* logits, size_t n, double max, double temperature, double floor_logit, double min_p,
+                    double* p);
 
 // Index of the first maximum of logits[0, n) (n > 0), skipping NaNs as the
 // loop `if (l[t] > l[best]) best = t` does (so a NaN at index 0 gives 0).
 size_t ArgMax(const float* logits, size_t n);
+
+// The largest of logits[0, n), NaNs skipped (-inf when there is none).
+float MaxLogit(const float* logits, size_t n);
 
 // Number of NaNs in logits[0, n).
 size_t CountNans(const float* logits, size_t n);
