@@ -63,14 +63,23 @@ void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stri
   // Over (token, KV head) pairs: a decode step's few tokens still spread over
   // the threads (each pair writes its own cache elements).
   const size_t heads = s.num_kv_heads;
+  const bool tile_ready = internal::TileReadyLayout(s);
   pool.ParallelFor(tokens * heads, 32, [&](size_t begin, size_t end, size_t) {
     for (size_t i = begin; i < end; ++i) {
       const size_t t = i / heads, h = i % heads;
       if (slot_mapping[t] < 0) continue;
       const size_t block = static_cast<size_t>(slot_mapping[t]) / s.block_size;
       const size_t slot = static_cast<size_t>(slot_mapping[t]) % s.block_size;
-      StoreRow(k + t * k_stride + h * s.head_dim, s, k_cache, internal::KeyOffset(s, block, h, slot), s.block_size);
-      StoreRow(v + t * v_stride + h * s.head_dim, s, v_cache, internal::ValueOffset(s, block, h, slot), 1);
+      const float* key = k + t * k_stride + h * s.head_dim;
+      const float* value = v + t * v_stride + h * s.head_dim;
+      if (tile_ready) {
+        const size_t base = internal::TileReadyBlockOffset(s, block, h);
+        StoreRow(key, s, k_cache, base + slot * s.head_dim, 1);
+        StoreRow(value, s, v_cache, base + slot, s.block_size);
+      } else {
+        StoreRow(key, s, k_cache, internal::KeyOffset(s, block, h, slot), s.block_size);
+        StoreRow(value, s, v_cache, internal::ValueOffset(s, block, h, slot), 1);
+      }
     }
   });
 }
@@ -120,6 +129,10 @@ void AttendGeneric(const internal::AttentionTile& t, size_t i, const PagedAttent
 void PagedAttentionAllowAvx512(bool allow) { g_allow_avx512.store(allow); }
 void PagedAttentionAllowAmx(bool allow) { g_allow_amx.store(allow); }
 
+bool internal::TileReadyLayout(const PagedAttentionShape& s) {
+  return g_allow_avx512.load() && g_allow_amx.load() && internal::AmxAttentionUsable(s);
+}
+
 void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& b,
                     const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
                     float* out, size_t out_stride, ThreadPool& pool) {
@@ -127,7 +140,7 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
   const size_t group = s.num_q_heads / s.num_kv_heads;
   const size_t hd = s.head_dim;
   const bool avx512 = g_allow_avx512.load();
-  if (avx512 && s.bf16_products && g_allow_amx.load() && internal::AmxAttentionUsable(s)) {
+  if (internal::TileReadyLayout(s)) {
     internal::PagedAttentionAmx(q, q_stride, b, s, k_cache, v_cache, out, out_stride, pool);
     return;
   }

@@ -7,8 +7,15 @@
 //   V: [num_blocks][num_kv_heads][block_size][head_dim]
 // so one KV head's block is contiguous in both, and for K the block's keys of
 // one dimension are next to each other (16 keys' scores are then plain vector
-// FMAs over head_dim). Logical position j of a request lives in block
-// block_table[j / block_size], slot j % block_size.
+// FMAs over head_dim). Where the AMX kernel runs (bf16_products on an AMX CPU,
+// see below) the cache is instead in the tile-ready layout, K and V swapped:
+//   K: [num_blocks][num_kv_heads][block_size][head_dim]
+//   V: [num_blocks][num_kv_heads][head_dim][block_size]
+// whose blocks are AMX tile operands as they lie. WriteKvCache writes the
+// layout PagedAttention reads; PagedAttentionAllowAvx512 / AllowAmx change it,
+// so switch them only while no cache holds K/V.
+// Logical position j of a request lives in block block_table[j / block_size],
+// slot j % block_size.
 //
 // Work is split into (KV head, tile) items, a tile being up to 8 consecutive
 // query tokens of one request, so each key block is read once for all of

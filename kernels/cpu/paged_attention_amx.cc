@@ -1,39 +1,42 @@
 // Paged attention with bf16 products on AMX tiles (PagedAttentionShape::
 // bf16_products; reached only after AmxAttentionUsable said yes).
 //
-// Work items: (KV head, up to 2 row tiles of one request's consecutive query
-// tokens). A row tile is 16 rows: 16 / group tokens, each with its GQA group
-// of query heads (row = token * group + head).
+// The cache is in the tile-ready layout (paged_attention.h): per block and KV
+// head, K is [block_size][head_dim] and V is [head_dim][block_size]. Both are
+// then A operands read straight from the cache, with the query side as B:
+//   scoresᵀ = K · Qᵀ  (A tile: 16 keys × 32 dims; B tile: Qᵀ in dim pairs)
+//   outᵀ    = Vᵀ · Pᵀ (A tile: 16 dims × 32 keys; B tile: Pᵀ in key pairs)
+// so a decode step converts nothing. A bf16 cache is read in place; an fp32
+// cache is first rounded to bf16 blocks of the same layout (vcvtne2ps2bf16,
+// which also flushes denormals), once per call and KV head ("staged").
 //
-// Operands, all bf16 rounded to nearest even (q and p exactly as F32ToBf16;
-// K/V of an fp32 cache by vcvtne2ps2bf16, which also flushes denormals):
-//  * Q: per row tile, head_dim / 32 A tiles of 16 rows × 32 dims.
-//  * K, per cache block: the block's keys in 16-key groups, each head_dim / 32
-//    B tiles (row p holds the pairs (K[key][2p], K[key][2p + 1]) of 16 keys):
-//    the "VNNI" layout tdpbf16ps wants. V, per block: 32-key steps, each
-//    head_dim / 16 B tiles (row p holds (V[2p][d], V[2p + 1][d]) for 16 d).
-//    Both are converted from the cache (fp32 or bf16, whose layouts stay as
-//    paged_attention.h describes) into that layout: once per call for a
-//    request with more query tokens than one item ("staged"), otherwise by
-//    the item itself. Slots past the request's last position in this call
-//    are written as zeros.
-//  * P: the softmax numerators, rounded to bf16, in A tiles of 16 rows × 32
-//    keys, zero outside the row's [first, last].
-// Scores are 16 × 16 fp32 C tiles over head_dim in d order, stored, scaled
-// and soft-maxed per row in fp32 (16 lanes starting at the row's first
-// position, as the AVX-512 kernel does); out = (P · V) / sum, P · V
-// accumulated over the 32-key steps in position order.
+// Work items: (KV head, up to 2 row tiles of one request's consecutive query
+// tokens). A row tile is up to 16 query rows, 16 / group tokens each with its
+// GQA group of heads (row = token * group + head); rows are the columns of the
+// Qᵀ, Pᵀ and C tiles, and the lanes of the softmax vectors.
+//
+// Operands, all bf16 rounded to nearest even: q and the softmax numerators p
+// as F32ToBf16, K/V as written (bf16 cache) or by the staging conversion.
+// Each C element sees, per tdpbf16ps, the same bf16 products in the same order
+// as in Q · Kᵀ and P · V (the roles of A and B swapped): scores over head_dim in
+// 32-dim steps in d order, P · V over 32-key steps in position order.
+//
+// Softmax, per row tile and vectorised over its rows: the scaled scores of the
+// span's keys in position order, each lane's keys outside its [first, last]
+// masked; the max, then e = exp(x - max), summed in position order, and e
+// rounded to bf16 for P (zero outside [first, last]).
 //
 // Determinism (chunking, batch and prefix-cache invariance): a row's scores
-// depend only on its query and the keys (each C element: tilezero, then one
-// tdpbf16ps per 32 dims in order; rows of a tile do not interact). A row's
-// softmax depends only on its own scores. Its P · V accumulators see the
-// steps of the blocks its item spans, always aligned to absolute positions
-// (multiples of 32); steps outside the row's [first, last] have p = 0 and
-// finite (or zeroed) V, so they add exact zeros and leave the accumulator's
-// value unchanged. So a token gives the same bits alone (a decode), in any
-// item of a prefill, or after its prefix came from the cache; and staged and
-// item-converted blocks hold the same values.
+// depend only on its query and the keys (rows of a tile never interact). Its
+// max is order-free; its sum adds its own e in position order, and the keys an
+// item's span adds outside the row's range add exact zeros. Its P · V
+// accumulators see the 32-key steps of the span, aligned to absolute
+// positions; steps outside the row's range have p = 0 and finite V (the step
+// holding positions past the item's last is copied with those keys zeroed, so
+// stale or unwritten cache slots never reach a product), so they add exact
+// zeros. So a token gives the same bits alone (a decode), in any item of a
+// prefill, or after its prefix came from the cache; and a bf16 cache gives the
+// bits of an fp32 cache holding the same bf16 values.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
@@ -58,13 +61,31 @@ namespace llmserve::kernels::cpu::internal {
 namespace {
 
 using Buffer = std::vector<uint16_t, AlignedAllocator<uint16_t>>;
+using WordBuffer = std::vector<uint32_t, AlignedAllocator<uint32_t>>;
 using FloatBuffer = std::vector<float, AlignedAllocator<float>>;
 
 constexpr size_t kTileRows = 16;
-constexpr size_t kRowTiles = 2;  // row tiles per item (each B tile serves both)
+constexpr size_t kRowTiles = 2;  // row tiles per item (each A tile serves both)
+constexpr size_t kTileWords = 16 * 16;  // one B tile: 16 pair rows × 16 columns of 32 bits
 
-LLMSERVE_AVX512 inline __mmask16 LowMask(size_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
+// The tile shapes of both products: C tiles 0, 1 (row tile 0: 16 × n0 fp32)
+// and 2, 3 (row tile 1: 16 × n1), A tiles 4, 5 (16 rows × 32 bf16), B tiles 6
+// (16 pairs × n0) and 7 (16 pairs × n1). n1 = 0 leaves tiles 2, 3, 7 unused.
+amx::TileConfig ItemConfig(int n0, int n1) {
+  amx::TileConfig c;
+  auto set = [&c](int tile, int colsb) {
+    c.rows[tile] = colsb > 0 ? 16 : 0;
+    c.colsb[tile] = static_cast<uint16_t>(colsb);
+  };
+  set(0, 4 * n0);
+  set(1, 4 * n0);
+  set(2, 4 * n1);
+  set(3, 4 * n1);
+  set(4, 64);
+  set(5, 64);
+  set(6, 4 * n0);
+  set(7, 4 * n1);
+  return c;
 }
 
 // bf16 bits (nearest even, NaN kept quiet: as F32ToBf16) of 16 floats, in the
@@ -77,147 +98,41 @@ LLMSERVE_AVX512 inline __m512i RoundToBf16(__m512 v) {
   return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
 }
 
-// One VNNI row from two runs of 16 fp32 cache elements, at elements lo and
-// hi (lanes outside the masks read as 0): the pairs (lo[i], hi[i]) rounded to
-// bf16 by vcvtne2ps2bf16 (nearest even; denormals become zero), the same
-// instruction wherever a block is converted.
-LLMSERVE_AVX512_BF16 inline void StoreF32Pairs(uint16_t* dst, const float* cache, size_t lo, __mmask16 mlo,
-                                               size_t hi, __mmask16 mhi) {
-  // [bf16(lo[0..15]), bf16(hi[0..15])], then interleaved.
-  const __m512bh both =
-      _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(mhi, cache + hi), _mm512_maskz_loadu_ps(mlo, cache + lo));
-  const __m512i order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
-                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  _mm512_store_si512(dst, _mm512_permutexvar_epi16(order, (__m512i)both));
-}
-
-// u16 lane i of the VNNI rows built from two 32-element runs a, b: even lanes
-// a[i / 2], odd lanes b[i / 2]; index base 0 takes elements 0..15,
-// base 16 elements 16..31.
-LLMSERVE_AVX512 inline __m512i InterleaveIndex(int base) {
-  alignas(64) uint16_t idx[32];
-  for (int i = 0; i < 32; ++i) idx[i] = static_cast<uint16_t>((i % 2 ? 32 : 0) + base + i / 2);
-  return _mm512_load_si512(idx);
-}
-
-LLMSERVE_AVX512 inline __mmask32 LowMask32(size_t n) {
-  return n >= 32 ? static_cast<__mmask32>(0xffffffffu) : static_cast<__mmask32>((1u << n) - 1);
-}
-
-// Converts block `block` of KV head `h` of a bf16 cache into the K and V tile
-// layouts (k_dst, v_dst: BlockElems each, 64-byte aligned); slots >= valid
-// are zeros. 32 elements of two cache rows per pair of loads, interleaved
-// into two VNNI tile rows.
-LLMSERVE_AVX512_BF16 void ConvertBf16Block(const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
-                                           size_t block, size_t h, size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
-  const size_t bs = s.block_size, hd = s.head_dim;
-  const __m512i lo_idx = InterleaveIndex(0), hi_idx = InterleaveIndex(16);
-  const auto* kc = static_cast<const uint16_t*>(k_cache);
-  const auto* vc = static_cast<const uint16_t*>(v_cache);
-  // K: element (d, slot) at kb + d * bs + slot; tiles (g, kk) and (g + 1, kk)
-  // from slots 16g..16g+31 of dims d, d + 1.
-  const size_t kb = KeyOffset(s, block, h, 0);
-  for (size_t g = 0; g < bs / 16; g += 2) {
-    const __mmask32 mask = LowMask32(valid > 16 * g ? valid - 16 * g : 0);
-    for (size_t kk = 0; kk < hd / 32; ++kk) {
-      uint16_t* tile0 = k_dst + (g * (hd / 32) + kk) * 512;
-      uint16_t* tile1 = tile0 + (hd / 32) * 512;
-      for (size_t p = 0; p < 16; ++p) {
-        const size_t d = 32 * kk + 2 * p;
-        const __m512i a = _mm512_maskz_loadu_epi16(mask, kc + kb + d * bs + 16 * g);
-        const __m512i b = _mm512_maskz_loadu_epi16(mask, kc + kb + (d + 1) * bs + 16 * g);
-        _mm512_store_si512(tile0 + p * 32, _mm512_permutex2var_epi16(a, lo_idx, b));
-        _mm512_store_si512(tile1 + p * 32, _mm512_permutex2var_epi16(a, hi_idx, b));
-      }
-    }
-  }
-  // V: element (slot, d) at vb + slot * hd + d; tiles (st, c) and (st, c + 1)
-  // from dims 16c..16c+31 of keys key, key + 1.
-  const size_t vb = ValueOffset(s, block, h, 0);
-  for (size_t st = 0; st < bs / 32; ++st) {
-    for (size_t p = 0; p < 16; ++p) {
-      const size_t key = 32 * st + 2 * p;
-      const __mmask32 m0 = key < valid ? static_cast<__mmask32>(0xffffffffu) : 0;
-      const __mmask32 m1 = key + 1 < valid ? static_cast<__mmask32>(0xffffffffu) : 0;
-      for (size_t c = 0; c < hd / 16; c += 2) {
-        const __m512i a = _mm512_maskz_loadu_epi16(m0, vc + vb + key * hd + 16 * c);
-        const __m512i b = _mm512_maskz_loadu_epi16(m1, vc + vb + (key + 1) * hd + 16 * c);
-        _mm512_store_si512(v_dst + ((st * (hd / 16) + c) * 16 + p) * 32, _mm512_permutex2var_epi16(a, lo_idx, b));
-        _mm512_store_si512(v_dst + ((st * (hd / 16) + c + 1) * 16 + p) * 32, _mm512_permutex2var_epi16(a, hi_idx, b));
-      }
-    }
+// Rounds n fp32 cache elements (n a multiple of 32) to bf16.
+LLMSERVE_AVX512_BF16 void RoundBlock(const float* src, size_t n, uint16_t* dst) {
+  for (size_t i = 0; i < n; i += 32) {
+    const __m512bh both = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + i + 16), _mm512_loadu_ps(src + i));
+    _mm512_storeu_si512(dst + i, (__m512i)both);
   }
 }
 
-// Elements (u16) of one block's converted K, and of its V.
-inline size_t BlockElems(const PagedAttentionShape& s) { return s.block_size * s.head_dim; }
-
-// ConvertBf16Block for an fp32 cache (K/V rounded to bf16).
-LLMSERVE_AVX512_BF16 void ConvertF32Block(const PagedAttentionShape& s, const void* k_cache, const void* v_cache,
-                                          size_t block, size_t h, size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
-  const size_t bs = s.block_size, hd = s.head_dim;
-  const auto* kc = static_cast<const float*>(k_cache);
-  const auto* vc = static_cast<const float*>(v_cache);
-  // K: element (d, slot) at kb + d * bs + slot. Tile (g, kk) = keys 16g..,
-  // dims 32kk..; its row p pairs dims 32kk + 2p, + 1.
-  const size_t kb = KeyOffset(s, block, h, 0);
-  for (size_t g = 0; g < bs / 16; ++g) {
-    const __mmask16 mask = LowMask(valid > 16 * g ? valid - 16 * g : 0);
-    for (size_t kk = 0; kk < hd / 32; ++kk) {
-      uint16_t* tile = k_dst + (g * (hd / 32) + kk) * 512;
-      for (size_t p = 0; p < 16; ++p) {
-        const size_t d = 32 * kk + 2 * p;
-        StoreF32Pairs(tile + p * 32, kc, kb + d * bs + 16 * g, mask, kb + (d + 1) * bs + 16 * g, mask);
-      }
-    }
-  }
-  // V: element (slot, d) at vb + slot * hd + d. Tile (st, c) = keys 32st..,
-  // dims 16c..; its row p pairs keys 32st + 2p, + 1.
-  const size_t vb = ValueOffset(s, block, h, 0);
-  for (size_t st = 0; st < bs / 32; ++st) {
-    for (size_t p = 0; p < 16; ++p) {
-      const size_t key = 32 * st + 2 * p;
-      const __mmask16 m0 = key < valid ? static_cast<__mmask16>(0xffff) : 0;
-      const __mmask16 m1 = key + 1 < valid ? static_cast<__mmask16>(0xffff) : 0;
-      for (size_t c = 0; c < hd / 16; ++c) {
-        StoreF32Pairs(v_dst + ((st * (hd / 16) + c) * 16 + p) * 32, vc, vb + key * hd + 16 * c, m0,
-                      vb + (key + 1) * hd + 16 * c, m1);
-      }
-    }
-  }
-}
-
-void Convert(const PagedAttentionShape& s, const void* k_cache, const void* v_cache, size_t block, size_t h,
-             size_t valid, uint16_t* k_dst, uint16_t* v_dst) {
-  if (s.kv_dtype == KvDType::kBF16) {
-    ConvertBf16Block(s, k_cache, v_cache, block, h, valid, k_dst, v_dst);
-  } else {
-    ConvertF32Block(s, k_cache, v_cache, block, h, valid, k_dst, v_dst);
-  }
-}
-
-// One item: tokens [tb, te) of one request, against KV head h.
+// One item: tokens [tb, te) of one request, against KV head kv_head.
 struct Item {
   size_t kv_head = 0;
   size_t tb = 0, te = 0;
 };
 
-// A request's blocks converted for one KV head: block i at k + i * elems.
+// A request's blocks rounded to bf16 for one KV head: block i's K at
+// k + i * elems, its V at v + i * elems.
 struct Staged {
   const uint16_t* k = nullptr;
   const uint16_t* v = nullptr;
 };
 
 struct Scratch {
-  Buffer q, p, k, v;
-  FloatBuffer scores, out;
+  WordBuffer qt, pt;  // Qᵀ and Pᵀ B tiles
+  Buffer v_tail;      // the V step past the item's last position, zero-padded
+  FloatBuffer st, ot;  // scoresᵀ [row tile][key][16], outᵀ [row tile][dim][16]
 };
 
-// C[rt][kg] = Q[rt] · K[kg] over head_dim for two 16-key groups (C tiles
-// 0..3), stored to scores rows (stride ld floats) at column `col`.
+// scoresᵀ of two 16-key groups (A tiles from k0, k0 + 16 keys; rows hd apart)
+// against the Qᵀ tiles of one or two row tiles, stored to st0 / st1 rows
+// (16 floats each) from key `key`.
 template <bool kTwoRowTiles>
-LLMSERVE_AVX512 void ScoreStep(const uint16_t* q, const uint16_t* k0, const uint16_t* k1, size_t kk_count,
-                               float* scores, size_t ld, size_t col) {
+LLMSERVE_AVX512 void ScoreKeys(const uint16_t* k0, size_t hd, const uint32_t* qt, float* st0, float* st1,
+                               size_t key) {
+  const size_t kk_count = hd / 32, row_bytes = hd * sizeof(uint16_t);
+  const uint16_t* k1 = k0 + 16 * hd;
   LLMSERVE_TILE_ZERO(0);
   LLMSERVE_TILE_ZERO(1);
   if constexpr (kTwoRowTiles) {
@@ -225,109 +140,118 @@ LLMSERVE_AVX512 void ScoreStep(const uint16_t* q, const uint16_t* k0, const uint
     LLMSERVE_TILE_ZERO(3);
   }
   for (size_t kk = 0; kk < kk_count; ++kk) {
-    LLMSERVE_TILE_LOAD(4, q + kk * 512, 64);
-    LLMSERVE_TILE_LOAD(6, k0 + kk * 512, 64);
-    if constexpr (kTwoRowTiles) LLMSERVE_TILE_LOAD(5, q + (kk_count + kk) * 512, 64);
+    LLMSERVE_TILE_LOAD(4, k0 + 32 * kk, row_bytes);
+    LLMSERVE_TILE_LOAD(6, qt + kk * kTileWords, 64);
     LLMSERVE_TILE_DP(0, 4, 6);
-    LLMSERVE_TILE_LOAD(7, k1 + kk * 512, 64);
-    if constexpr (kTwoRowTiles) LLMSERVE_TILE_DP(2, 5, 6);
-    LLMSERVE_TILE_DP(1, 4, 7);
-    if constexpr (kTwoRowTiles) LLMSERVE_TILE_DP(3, 5, 7);
+    LLMSERVE_TILE_LOAD(5, k1 + 32 * kk, row_bytes);
+    LLMSERVE_TILE_DP(1, 5, 6);
+    if constexpr (kTwoRowTiles) {
+      LLMSERVE_TILE_LOAD(7, qt + (kk_count + kk) * kTileWords, 64);
+      LLMSERVE_TILE_DP(2, 4, 7);
+      LLMSERVE_TILE_DP(3, 5, 7);
+    }
   }
-  const size_t ldb = ld * sizeof(float);
-  LLMSERVE_TILE_STORE(0, scores + col, ldb);
-  LLMSERVE_TILE_STORE(1, scores + col + 16, ldb);
+  LLMSERVE_TILE_STORE(0, st0 + key * 16, 64);
+  LLMSERVE_TILE_STORE(1, st0 + (key + 16) * 16, 64);
   if constexpr (kTwoRowTiles) {
-    LLMSERVE_TILE_STORE(2, scores + 16 * ld + col, ldb);
-    LLMSERVE_TILE_STORE(3, scores + 16 * ld + col + 16, ldb);
+    LLMSERVE_TILE_STORE(2, st1 + key * 16, 64);
+    LLMSERVE_TILE_STORE(3, st1 + (key + 16) * 16, 64);
   }
 }
 
-// out[rt][c], out[rt][c + 1] (C tiles 0..3) = Σ over 32-key steps of
-// P[step][rt] · V[step][c, c + 1], steps in position order; stored to `out`
-// rows (stride hd floats) at column 16c.
+// outᵀ of dims [16c, 16c + 32) over the item's `steps` 32-key steps: A tiles
+// from the V blocks (rows bs apart) or, at step `tail_step`, from the
+// zero-padded copy (rows 32 apart); B tiles from the Pᵀ tiles. Stored to
+// ot0 / ot1 rows.
 template <bool kTwoRowTiles>
-LLMSERVE_AVX512 void ValueStep(const uint16_t* p, const uint16_t* const* v_blocks, size_t blocks,
-                               size_t steps_per_block, size_t c, size_t hd, float* out) {
+LLMSERVE_AVX512 void ValueDims(const uint16_t* const* v_blocks, size_t bs, size_t c, const uint32_t* pt,
+                               size_t steps, const uint16_t* v_tail, size_t tail_step, float* ot0, float* ot1) {
   LLMSERVE_TILE_ZERO(0);
   LLMSERVE_TILE_ZERO(1);
   if constexpr (kTwoRowTiles) {
     LLMSERVE_TILE_ZERO(2);
     LLMSERVE_TILE_ZERO(3);
   }
-  const size_t tiles_per_step = hd / 16;
-  size_t step = 0;
-  for (size_t b = 0; b < blocks; ++b) {
-    for (size_t st = 0; st < steps_per_block; ++st, ++step) {
-      const uint16_t* v = v_blocks[b] + (st * tiles_per_step + c) * 512;
-      LLMSERVE_TILE_LOAD(4, p + step * kRowTiles * 512, 64);
-      LLMSERVE_TILE_LOAD(6, v, 64);
-      if constexpr (kTwoRowTiles) LLMSERVE_TILE_LOAD(5, p + (step * kRowTiles + 1) * 512, 64);
-      LLMSERVE_TILE_DP(0, 4, 6);
-      LLMSERVE_TILE_LOAD(7, v + 512, 64);
-      if constexpr (kTwoRowTiles) LLMSERVE_TILE_DP(2, 5, 6);
-      LLMSERVE_TILE_DP(1, 4, 7);
-      if constexpr (kTwoRowTiles) LLMSERVE_TILE_DP(3, 5, 7);
+  const size_t steps_per_block = bs / 32;
+  for (size_t step = 0; step < steps; ++step) {
+    const uint16_t* a;
+    size_t row_bytes;
+    if (step == tail_step) {
+      a = v_tail + 16 * c * 32;
+      row_bytes = 64;
+    } else {
+      a = v_blocks[step / steps_per_block] + 16 * c * bs + 32 * (step % steps_per_block);
+      row_bytes = bs * sizeof(uint16_t);
+    }
+    LLMSERVE_TILE_LOAD(4, a, row_bytes);
+    LLMSERVE_TILE_LOAD(6, pt + step * kTileWords, 64);
+    LLMSERVE_TILE_DP(0, 4, 6);
+    LLMSERVE_TILE_LOAD(5, a + 16 * row_bytes / sizeof(uint16_t), row_bytes);
+    LLMSERVE_TILE_DP(1, 5, 6);
+    if constexpr (kTwoRowTiles) {
+      LLMSERVE_TILE_LOAD(7, pt + (steps + step) * kTileWords, 64);
+      LLMSERVE_TILE_DP(2, 4, 7);
+      LLMSERVE_TILE_DP(3, 5, 7);
     }
   }
-  const size_t ldb = hd * sizeof(float);
-  LLMSERVE_TILE_STORE(0, out + 16 * c, ldb);
-  LLMSERVE_TILE_STORE(1, out + 16 * c + 16, ldb);
+  LLMSERVE_TILE_STORE(0, ot0 + 16 * c * 16, 64);
+  LLMSERVE_TILE_STORE(1, ot0 + (16 * c + 16) * 16, 64);
   if constexpr (kTwoRowTiles) {
-    LLMSERVE_TILE_STORE(2, out + 16 * hd + 16 * c, ldb);
-    LLMSERVE_TILE_STORE(3, out + 16 * hd + 16 * c + 16, ldb);
+    LLMSERVE_TILE_STORE(2, ot1 + 16 * c * 16, 64);
+    LLMSERVE_TILE_STORE(3, ot1 + (16 * c + 16) * 16, 64);
   }
 }
 
-// Rounds the query row (hd floats) into row r of the row tile's A tiles.
-LLMSERVE_AVX512 void StoreQueryRow(const float* q, size_t hd, uint16_t* tiles, size_t r) {
+// Writes the query row q (hd floats), rounded to bf16, as column r of one row
+// tile's Qᵀ tiles (tile kk, row p: the pair of dims 32kk + 2p, + 1).
+LLMSERVE_AVX512 void StoreQueryColumn(const float* q, size_t hd, uint32_t* qt, size_t r) {
   for (size_t kk = 0; kk < hd / 32; ++kk) {
-    for (size_t half = 0; half < 2; ++half) {
-      const __m512i bits = RoundToBf16(_mm512_loadu_ps(q + 32 * kk + 16 * half));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(tiles + kk * 512 + r * 32 + 16 * half),
-                         _mm512_cvtepi32_epi16(bits));
-    }
+    const __m512i lo = RoundToBf16(_mm512_loadu_ps(q + 32 * kk));
+    const __m512i hi = RoundToBf16(_mm512_loadu_ps(q + 32 * kk + 16));
+    // Pairs (q[2p], q[2p + 1]) for p = 0..15 as 32-bit words.
+    const __m512i idx = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i even = _mm512_permutex2var_epi32(lo, idx, hi);
+    const __m512i odd = _mm512_permutex2var_epi32(lo, _mm512_add_epi32(idx, _mm512_set1_epi32(1)), hi);
+    const __m512i pairs = _mm512_or_si512(even, _mm512_slli_epi32(odd, 16));
+    _mm512_i32scatter_epi32(qt + kk * kTileWords + r, _mm512_mullo_epi32(_mm512_set1_epi32(16),
+                            _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)), pairs, 4);
   }
 }
 
-// Scales the row's scores over [lf, lf + ctx) (local indices), turns them
-// into softmax numerators in place and returns 1 / their sum. Lanes start at
-// lf (the row's first position), whatever the item.
-LLMSERVE_AVX512 float SoftmaxRow(float* sc, size_t lf, size_t ctx, float scale) {
-  float* row = sc + lf;
+// Lanes whose key range [first, last] holds key j.
+LLMSERVE_AVX512 inline __mmask16 LiveLanes(__m512i first, __m512i last, size_t j) {
+  const __m512i vj = _mm512_set1_epi32(static_cast<int>(j));
+  return static_cast<__mmask16>(_mm512_cmp_epi32_mask(first, vj, _MM_CMPINT_LE) &
+                                _mm512_cmp_epi32_mask(vj, last, _MM_CMPINT_LE));
+}
+
+// Softmax of one row tile's scoresᵀ st ([span][16], lanes = rows; lane r
+// attends keys [lf[r], ll[r]] of the span, lanes past the tile's rows have
+// lf > ll): scales st in place, writes the Pᵀ tiles pt ([span / 32] tiles)
+// and the 16 lanes' 1 / sum to inv_sum.
+LLMSERVE_AVX512 void SoftmaxTile(float* st, size_t span, const int32_t* lf, const int32_t* ll, float scale,
+                                 uint32_t* pt, float* inv_sum) {
+  const __m512i first = _mm512_loadu_si512(lf), last = _mm512_loadu_si512(ll);
   const __m512 vs = _mm512_set1_ps(scale);
   __m512 mx = _mm512_set1_ps(-INFINITY);
-  size_t j = 0;
-  for (; j < ctx; j += 16) {
-    const __mmask16 m = LowMask(ctx - j);
-    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + j), vs);
-    _mm512_mask_storeu_ps(row + j, m, v);
-    mx = _mm512_mask_max_ps(mx, m, mx, v);
+  for (size_t j = 0; j < span; ++j) {
+    const __m512 x = _mm512_mul_ps(_mm512_load_ps(st + 16 * j), vs);
+    _mm512_store_ps(st + 16 * j, x);
+    mx = _mm512_mask_max_ps(mx, LiveLanes(first, last, j), mx, x);
   }
-  const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
   __m512 sum = _mm512_setzero_ps();
-  for (j = 0; j < ctx; j += 16) {
-    const __mmask16 m = LowMask(ctx - j);
-    const __m512 e = _mm512_maskz_mov_ps(m, ExpAvx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), vm)));
-    _mm512_mask_storeu_ps(row + j, m, e);
-    sum = _mm512_add_ps(sum, e);
+  for (size_t j = 0; j < span; j += 2) {
+    const __m512 x0 = _mm512_sub_ps(_mm512_load_ps(st + 16 * j), mx);
+    const __m512 x1 = _mm512_sub_ps(_mm512_load_ps(st + 16 * (j + 1)), mx);
+    const __m512 e0 = _mm512_maskz_mov_ps(LiveLanes(first, last, j), ExpAvx512(x0));
+    const __m512 e1 = _mm512_maskz_mov_ps(LiveLanes(first, last, j + 1), ExpAvx512(x1));
+    sum = _mm512_add_ps(sum, e0);
+    sum = _mm512_add_ps(sum, e1);
+    // Row (j % 32) / 2 of tile j / 32: the pairs (p[r][j], p[r][j + 1]).
+    _mm512_store_si512(pt + (j / 32) * kTileWords + (j % 32) / 2 * 16,
+                       _mm512_or_si512(RoundToBf16(e0), _mm512_slli_epi32(RoundToBf16(e1), 16)));
   }
-  return 1.0f / _mm512_reduce_add_ps(sum);
-}
-
-// Row r of the P tiles (tiled [step][row tile][16][32]) from the numerators
-// over local [lf, lf + ctx) of `sc`; zeros elsewhere in [0, span).
-LLMSERVE_AVX512 void StorePRow(const float* sc, size_t lf, size_t ctx, size_t span, uint16_t* p, size_t rt,
-                               size_t r) {
-  for (size_t j0 = 0; j0 < span; j0 += 16) {
-    const size_t lo = lf > j0 ? lf - j0 : 0;                        // first lane inside
-    const size_t hi = lf + ctx > j0 ? std::min<size_t>(16, lf + ctx - j0) : 0;  // lanes below hi
-    const __mmask16 m = lo < hi ? static_cast<__mmask16>(LowMask(hi) & ~LowMask(lo)) : 0;
-    const __m512i bits = _mm512_maskz_mov_epi32(m, RoundToBf16(_mm512_maskz_loadu_ps(m, sc + j0)));
-    const size_t step = j0 / 32, half = (j0 % 32) / 16;
-    _mm256_store_si256(reinterpret_cast<__m256i*>(p + ((step * kRowTiles + rt) * 16 + r) * 32 + 16 * half),
-                       _mm512_cvtepi32_epi16(bits));
-  }
+  _mm512_store_ps(inv_sum, _mm512_div_ps(_mm512_set1_ps(1.0f), sum));
 }
 
 struct Context {
@@ -358,86 +282,98 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
     kfirst = std::min(kfirst, first[i]);
     klast = std::max(klast, last[i]);
   }
-  const size_t b_lo = kfirst / bs, b_hi = klast / bs, blocks = b_hi - b_lo + 1, span = blocks * bs;
-  const size_t elems = BlockElems(s);
-  // K/V tiles of the blocks spanned.
+  // The item's keys: 32-key steps from block b_lo's first to the one holding
+  // klast (later slots are never read).
+  const size_t b_lo = kfirst / bs, blocks = klast / bs - b_lo + 1;
+  const size_t steps = (klast - b_lo * bs) / 32 + 1, span = 32 * steps;
+  // The span's K/V blocks (bf16, tile-ready layout).
   thread_local std::vector<const uint16_t*> kb, vb;
   kb.resize(blocks);
   vb.resize(blocks);
-  if (staged != nullptr) {
-    for (size_t i = 0; i < blocks; ++i) {
-      kb[i] = staged->k + (b_lo + i) * elems;
-      vb[i] = staged->v + (b_lo + i) * elems;
-    }
-  } else {
-    if (w.k.size() < blocks * elems) {
-      w.k.resize(blocks * elems);
-      w.v.resize(blocks * elems);
-    }
-    for (size_t i = 0; i < blocks; ++i) {
-      const size_t blk = b_lo + i;
-      const size_t valid = std::min(bs, klast + 1 - blk * bs);
-      Convert(s, cx.k_cache, cx.v_cache, static_cast<size_t>(table[blk]), it.kv_head, valid, w.k.data() + i * elems,
-              w.v.data() + i * elems);
-      kb[i] = w.k.data() + i * elems;
-      vb[i] = w.v.data() + i * elems;
-    }
-  }
-  // Q tiles: [row tile][hd / 32][16][32].
-  const size_t kk_count = hd / 32;
-  if (w.q.size() < kRowTiles * kk_count * 512) w.q.resize(kRowTiles * kk_count * 512);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t rt = i / cx.tile_tokens;
-    for (size_t g = 0; g < group; ++g) {
-      const size_t r = (i % cx.tile_tokens) * group + g;
-      StoreQueryRow(cx.q + (it.tb + i) * cx.q_stride + (it.kv_head * group + g) * hd, hd,
-                    w.q.data() + rt * kk_count * 512, r);
-    }
-  }
-  if (w.scores.size() < kRowTiles * kTileRows * span) w.scores.resize(kRowTiles * kTileRows * span);
-  if (w.p.size() < kRowTiles * kTileRows * span) w.p.resize(kRowTiles * kTileRows * span);
-  if (w.out.size() < kRowTiles * kTileRows * hd) w.out.resize(kRowTiles * kTileRows * hd);
-  amx::LoadConfig(amx::MakeConfig(rows0, rows1));
-  // Scores: two 16-key groups at a time.
   for (size_t i = 0; i < blocks; ++i) {
-    for (size_t g = 0; g < bs / 16; g += 2) {
-      const uint16_t* k0 = kb[i] + g * kk_count * 512;
-      const uint16_t* k1 = k0 + kk_count * 512;
-      if (rows1 > 0) {
-        ScoreStep<true>(w.q.data(), k0, k1, kk_count, w.scores.data(), span, i * bs + 16 * g);
-      } else {
-        ScoreStep<false>(w.q.data(), k0, k1, kk_count, w.scores.data(), span, i * bs + 16 * g);
-      }
+    if (staged != nullptr) {
+      kb[i] = staged->k + (b_lo + i) * bs * hd;
+      vb[i] = staged->v + (b_lo + i) * bs * hd;
+    } else {
+      const size_t base = TileReadyBlockOffset(s, static_cast<size_t>(table[b_lo + i]), it.kv_head);
+      kb[i] = static_cast<const uint16_t*>(cx.k_cache) + base;
+      vb[i] = static_cast<const uint16_t*>(cx.v_cache) + base;
     }
   }
-  // Softmax per row; P tiles.
-  float inv_sum[kRowTiles * kTileRows];
+  // The V step holding the last position, keys past it zeroed.
+  const size_t tail_step = steps - 1;
+  const size_t tail_keys = (klast - b_lo * bs) % 32 + 1;
+  if (w.v_tail.size() < hd * 32) w.v_tail.resize(hd * 32);
+  {
+    const __mmask32 keep = tail_keys >= 32 ? 0xffffffffu : (1u << tail_keys) - 1;
+    const uint16_t* src = vb[tail_step * 32 / bs] + (tail_step * 32) % bs;
+    for (size_t d = 0; d < hd; ++d) {
+      _mm512_store_si512(w.v_tail.data() + d * 32, _mm512_maskz_loadu_epi16(keep, src + d * bs));
+    }
+  }
+  // Qᵀ tiles: [row tile][hd / 32][16 pairs][16 rows].
+  const size_t kk_count = hd / 32;
+  if (w.qt.size() < kRowTiles * kk_count * kTileWords) w.qt.resize(kRowTiles * kk_count * kTileWords);
+  // Per row tile: each lane's key range within the span (empty lanes: 1 > 0).
+  alignas(64) int32_t lf[kRowTiles][16], ll[kRowTiles][16];
+  for (size_t rt = 0; rt < kRowTiles; ++rt) {
+    std::fill(lf[rt], lf[rt] + 16, 1);
+    std::fill(ll[rt], ll[rt] + 16, 0);
+  }
   for (size_t i = 0; i < n; ++i) {
     const size_t rt = i / cx.tile_tokens;
-    const size_t lf = first[i] - b_lo * bs, ctx = last[i] - first[i] + 1;
     for (size_t g = 0; g < group; ++g) {
       const size_t r = (i % cx.tile_tokens) * group + g;
-      float* sc = w.scores.data() + (rt * kTileRows + r) * span;
-      inv_sum[rt * kTileRows + r] = SoftmaxRow(sc, lf, ctx, s.scale);
-      StorePRow(sc, lf, ctx, span, w.p.data(), rt, r);
+      StoreQueryColumn(cx.q + (it.tb + i) * cx.q_stride + (it.kv_head * group + g) * hd, hd,
+                       w.qt.data() + rt * kk_count * kTileWords, r);
+      lf[rt][r] = static_cast<int32_t>(first[i] - b_lo * bs);
+      ll[rt][r] = static_cast<int32_t>(last[i] - b_lo * bs);
     }
   }
-  // P · V, 32 output dims at a time.
+  if (w.st.size() < kRowTiles * span * 16) w.st.resize(kRowTiles * span * 16);
+  if (w.pt.size() < kRowTiles * steps * kTileWords) w.pt.resize(kRowTiles * steps * kTileWords);
+  if (w.ot.size() < kRowTiles * hd * 16) w.ot.resize(kRowTiles * hd * 16);
+  float* st0 = w.st.data();
+  float* st1 = st0 + span * 16;
+  float* ot0 = w.ot.data();
+  float* ot1 = ot0 + hd * 16;
+  amx::LoadConfig(ItemConfig(rows0, rows1));
+  // scoresᵀ, one 32-key step (two 16-key groups) at a time.
+  for (size_t step = 0; step < steps; ++step) {
+    const uint16_t* k0 = kb[step * 32 / bs] + (step * 32) % bs * hd;
+    if (rows1 > 0) {
+      ScoreKeys<true>(k0, hd, w.qt.data(), st0, st1, 32 * step);
+    } else {
+      ScoreKeys<false>(k0, hd, w.qt.data(), st0, st1, 32 * step);
+    }
+  }
+  // Softmax and Pᵀ per row tile.
+  alignas(64) float inv_sum[kRowTiles][16];
+  for (size_t rt = 0; rt < (rows1 > 0 ? 2u : 1u); ++rt) {
+    SoftmaxTile(w.st.data() + rt * span * 16, span, lf[rt], ll[rt], s.scale, w.pt.data() + rt * steps * kTileWords,
+                inv_sum[rt]);
+  }
+  // outᵀ, 32 dims at a time.
   for (size_t c = 0; c < hd / 16; c += 2) {
     if (rows1 > 0) {
-      ValueStep<true>(w.p.data(), vb.data(), blocks, bs / 32, c, hd, w.out.data());
+      ValueDims<true>(vb.data(), bs, c, w.pt.data(), steps, w.v_tail.data(), tail_step, ot0, ot1);
     } else {
-      ValueStep<false>(w.p.data(), vb.data(), blocks, bs / 32, c, hd, w.out.data());
+      ValueDims<false>(vb.data(), bs, c, w.pt.data(), steps, w.v_tail.data(), tail_step, ot0, ot1);
     }
   }
+  // out = outᵀ (column r) / sum.
+  const __m512i column = _mm512_mullo_epi32(_mm512_set1_epi32(16),
+                                            _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
   for (size_t i = 0; i < n; ++i) {
     const size_t rt = i / cx.tile_tokens;
     for (size_t g = 0; g < group; ++g) {
       const size_t r = (i % cx.tile_tokens) * group + g;
-      const float* src = w.out.data() + (rt * kTileRows + r) * hd;
+      const float* src = (rt == 0 ? ot0 : ot1) + r;
       float* dst = cx.out + (it.tb + i) * cx.out_stride + (it.kv_head * group + g) * hd;
-      const __m512 inv = _mm512_set1_ps(inv_sum[rt * kTileRows + r]);
-      for (size_t d = 0; d < hd; d += 16) _mm512_storeu_ps(dst + d, _mm512_mul_ps(_mm512_loadu_ps(src + d), inv));
+      const __m512 inv = _mm512_set1_ps(inv_sum[rt][r]);
+      for (size_t d = 0; d < hd; d += 16) {
+        _mm512_storeu_ps(dst + d, _mm512_mul_ps(_mm512_i32gather_ps(column, src + d * 16, 4), inv));
+      }
     }
   }
 }
@@ -458,28 +394,23 @@ void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatc
   const size_t group = s.num_q_heads / s.num_kv_heads;
   Context cx{q, q_stride, &b, &s, group, kTileRows / group, k_cache, v_cache, out, out_stride};
   const size_t item_tokens = kRowTiles * cx.tile_tokens;
-  // Runs of up to item_tokens consecutive tokens of one request; a request
-  // with more tokens than one item gets its blocks staged.
+  // Runs of up to item_tokens consecutive tokens of one request.
   struct Run {
-    size_t tb, te, request_slot;  // request_slot: index into `staged_requests`, or SIZE_MAX
+    size_t tb, te, request_slot;  // request_slot: index into `requests`
   };
   std::vector<Run> runs;
-  struct StagedRequest {
-    size_t request, blocks, last;
+  struct Request {
+    size_t request, blocks;
   };
-  std::vector<StagedRequest> staged_requests;
+  std::vector<Request> requests;
   size_t keys = 0;
   for (size_t t = 0; t < b.tokens;) {
     size_t e = t + 1;
     while (e < b.tokens && b.token_request[e] == b.token_request[t]) ++e;
-    size_t slot = SIZE_MAX;
-    if (e - t > item_tokens) {
-      size_t last = 0;
-      for (size_t i = t; i < e; ++i) last = std::max(last, static_cast<size_t>(b.positions[i]));
-      slot = staged_requests.size();
-      staged_requests.push_back({static_cast<size_t>(b.token_request[t]), last / s.block_size + 1, last});
-    }
-    for (size_t r = t; r < e; r += item_tokens) runs.push_back({r, std::min(e, r + item_tokens), slot});
+    size_t last = 0;
+    for (size_t i = t; i < e; ++i) last = std::max(last, static_cast<size_t>(b.positions[i]));
+    for (size_t r = t; r < e; r += item_tokens) runs.push_back({r, std::min(e, r + item_tokens), requests.size()});
+    requests.push_back({static_cast<size_t>(b.token_request[t]), last / s.block_size + 1});
     for (size_t i = t; i < e; ++i) keys += static_cast<size_t>(b.positions[i]) + 1;
     t = e;
   }
@@ -492,20 +423,20 @@ void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatc
       for (size_t index = begin; index < end; ++index) {
         const Run& r = runs[index % runs.size()];
         const Item it{head_begin + index / runs.size(), r.tb, r.te};
-        const Staged* st = staged != nullptr && r.request_slot != SIZE_MAX ? &(*staged)[r.request_slot] : nullptr;
-        RunItem(cx, it, st, scratch);
+        RunItem(cx, it, staged != nullptr ? &(*staged)[r.request_slot] : nullptr, scratch);
       }
       amx::Release();
     });
   };
-  if (staged_requests.empty()) {
+  if (s.kv_dtype == KvDType::kBF16) {
     run_items(0, s.num_kv_heads, nullptr);
     return;
   }
-  // One KV head at a time: convert the staged requests' blocks, then run.
-  const size_t elems = BlockElems(s);
-  std::vector<size_t> offset(staged_requests.size() + 1, 0);
-  for (size_t i = 0; i < staged_requests.size(); ++i) offset[i + 1] = offset[i] + staged_requests[i].blocks;
+  // fp32 cache: one KV head at a time, round every request's blocks to bf16,
+  // then run.
+  const size_t elems = s.block_size * s.head_dim;
+  std::vector<size_t> offset(requests.size() + 1, 0);
+  for (size_t i = 0; i < requests.size(); ++i) offset[i + 1] = offset[i] + requests[i].blocks;
   thread_local Buffer stage_k, stage_v;
   if (stage_k.size() < offset.back() * elems) {
     stage_k.resize(offset.back() * elems);
@@ -514,17 +445,18 @@ void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatc
   // (Pointers, not the thread_local names: the pool's threads write here.)
   uint16_t* const sk = stage_k.data();
   uint16_t* const sv = stage_v.data();
-  std::vector<Staged> staged(staged_requests.size());
+  std::vector<Staged> staged(requests.size());
   for (size_t i = 0; i < staged.size(); ++i) staged[i] = {sk + offset[i] * elems, sv + offset[i] * elems};
+  const auto* kc = static_cast<const float*>(k_cache);
+  const auto* vc = static_cast<const float*>(v_cache);
   for (size_t h = 0; h < s.num_kv_heads; ++h) {
     pool.ParallelFor(offset.back(), 4, [&](size_t begin, size_t end, size_t) {
       for (size_t i = begin; i < end; ++i) {
         const size_t req = static_cast<size_t>(std::upper_bound(offset.begin(), offset.end(), i) - offset.begin()) - 1;
-        const StagedRequest& sr = staged_requests[req];
-        const size_t blk = i - offset[req];
-        const int32_t* table = b.block_tables + sr.request * b.block_table_stride;
-        const size_t valid = std::min(s.block_size, sr.last + 1 - blk * s.block_size);
-        Convert(s, k_cache, v_cache, static_cast<size_t>(table[blk]), h, valid, sk + i * elems, sv + i * elems);
+        const int32_t* table = b.block_tables + requests[req].request * b.block_table_stride;
+        const size_t base = TileReadyBlockOffset(s, static_cast<size_t>(table[i - offset[req]]), h);
+        RoundBlock(kc + base, elems, sk + i * elems);
+        RoundBlock(vc + base, elems, sv + i * elems);
       }
     });
     run_items(h, h + 1, &staged);

@@ -38,6 +38,18 @@ inline size_t ValueOffset(const PagedAttentionShape& s, size_t block, size_t kv_
   return ((block * s.num_kv_heads + kv_head) * s.block_size + slot) * s.head_dim;
 }
 
+// The tile-ready layout (the AMX kernel's): element offset of block `block`
+// of KV head `kv_head`, whose K is [block_size][head_dim] and V
+// [head_dim][block_size] from there.
+inline size_t TileReadyBlockOffset(const PagedAttentionShape& s, size_t block, size_t kv_head) {
+  return (block * s.num_kv_heads + kv_head) * s.block_size * s.head_dim;
+}
+
+// Whether caches of shape s are in the tile-ready layout: exactly when
+// PagedAttention runs the AMX kernel for s (KeyOffset / ValueOffset describe
+// the other caches).
+bool TileReadyLayout(const PagedAttentionShape& s);
+
 // AVX-512 implementation; returns false (doing nothing) when the CPU lacks
 // AVX-512F, the group is larger than 16, or head_dim is not one it is built
 // for (16, 32, 64, 128, 256). `scores` has room for tile.tokens × group ×
