@@ -8,12 +8,13 @@
 //   outᵀ    = Vᵀ · Pᵀ (A tile: 16 dims × 32 keys; B tile: Pᵀ in key pairs)
 // so a decode step converts nothing. A bf16 cache is read in place; an fp32
 // cache is first rounded to bf16 blocks of the same layout (vcvtne2ps2bf16,
-// which also flushes denormals), once per call and KV head ("staged").
+// which also flushes denormals): by each item, or once per call and KV head
+// for a request longer than one item ("staged").
 //
 // Work items: (KV head, up to 2 row tiles of one request's consecutive query
 // tokens). A row tile is up to 16 query rows, 16 / group tokens each with its
 // GQA group of heads (row = token * group + head); rows are the columns of the
-// Qᵀ, Pᵀ and C tiles, and the lanes of the softmax vectors.
+// Qᵀ, Pᵀ and C tiles.
 //
 // Operands, all bf16 rounded to nearest even: q and the softmax numerators p
 // as F32ToBf16, K/V as written (bf16 cache) or by the staging conversion.
@@ -21,22 +22,23 @@
 // as in Q · Kᵀ and P · V (the roles of A and B swapped): scores over head_dim in
 // 32-dim steps in d order, P · V over 32-key steps in position order.
 //
-// Softmax, per row tile and vectorised over its rows: the scaled scores of the
-// span's keys in position order, each lane's keys outside its [first, last]
-// masked; the max, then e = exp(x - max), summed in position order, and e
-// rounded to bf16 for P (zero outside [first, last]).
+// Softmax, row by row: the row's scaled scores over the span's keys (its
+// scoresᵀ column), masked outside its [first, last]; the max, then
+// e = exp(x - max), summed in 16 lanes by position mod 16, and e rounded to
+// bf16 for P (zero outside [first, last]).
 //
 // Determinism (chunking, batch and prefix-cache invariance): a row's scores
 // depend only on its query and the keys (rows of a tile never interact). Its
-// max is order-free; its sum adds its own e in position order, and the keys an
-// item's span adds outside the row's range add exact zeros. Its P · V
-// accumulators see the 32-key steps of the span, aligned to absolute
-// positions; steps outside the row's range have p = 0 and finite V (the step
-// holding positions past the item's last is copied with those keys zeroed, so
-// stale or unwritten cache slots never reach a product), so they add exact
-// zeros. So a token gives the same bits alone (a decode), in any item of a
-// prefill, or after its prefix came from the cache; and a bf16 cache gives the
-// bits of an fp32 cache holding the same bf16 values.
+// max is order-free; its sum's lanes take its own e by absolute position
+// (spans start at a block), and the keys an item's span adds outside the row's
+// range add exact zeros. Its P · V accumulators see the 32-key steps of the
+// span, aligned to absolute positions; steps outside the row's range have
+// p = 0 and finite V (the step holding the item's last position is copied
+// with the keys past it zeroed, and later steps are not read, so stale or
+// unwritten cache slots never reach a product), so they add exact zeros. So a
+// token gives the same bits alone (a decode), in any item of a prefill, or
+// after its prefix came from the cache; and a bf16 cache gives the bits of an
+// fp32 cache holding the same bf16 values.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
@@ -120,9 +122,11 @@ struct Staged {
 };
 
 struct Scratch {
+  Buffer k, v;        // an fp32 cache's blocks rounded to bf16, for an unstaged item
   WordBuffer qt, pt;  // Qᵀ and Pᵀ B tiles
   Buffer v_tail;      // the V step past the item's last position, zero-padded
   FloatBuffer st, ot;  // scoresᵀ [row tile][key][16], outᵀ [row tile][dim][16]
+  FloatBuffer row;     // one row's scaled scores, then its softmax numerators
 };
 
 // scoresᵀ of two 16-key groups (A tiles from k0, k0 + 16 keys; rows hd apart)
@@ -202,56 +206,57 @@ LLMSERVE_AVX512 void ValueDims(const uint16_t* const* v_blocks, size_t bs, size_
   }
 }
 
-// Writes the query row q (hd floats), rounded to bf16, as column r of one row
-// tile's Qᵀ tiles (tile kk, row p: the pair of dims 32kk + 2p, + 1).
-LLMSERVE_AVX512 void StoreQueryColumn(const float* q, size_t hd, uint32_t* qt, size_t r) {
-  for (size_t kk = 0; kk < hd / 32; ++kk) {
-    const __m512i lo = RoundToBf16(_mm512_loadu_ps(q + 32 * kk));
-    const __m512i hi = RoundToBf16(_mm512_loadu_ps(q + 32 * kk + 16));
-    // Pairs (q[2p], q[2p + 1]) for p = 0..15 as 32-bit words.
-    const __m512i idx = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i even = _mm512_permutex2var_epi32(lo, idx, hi);
-    const __m512i odd = _mm512_permutex2var_epi32(lo, _mm512_add_epi32(idx, _mm512_set1_epi32(1)), hi);
-    const __m512i pairs = _mm512_or_si512(even, _mm512_slli_epi32(odd, 16));
-    _mm512_i32scatter_epi32(qt + kk * kTileWords + r, _mm512_mullo_epi32(_mm512_set1_epi32(16),
-                            _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)), pairs, 4);
-  }
+// Pairs (x[2p], x[2p + 1]), p = 0..15, of 32 floats rounded to bf16, as
+// 32-bit words (element 2p in the low half: the B-tile pair order).
+LLMSERVE_AVX512 inline __m512i Bf16Pairs(const float* x) {
+  const __m512i lo = RoundToBf16(_mm512_loadu_ps(x)), hi = RoundToBf16(_mm512_loadu_ps(x + 16));
+  const __m512i even_idx = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i even = _mm512_permutex2var_epi32(lo, even_idx, hi);
+  const __m512i odd = _mm512_permutex2var_epi32(lo, _mm512_add_epi32(even_idx, _mm512_set1_epi32(1)), hi);
+  return _mm512_or_si512(even, _mm512_slli_epi32(odd, 16));
 }
 
-// Lanes whose key range [first, last] holds key j.
-LLMSERVE_AVX512 inline __mmask16 LiveLanes(__m512i first, __m512i last, size_t j) {
-  const __m512i vj = _mm512_set1_epi32(static_cast<int>(j));
-  return static_cast<__mmask16>(_mm512_cmp_epi32_mask(first, vj, _MM_CMPINT_LE) &
-                                _mm512_cmp_epi32_mask(vj, last, _MM_CMPINT_LE));
+// Lane i of the 16-float stride: 16 * i.
+LLMSERVE_AVX512 inline __m512i Stride16() {
+  return _mm512_mullo_epi32(_mm512_set1_epi32(16), _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1,
+                                                                   0));
 }
 
-// Softmax of one row tile's scoresᵀ st ([span][16], lanes = rows; lane r
-// attends keys [lf[r], ll[r]] of the span, lanes past the tile's rows have
-// lf > ll): scales st in place, writes the Pᵀ tiles pt ([span / 32] tiles)
-// and the 16 lanes' 1 / sum to inv_sum.
-LLMSERVE_AVX512 void SoftmaxTile(float* st, size_t span, const int32_t* lf, const int32_t* ll, float scale,
-                                 uint32_t* pt, float* inv_sum) {
-  const __m512i first = _mm512_loadu_si512(lf), last = _mm512_loadu_si512(ll);
+// Writes 32 floats x (a query row's 32 dims, or a P row's 32 keys), rounded
+// to bf16, as column r of a B tile (row p: the pair 2p, 2p + 1).
+LLMSERVE_AVX512 inline void StoreColumn(const float* x, uint32_t* tile, size_t r) {
+  _mm512_i32scatter_epi32(tile + r, Stride16(), Bf16Pairs(x), 4);
+}
+
+// Softmax of row r of a row tile (its scoresᵀ column r of st, [span][16]),
+// over its keys [lf, ll] of the span: the scaled scores in `row` (span
+// floats), their softmax numerators as column r of the Pᵀ tiles pt (zero
+// outside [lf, ll]); returns 1 / their sum. The sum's 16 lanes take keys by
+// position mod 16 (spans start at a block), each in position order.
+LLMSERVE_AVX512 float SoftmaxRow(const float* st, size_t span, size_t r, size_t lf, size_t ll, float scale,
+                                 float* row, uint32_t* pt) {
   const __m512 vs = _mm512_set1_ps(scale);
+  const __m512i stride = Stride16();
   __m512 mx = _mm512_set1_ps(-INFINITY);
-  for (size_t j = 0; j < span; ++j) {
-    const __m512 x = _mm512_mul_ps(_mm512_load_ps(st + 16 * j), vs);
-    _mm512_store_ps(st + 16 * j, x);
-    mx = _mm512_mask_max_ps(mx, LiveLanes(first, last, j), mx, x);
+  auto live = [](size_t j0, size_t lf, size_t ll) {  // lanes of keys j0.. inside [lf, ll]
+    const size_t lo = lf > j0 ? std::min<size_t>(lf - j0, 16) : 0;
+    const size_t hi = ll + 1 > j0 ? std::min<size_t>(ll + 1 - j0, 16) : 0;
+    return lo < hi ? static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1)) : static_cast<__mmask16>(0);
+  };
+  for (size_t j0 = 0; j0 < span; j0 += 16) {
+    const __m512 x = _mm512_mul_ps(_mm512_i32gather_ps(stride, st + 16 * j0 + r, 4), vs);
+    _mm512_storeu_ps(row + j0, x);
+    mx = _mm512_mask_max_ps(mx, live(j0, lf, ll), mx, x);
   }
+  const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
   __m512 sum = _mm512_setzero_ps();
-  for (size_t j = 0; j < span; j += 2) {
-    const __m512 x0 = _mm512_sub_ps(_mm512_load_ps(st + 16 * j), mx);
-    const __m512 x1 = _mm512_sub_ps(_mm512_load_ps(st + 16 * (j + 1)), mx);
-    const __m512 e0 = _mm512_maskz_mov_ps(LiveLanes(first, last, j), ExpAvx512(x0));
-    const __m512 e1 = _mm512_maskz_mov_ps(LiveLanes(first, last, j + 1), ExpAvx512(x1));
-    sum = _mm512_add_ps(sum, e0);
-    sum = _mm512_add_ps(sum, e1);
-    // Row (j % 32) / 2 of tile j / 32: the pairs (p[r][j], p[r][j + 1]).
-    _mm512_store_si512(pt + (j / 32) * kTileWords + (j % 32) / 2 * 16,
-                       _mm512_or_si512(RoundToBf16(e0), _mm512_slli_epi32(RoundToBf16(e1), 16)));
+  for (size_t j0 = 0; j0 < span; j0 += 16) {
+    const __m512 e = _mm512_maskz_mov_ps(live(j0, lf, ll), ExpAvx512(_mm512_sub_ps(_mm512_loadu_ps(row + j0), vm)));
+    _mm512_storeu_ps(row + j0, e);
+    sum = _mm512_add_ps(sum, e);
   }
-  _mm512_store_ps(inv_sum, _mm512_div_ps(_mm512_set1_ps(1.0f), sum));
+  for (size_t step = 0; step < span / 32; ++step) StoreColumn(row + 32 * step, pt + step * kTileWords, r);
+  return 1.0f / _mm512_reduce_add_ps(sum);
 }
 
 struct Context {
@@ -290,12 +295,22 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
   thread_local std::vector<const uint16_t*> kb, vb;
   kb.resize(blocks);
   vb.resize(blocks);
+  const size_t elems = bs * hd;
+  if (staged == nullptr && s.kv_dtype == KvDType::kF32 && w.k.size() < blocks * elems) {
+    w.k.resize(blocks * elems);
+    w.v.resize(blocks * elems);
+  }
   for (size_t i = 0; i < blocks; ++i) {
+    const size_t base = TileReadyBlockOffset(s, static_cast<size_t>(table[b_lo + i]), it.kv_head);
     if (staged != nullptr) {
-      kb[i] = staged->k + (b_lo + i) * bs * hd;
-      vb[i] = staged->v + (b_lo + i) * bs * hd;
+      kb[i] = staged->k + (b_lo + i) * elems;
+      vb[i] = staged->v + (b_lo + i) * elems;
+    } else if (s.kv_dtype == KvDType::kF32) {
+      RoundBlock(static_cast<const float*>(cx.k_cache) + base, elems, w.k.data() + i * elems);
+      RoundBlock(static_cast<const float*>(cx.v_cache) + base, elems, w.v.data() + i * elems);
+      kb[i] = w.k.data() + i * elems;
+      vb[i] = w.v.data() + i * elems;
     } else {
-      const size_t base = TileReadyBlockOffset(s, static_cast<size_t>(table[b_lo + i]), it.kv_head);
       kb[i] = static_cast<const uint16_t*>(cx.k_cache) + base;
       vb[i] = static_cast<const uint16_t*>(cx.v_cache) + base;
     }
@@ -314,23 +329,18 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
   // Qᵀ tiles: [row tile][hd / 32][16 pairs][16 rows].
   const size_t kk_count = hd / 32;
   if (w.qt.size() < kRowTiles * kk_count * kTileWords) w.qt.resize(kRowTiles * kk_count * kTileWords);
-  // Per row tile: each lane's key range within the span (empty lanes: 1 > 0).
-  alignas(64) int32_t lf[kRowTiles][16], ll[kRowTiles][16];
-  for (size_t rt = 0; rt < kRowTiles; ++rt) {
-    std::fill(lf[rt], lf[rt] + 16, 1);
-    std::fill(ll[rt], ll[rt] + 16, 0);
-  }
   for (size_t i = 0; i < n; ++i) {
     const size_t rt = i / cx.tile_tokens;
     for (size_t g = 0; g < group; ++g) {
       const size_t r = (i % cx.tile_tokens) * group + g;
-      StoreQueryColumn(cx.q + (it.tb + i) * cx.q_stride + (it.kv_head * group + g) * hd, hd,
-                       w.qt.data() + rt * kk_count * kTileWords, r);
-      lf[rt][r] = static_cast<int32_t>(first[i] - b_lo * bs);
-      ll[rt][r] = static_cast<int32_t>(last[i] - b_lo * bs);
+      const float* qrow = cx.q + (it.tb + i) * cx.q_stride + (it.kv_head * group + g) * hd;
+      for (size_t kk = 0; kk < kk_count; ++kk) {
+        StoreColumn(qrow + 32 * kk, w.qt.data() + (rt * kk_count + kk) * kTileWords, r);
+      }
     }
   }
   if (w.st.size() < kRowTiles * span * 16) w.st.resize(kRowTiles * span * 16);
+  if (w.row.size() < span) w.row.resize(span);
   if (w.pt.size() < kRowTiles * steps * kTileWords) w.pt.resize(kRowTiles * steps * kTileWords);
   if (w.ot.size() < kRowTiles * hd * 16) w.ot.resize(kRowTiles * hd * 16);
   float* st0 = w.st.data();
@@ -347,11 +357,16 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
       ScoreKeys<false>(k0, hd, w.qt.data(), st0, st1, 32 * step);
     }
   }
-  // Softmax and Pᵀ per row tile.
-  alignas(64) float inv_sum[kRowTiles][16];
-  for (size_t rt = 0; rt < (rows1 > 0 ? 2u : 1u); ++rt) {
-    SoftmaxTile(w.st.data() + rt * span * 16, span, lf[rt], ll[rt], s.scale, w.pt.data() + rt * steps * kTileWords,
-                inv_sum[rt]);
+  // Softmax and Pᵀ, row by row.
+  float inv_sum[kRowTiles * kTileRows];
+  for (size_t i = 0; i < n; ++i) {
+    const size_t rt = i / cx.tile_tokens;
+    for (size_t g = 0; g < group; ++g) {
+      const size_t r = (i % cx.tile_tokens) * group + g;
+      inv_sum[rt * kTileRows + r] = SoftmaxRow(rt == 0 ? st0 : st1, span, r, first[i] - b_lo * bs,
+                                               last[i] - b_lo * bs, s.scale, w.row.data(),
+                                               w.pt.data() + rt * steps * kTileWords);
+    }
   }
   // outᵀ, 32 dims at a time.
   for (size_t c = 0; c < hd / 16; c += 2) {
@@ -362,15 +377,14 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
     }
   }
   // out = outᵀ (column r) / sum.
-  const __m512i column = _mm512_mullo_epi32(_mm512_set1_epi32(16),
-                                            _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+  const __m512i column = Stride16();
   for (size_t i = 0; i < n; ++i) {
     const size_t rt = i / cx.tile_tokens;
     for (size_t g = 0; g < group; ++g) {
       const size_t r = (i % cx.tile_tokens) * group + g;
       const float* src = (rt == 0 ? ot0 : ot1) + r;
       float* dst = cx.out + (it.tb + i) * cx.out_stride + (it.kv_head * group + g) * hd;
-      const __m512 inv = _mm512_set1_ps(inv_sum[rt][r]);
+      const __m512 inv = _mm512_set1_ps(inv_sum[rt * kTileRows + r]);
       for (size_t d = 0; d < hd; d += 16) {
         _mm512_storeu_ps(dst + d, _mm512_mul_ps(_mm512_i32gather_ps(column, src + d * 16, 4), inv));
       }
@@ -394,23 +408,29 @@ void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatc
   const size_t group = s.num_q_heads / s.num_kv_heads;
   Context cx{q, q_stride, &b, &s, group, kTileRows / group, k_cache, v_cache, out, out_stride};
   const size_t item_tokens = kRowTiles * cx.tile_tokens;
-  // Runs of up to item_tokens consecutive tokens of one request.
+  // Runs of up to item_tokens consecutive tokens of one request. With an
+  // fp32 cache, a request with more tokens than one item gets its blocks
+  // rounded once per KV head ("staged"); other items round their own.
   struct Run {
-    size_t tb, te, request_slot;  // request_slot: index into `requests`
+    size_t tb, te, request_slot;  // request_slot: index into `staged_requests`, or SIZE_MAX
   };
   std::vector<Run> runs;
-  struct Request {
+  struct StagedRequest {
     size_t request, blocks;
   };
-  std::vector<Request> requests;
+  std::vector<StagedRequest> staged_requests;
   size_t keys = 0;
   for (size_t t = 0; t < b.tokens;) {
     size_t e = t + 1;
     while (e < b.tokens && b.token_request[e] == b.token_request[t]) ++e;
-    size_t last = 0;
-    for (size_t i = t; i < e; ++i) last = std::max(last, static_cast<size_t>(b.positions[i]));
-    for (size_t r = t; r < e; r += item_tokens) runs.push_back({r, std::min(e, r + item_tokens), requests.size()});
-    requests.push_back({static_cast<size_t>(b.token_request[t]), last / s.block_size + 1});
+    size_t slot = SIZE_MAX;
+    if (s.kv_dtype == KvDType::kF32 && e - t > item_tokens) {
+      size_t last = 0;
+      for (size_t i = t; i < e; ++i) last = std::max(last, static_cast<size_t>(b.positions[i]));
+      slot = staged_requests.size();
+      staged_requests.push_back({static_cast<size_t>(b.token_request[t]), last / s.block_size + 1});
+    }
+    for (size_t r = t; r < e; r += item_tokens) runs.push_back({r, std::min(e, r + item_tokens), slot});
     for (size_t i = t; i < e; ++i) keys += static_cast<size_t>(b.positions[i]) + 1;
     t = e;
   }
@@ -423,20 +443,20 @@ void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatc
       for (size_t index = begin; index < end; ++index) {
         const Run& r = runs[index % runs.size()];
         const Item it{head_begin + index / runs.size(), r.tb, r.te};
-        RunItem(cx, it, staged != nullptr ? &(*staged)[r.request_slot] : nullptr, scratch);
+        const Staged* st = staged != nullptr && r.request_slot != SIZE_MAX ? &(*staged)[r.request_slot] : nullptr;
+        RunItem(cx, it, st, scratch);
       }
       amx::Release();
     });
   };
-  if (s.kv_dtype == KvDType::kBF16) {
+  if (staged_requests.empty()) {
     run_items(0, s.num_kv_heads, nullptr);
     return;
   }
-  // fp32 cache: one KV head at a time, round every request's blocks to bf16,
-  // then run.
+  // One KV head at a time: round the staged requests' blocks, then run.
   const size_t elems = s.block_size * s.head_dim;
-  std::vector<size_t> offset(requests.size() + 1, 0);
-  for (size_t i = 0; i < requests.size(); ++i) offset[i + 1] = offset[i] + requests[i].blocks;
+  std::vector<size_t> offset(staged_requests.size() + 1, 0);
+  for (size_t i = 0; i < staged_requests.size(); ++i) offset[i + 1] = offset[i] + staged_requests[i].blocks;
   thread_local Buffer stage_k, stage_v;
   if (stage_k.size() < offset.back() * elems) {
     stage_k.resize(offset.back() * elems);
@@ -445,7 +465,7 @@ void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatc
   // (Pointers, not the thread_local names: the pool's threads write here.)
   uint16_t* const sk = stage_k.data();
   uint16_t* const sv = stage_v.data();
-  std::vector<Staged> staged(requests.size());
+  std::vector<Staged> staged(staged_requests.size());
   for (size_t i = 0; i < staged.size(); ++i) staged[i] = {sk + offset[i] * elems, sv + offset[i] * elems};
   const auto* kc = static_cast<const float*>(k_cache);
   const auto* vc = static_cast<const float*>(v_cache);
@@ -453,7 +473,7 @@ void PagedAttentionAmx(const float* q, size_t q_stride, const PagedAttentionBatc
     pool.ParallelFor(offset.back(), 4, [&](size_t begin, size_t end, size_t) {
       for (size_t i = begin; i < end; ++i) {
         const size_t req = static_cast<size_t>(std::upper_bound(offset.begin(), offset.end(), i) - offset.begin()) - 1;
-        const int32_t* table = b.block_tables + requests[req].request * b.block_table_stride;
+        const int32_t* table = b.block_tables + staged_requests[req].request * b.block_table_stride;
         const size_t base = TileReadyBlockOffset(s, static_cast<size_t>(table[i - offset[req]]), h);
         RoundBlock(kc + base, elems, sk + i * elems);
         RoundBlock(vc + base, elems, sv + i * elems);

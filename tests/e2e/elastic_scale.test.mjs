@@ -58,7 +58,10 @@ async function isScaling(port, method = 'GET') {
 
 test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ranks serve at once', async () => {
   const port = await freePort();
-  const server = startServe(join(work, 'tiny'), port, ['--data-parallel-size', '2', '--admin-api-key', 'K']);
+  // (A long max-model-len: the drain that times out below needs a request
+  // that outlasts its 1 s.)
+  const server = startServe(join(work, 'tiny'), port,
+                            ['--data-parallel-size', '2', '--admin-api-key', 'K', '--max-model-len', '2048']);
   servers.push(server);
   await waitHealthy(server);
   const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
@@ -160,7 +163,7 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
   // removed rank holds still finishes (the engine drains it after SIGTERM).
   assert.equal((await scale(port, { new_data_parallel_size: 3 })).status, 200);
   const { data: long, response } = await client.completions.create(
-    { model: 'tiny', prompt: 'a long one', max_tokens: 300, temperature: 0, ignore_eos: true, stream: true },
+    { model: 'tiny', prompt: 'a long one', max_tokens: 1500, temperature: 0, ignore_eos: true, stream: true },
     { headers: { 'X-data-parallel-rank': '2' } }).withResponse();
   assert.equal(response.headers.get('x-data-parallel-rank'), '2');
   let tokens = 0;
@@ -177,7 +180,7 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
   assert.match(timedOut.body.error.message, /Scaled to 2 data parallel engines, but ranks 2 did not finish/);
   await reading;
   assert.equal(finish, 'length', 'the request on the removed rank finished');
-  assert.equal(tokens, 300);
+  assert.equal(tokens, 1500);
   assert.deepEqual(enginePids(server, 2), []);
 });
 
