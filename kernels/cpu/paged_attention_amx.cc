@@ -22,16 +22,18 @@
 // as in Q · Kᵀ and P · V (the roles of A and B swapped): scores over head_dim in
 // 32-dim steps in d order, P · V over 32-key steps in position order.
 //
-// Softmax, row by row: the row's scaled scores over the span's keys (its
+// Softmax, per row: the row's scaled scores over the span's keys (its
 // scoresᵀ column), masked outside its [first, last]; the max, then
-// e = exp(x - max), summed in 16 lanes by position mod 16, and e rounded to
-// bf16 for P (zero outside [first, last]).
+// e = exp(x - max), summed in 16 partial sums by position mod 16, and e
+// rounded to bf16 for P (zero outside [first, last]). Full row tiles (prefill) do it for all their
+// rows at once, one vector lane per row; small ones (a decode's GQA group)
+// row by row, vectorised over keys; both give the same bits.
 //
 // Determinism (chunking, batch and prefix-cache invariance): a row's scores
 // depend only on its query and the keys (rows of a tile never interact). Its
-// max is order-free; its sum's lanes take its own e by absolute position
-// (spans start at a block), and the keys an item's span adds outside the row's
-// range add exact zeros. Its P · V accumulators see the 32-key steps of the
+// max is order-free; its sum's partial sums take its own e by absolute
+// position (spans start at a block), and the keys an item's span adds outside
+// the row's range add exact zeros. Its P · V accumulators see the 32-key steps of the
 // span, aligned to absolute positions; steps outside the row's range have
 // p = 0 and finite V (the step holding the item's last position is copied
 // with the keys past it zeroed, and later steps are not read, so stale or
@@ -228,11 +230,32 @@ LLMSERVE_AVX512 inline void StoreColumn(const float* x, uint32_t* tile, size_t r
   _mm512_i32scatter_epi32(tile + r, Stride16(), Bf16Pairs(x), 4);
 }
 
-// Softmax of row r of a row tile (its scoresᵀ column r of st, [span][16]),
-// over its keys [lf, ll] of the span: the scaled scores in `row` (span
-// floats), their softmax numerators as column r of the Pᵀ tiles pt (zero
-// outside [lf, ll]); returns 1 / their sum. The sum's 16 lanes take keys by
-// position mod 16 (spans start at a block), each in position order.
+// The softmax of a row tile's rows, in one of two ways that give the same
+// bits: the scaled scores x (scoresᵀ column r of st, [span][16]) of row r's
+// keys [lf, ll] of the span, m = their max, e = exp(x - m) (0 outside
+// [lf, ll]) rounded to bf16 into column r of the Pᵀ tiles pt, and 1 / sum,
+// the sum of e taken in 16 partial sums by position mod 16 (each in position
+// order; spans start at a block) combined by Tree16.
+
+// x[0] + ... + x[15] as halves added pairwise: x[i] += x[i + w] for w = 8,
+// 4, 2, 1.
+inline float Tree16(float* x) {
+  for (size_t w = 8; w >= 1; w /= 2) {
+    for (size_t i = 0; i < w; ++i) x[i] += x[i + w];
+  }
+  return x[0];
+}
+
+// Tree16 of 16 vectors, lane by lane (the same additions in the same order).
+LLMSERVE_AVX512 inline __m512 Tree16(__m512* x) {
+  for (size_t w = 8; w >= 1; w /= 2) {
+    for (size_t i = 0; i < w; ++i) x[i] = _mm512_add_ps(x[i], x[i + w]);
+  }
+  return x[0];
+}
+
+// Row by row (a decode's row tile holds only its GQA group): returns row r's
+// 1 / sum; `row` holds span floats of scratch.
 LLMSERVE_AVX512 float SoftmaxRow(const float* st, size_t span, size_t r, size_t lf, size_t ll, float scale,
                                  float* row, uint32_t* pt) {
   const __m512 vs = _mm512_set1_ps(scale);
@@ -256,8 +279,49 @@ LLMSERVE_AVX512 float SoftmaxRow(const float* st, size_t span, size_t r, size_t 
     sum = _mm512_add_ps(sum, e);
   }
   for (size_t step = 0; step < span / 32; ++step) StoreColumn(row + 32 * step, pt + step * kTileWords, r);
-  return 1.0f / _mm512_reduce_add_ps(sum);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  return 1.0f / Tree16(lanes);
 }
+
+// Lanes whose key range [first, last] holds key j.
+LLMSERVE_AVX512 inline __mmask16 LiveLanes(__m512i first, __m512i last, size_t j) {
+  const __m512i vj = _mm512_set1_epi32(static_cast<int>(j));
+  return static_cast<__mmask16>(_mm512_cmp_epi32_mask(first, vj, _MM_CMPINT_LE) &
+                                _mm512_cmp_epi32_mask(vj, last, _MM_CMPINT_LE));
+}
+
+// All rows at once, one lane per row (a prefill's full row tiles): lanes
+// past the tile's rows have lf > ll. Scales st in place; 1 / sum to inv_sum.
+LLMSERVE_AVX512 void SoftmaxTile(float* st, size_t span, const int32_t* lf, const int32_t* ll, float scale,
+                                 uint32_t* pt, float* inv_sum) {
+  const __m512i first = _mm512_loadu_si512(lf), last = _mm512_loadu_si512(ll);
+  const __m512 vs = _mm512_set1_ps(scale);
+  __m512 mx = _mm512_set1_ps(-INFINITY);
+  for (size_t j = 0; j < span; ++j) {
+    const __m512 x = _mm512_mul_ps(_mm512_load_ps(st + 16 * j), vs);
+    _mm512_store_ps(st + 16 * j, x);
+    mx = _mm512_mask_max_ps(mx, LiveLanes(first, last, j), mx, x);
+  }
+  __m512 sum[16];  // partial sums by position mod 16
+  for (__m512& v : sum) v = _mm512_setzero_ps();
+  for (size_t j = 0; j < span; j += 2) {
+    const __m512 x0 = _mm512_sub_ps(_mm512_load_ps(st + 16 * j), mx);
+    const __m512 x1 = _mm512_sub_ps(_mm512_load_ps(st + 16 * (j + 1)), mx);
+    const __m512 e0 = _mm512_maskz_mov_ps(LiveLanes(first, last, j), ExpAvx512(x0));
+    const __m512 e1 = _mm512_maskz_mov_ps(LiveLanes(first, last, j + 1), ExpAvx512(x1));
+    sum[j % 16] = _mm512_add_ps(sum[j % 16], e0);
+    sum[(j + 1) % 16] = _mm512_add_ps(sum[(j + 1) % 16], e1);
+    // Row (j % 32) / 2 of tile j / 32: the pairs (p[r][j], p[r][j + 1]).
+    _mm512_store_si512(pt + (j / 32) * kTileWords + (j % 32) / 2 * 16,
+                       _mm512_or_si512(RoundToBf16(e0), _mm512_slli_epi32(RoundToBf16(e1), 16)));
+  }
+  const __m512 total = Tree16(sum);
+  _mm512_storeu_ps(inv_sum, _mm512_div_ps(_mm512_set1_ps(1.0f), total));
+}
+
+// Row tiles of at least this many rows take SoftmaxTile.
+constexpr int kTileSoftmaxRows = 8;
 
 struct Context {
   const float* q;
@@ -357,15 +421,31 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
       ScoreKeys<false>(k0, hd, w.qt.data(), st0, st1, 32 * step);
     }
   }
-  // Softmax and Pᵀ, row by row.
+  // Softmax and Pᵀ.
   float inv_sum[kRowTiles * kTileRows];
-  for (size_t i = 0; i < n; ++i) {
-    const size_t rt = i / cx.tile_tokens;
-    for (size_t g = 0; g < group; ++g) {
-      const size_t r = (i % cx.tile_tokens) * group + g;
-      inv_sum[rt * kTileRows + r] = SoftmaxRow(rt == 0 ? st0 : st1, span, r, first[i] - b_lo * bs,
-                                               last[i] - b_lo * bs, s.scale, w.row.data(),
-                                               w.pt.data() + rt * steps * kTileWords);
+  for (size_t rt = 0; rt < (rows1 > 0 ? 2u : 1u); ++rt) {
+    float* st = rt == 0 ? st0 : st1;
+    uint32_t* pt = w.pt.data() + rt * steps * kTileWords;
+    const size_t tb = rt * cx.tile_tokens, te = std::min(n, tb + cx.tile_tokens);
+    if ((rt == 0 ? rows0 : rows1) >= kTileSoftmaxRows) {
+      alignas(64) int32_t lf[16], ll[16];  // empty lanes: 1 > 0
+      std::fill(lf, lf + 16, 1);
+      std::fill(ll, ll + 16, 0);
+      for (size_t i = tb; i < te; ++i) {
+        for (size_t g = 0; g < group; ++g) {
+          lf[(i - tb) * group + g] = static_cast<int32_t>(first[i] - b_lo * bs);
+          ll[(i - tb) * group + g] = static_cast<int32_t>(last[i] - b_lo * bs);
+        }
+      }
+      SoftmaxTile(st, span, lf, ll, s.scale, pt, inv_sum + rt * kTileRows);
+      continue;
+    }
+    for (size_t i = tb; i < te; ++i) {
+      for (size_t g = 0; g < group; ++g) {
+        const size_t r = (i - tb) * group + g;
+        inv_sum[rt * kTileRows + r] =
+            SoftmaxRow(st, span, r, first[i] - b_lo * bs, last[i] - b_lo * bs, s.scale, w.row.data(), pt);
+      }
     }
   }
   // outᵀ, 32 dims at a time.
