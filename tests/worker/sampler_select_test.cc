@@ -8,7 +8,6 @@
 #include <numeric>
 #include <random>
 
-#include "worker/sampler.h"
 
 namespace llmserve::worker {
 namespace {
@@ -126,56 +125,6 @@ TEST(SamplerSelect, DrawPicksTheTokenWhoseIntervalHoldsTheTarget) {
   }
   EXPECT_EQ(draw.Pick(0.0), 0);
   EXPECT_EQ(draw.Pick(std::nextafter(1.0, 0.0)), 999);
-}
-
-// Chi-square of 20000 seeded samples against `expected` (0 = must not appear).
-double ChiSquare(const std::vector<float>& l, const SamplingParams& sp, const std::vector<double>& expected) {
-  std::vector<int> count(l.size(), 0);
-  const int n = 20000;
-  for (int i = 0; i < n; ++i) {
-    SamplerRow row{l.data(), &sp, nullptr, nullptr, static_cast<uint64_t>(i) * 13 + 1, 0};
-    ++count[Sampler::SampleRow(row, l.size()).token];
-  }
-  double chi = 0;
-  for (size_t t = 0; t < l.size(); ++t) {
-    if (expected[t] == 0) {
-      EXPECT_EQ(count[t], 0) << "token " << t << " was dropped";
-      continue;
-    }
-    chi += (count[t] - expected[t] * n) * (count[t] - expected[t] * n) / (expected[t] * n);
-  }
-  return chi;
-}
-
-TEST(SamplerSelect, WideRowsSampleTheKeptSetsDistribution) {
-  // 600 tokens (three draw chunks); 8 of them well above the rest.
-  std::vector<float> l(600, -6.0f);
-  const std::vector<int32_t> high = {3, 250, 251, 300, 511, 512, 513, 599};
-  for (size_t i = 0; i < high.size(); ++i) l[high[i]] = 1.0f + 0.25f * static_cast<float>(i % 4);
-  std::vector<double> e(l.size());
-  for (size_t t = 0; t < l.size(); ++t) e[t] = std::exp(static_cast<double>(l[t]));
-  const auto order = BestFirst(l);
-  {  // top_k 5 (the compact path): the five best, renormalised.
-    SamplingParams sp;
-    sp.top_k = 5;
-    std::vector<double> want(l.size(), 0.0);
-    double z = 0;
-    for (size_t i = 0; i < 5; ++i) z += e[order[i]];
-    for (size_t i = 0; i < 5; ++i) want[order[i]] = e[order[i]] / z;
-    EXPECT_LT(ChiSquare(l, sp, want), 18.47);  // 99.9% quantile, 4 degrees of freedom
-  }
-  {  // top_p 0.7 over the whole row (the bucket path): a best-first prefix.
-    SamplingParams sp;
-    sp.top_p = 0.7f;
-    const double total = std::accumulate(e.begin(), e.end(), 0.0);
-    std::vector<double> want(l.size(), 0.0);
-    double acc = 0;
-    size_t kept = 0;
-    while (acc < 0.7 * total) acc += e[order[kept++]];
-    for (size_t i = 0; i < kept; ++i) want[order[i]] = e[order[i]] / acc;
-    ASSERT_LT(kept, high.size());  // the cut falls among the high tokens
-    EXPECT_LT(ChiSquare(l, sp, want), 24.32);  // 99.9%, up to 7 degrees of freedom
-  }
 }
 
 }  // namespace

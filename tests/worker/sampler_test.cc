@@ -19,13 +19,15 @@ std::vector<double> Softmax(const std::vector<float>& l, double temperature) {
   return p;
 }
 
-// Draws n samples (seed i, position 0) and returns the chi-square statistic
-// against `expected` (probabilities; zero-probability tokens must never appear).
-double ChiSquare(const SamplingParams& sp, const std::vector<double>& expected, int n) {
-  std::vector<int> count(kLogits.size(), 0);
+// Draws n samples of `logits` (seed i, position 0) and returns the
+// chi-square statistic against `expected` (probabilities; zero-probability
+// tokens must never appear).
+double ChiSquare(const std::vector<float>& logits, const SamplingParams& sp, const std::vector<double>& expected,
+                 int n) {
+  std::vector<int> count(logits.size(), 0);
   for (int i = 0; i < n; ++i) {
-    SamplerRow row{kLogits.data(), &sp, nullptr, nullptr, static_cast<uint64_t>(i) * 7 + 3, 0};
-    ++count[Sampler::SampleRow(row, kLogits.size()).token];
+    SamplerRow row{logits.data(), &sp, nullptr, nullptr, static_cast<uint64_t>(i) * 7 + 3, 0};
+    ++count[Sampler::SampleRow(row, logits.size()).token];
   }
   double chi = 0;
   for (size_t t = 0; t < expected.size(); ++t) {
@@ -37,6 +39,10 @@ double ChiSquare(const SamplingParams& sp, const std::vector<double>& expected, 
     chi += (count[t] - e) * (count[t] - e) / e;
   }
   return chi;
+}
+
+double ChiSquare(const SamplingParams& sp, const std::vector<double>& expected, int n) {
+  return ChiSquare(kLogits, sp, expected, n);
 }
 
 // 99.9% quantiles of chi-square with k degrees of freedom, k = 1..7.
@@ -87,6 +93,39 @@ TEST(Sampler, TopKTopPMinPRenormaliseTheKeptSet) {
       if (p[t] >= 0.2 * p[4]) e[t] = p[t] / z, ++kept;
     }
     EXPECT_LT(ChiSquare(sp, e, 20000), kChi999[kept - 1]);
+  }
+}
+
+TEST(Sampler, WideRowsSampleTheKeptSetsDistribution) {
+  // 600 tokens (three draw chunks); 8 of them well above the rest, in pairs
+  // of equal logits (ties go to the lower id).
+  std::vector<float> l(600, -6.0f);
+  const std::vector<int32_t> high = {3, 250, 251, 300, 511, 512, 513, 599};
+  for (size_t i = 0; i < high.size(); ++i) l[high[i]] = 1.0f + 0.25f * static_cast<float>(i % 4);
+  std::vector<double> e(l.size());
+  for (size_t t = 0; t < l.size(); ++t) e[t] = std::exp(static_cast<double>(l[t]));
+  const std::vector<int32_t> order = {300, 599, 251, 513, 250, 512, 3, 511};  // best first
+  {  // top_k 5 (the compact path): the five best, renormalised.
+    SamplingParams sp;
+    sp.top_k = 5;
+    std::vector<double> want(l.size(), 0.0);
+    double z = 0;
+    for (size_t i = 0; i < 5; ++i) z += e[order[i]];
+    for (size_t i = 0; i < 5; ++i) want[order[i]] = e[order[i]] / z;
+    EXPECT_LT(ChiSquare(l, sp, want, 20000), kChi999[4]);
+  }
+  {  // top_p 0.7 over the whole row (the bucket path): a best-first prefix.
+    SamplingParams sp;
+    sp.top_p = 0.7f;
+    double total = 0;
+    for (double v : e) total += v;
+    std::vector<double> want(l.size(), 0.0);
+    double acc = 0;
+    size_t kept = 0;
+    while (acc < 0.7 * total) acc += e[order[kept++]];
+    for (size_t i = 0; i < kept; ++i) want[order[i]] = e[order[i]] / acc;
+    ASSERT_LT(kept, high.size());  // the cut falls among the high tokens
+    EXPECT_LT(ChiSquare(l, sp, want, 20000), kChi999[kept - 1]);
   }
 }
 
