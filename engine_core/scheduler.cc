@@ -154,16 +154,13 @@ void Scheduler::ScheduleRunning(int32_t* budget, bool* preempted) {
   const int32_t threshold = config_.long_prefill_token_threshold;
   size_t i = 0;
   while (i < running_.size() && *budget > 0) {
-    // Running requests are cold after a model step: fetch the hot lines of
-    // the one 8 ahead (its block list's tail 4 ahead) while this one is planned.
+    // Running requests are cold after a model step: fetch the two hot lines
+    // of the one 8 ahead while this one is planned (a decode step that needs
+    // no new block reads nothing else of it).
     if (i + 8 < running_.size()) {
       const char* p = reinterpret_cast<const char*>(requests_[running_[i + 8]].get());
       __builtin_prefetch(p);
       __builtin_prefetch(p + 64);
-    }
-    if (i + 4 < running_.size()) {
-      const Request& near = *requests_[running_[i + 4]];
-      if (!near.block_ids.empty()) __builtin_prefetch(&near.block_ids.back());
     }
     Request& r = *requests_[running_[i]];
     int32_t n = r.num_tokens() - r.num_computed_tokens;
