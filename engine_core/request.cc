@@ -10,8 +10,20 @@ Request::Request(int32_t handle_in, std::string request_id_in,
     : token_ids_(std::move(prompt_token_ids)),
       num_prompt_tokens_(static_cast<int32_t>(token_ids_.size())),
       handle(handle_in),
+      ignore_eos_(stop_in.ignore_eos),
+      has_stop_ids_(!stop_in.stop_token_ids.empty()),
+      num_eos_inline_(0),
+      max_tokens_(stop_in.max_tokens),
+      min_tokens_(stop_in.min_tokens),
+      eos_inline_{},
       request_id(std::move(request_id_in)),
       stop(std::move(stop_in)) {
+  if (stop.eos_token_ids.size() <= kInlineEos) {
+    num_eos_inline_ = static_cast<uint8_t>(stop.eos_token_ids.size());
+    std::copy(stop.eos_token_ids.begin(), stop.eos_token_ids.end(), eos_inline_);
+  } else {
+    num_eos_inline_ = kInlineEos + 1;
+  }
   // Room for the whole generation, so appends do not reallocate per token.
   token_ids_.reserve(token_ids_.size() + static_cast<size_t>(std::max(stop.max_tokens, 0)));
 }
@@ -81,21 +93,29 @@ void Request::UpdateBlockHashes(const BlockHasher* hasher, int32_t block_size) {
 
 bool Request::CheckStop(int32_t max_model_len) {
   // Length limits first: they hold even while min_tokens suppresses EOS, so a
-  // request can never sit at max_model_len without finishing.
-  if (num_tokens() >= max_model_len || num_output_tokens() >= stop.max_tokens) {
+  // request can never sit at max_model_len without finishing. Only the hot
+  // copies are read unless the request has many EOS ids or stop ids.
+  if (num_tokens() >= max_model_len || num_output_tokens() >= max_tokens_) {
     status = RequestStatus::kFinishedLengthCapped;
     return true;
   }
-  if (num_output_tokens() < stop.min_tokens) return false;
+  if (num_output_tokens() < min_tokens_) return false;
   const int32_t last = token_ids_.back();
-  if (!stop.ignore_eos &&
-      std::find(stop.eos_token_ids.begin(), stop.eos_token_ids.end(), last) !=
-          stop.eos_token_ids.end()) {
-    status = RequestStatus::kFinishedStopped;
-    return true;
+  if (!ignore_eos_) {
+    bool eos = false;
+    if (num_eos_inline_ <= kInlineEos) {
+      for (uint8_t i = 0; i < num_eos_inline_; ++i) eos |= eos_inline_[i] == last;
+    } else {
+      eos = std::find(stop.eos_token_ids.begin(), stop.eos_token_ids.end(), last) !=
+            stop.eos_token_ids.end();
+    }
+    if (eos) {
+      status = RequestStatus::kFinishedStopped;
+      return true;
+    }
   }
-  if (std::find(stop.stop_token_ids.begin(), stop.stop_token_ids.end(), last) !=
-      stop.stop_token_ids.end()) {
+  if (has_stop_ids_ && std::find(stop.stop_token_ids.begin(), stop.stop_token_ids.end(), last) !=
+                           stop.stop_token_ids.end()) {
     status = RequestStatus::kFinishedStopped;
     stop_reason = last;
     return true;

@@ -35,7 +35,11 @@ struct RequestEvent {
   double timestamp;       // monotonic seconds (common clock of the engine process)
 };
 
-class Request final {
+// alignas(64): the first two cache lines hold everything a decode step reads
+// or writes (Schedule, AllocateSlots, UpdateFromOutput, CheckStop), so after
+// the model step has evicted the caches a running request costs two line
+// fills there instead of six, plus the heap lines of its tokens and id.
+class alignas(64) Request final {
  public:
   // A request in WAITING with the given prompt; `handle` is the scheduler's
   // dense integer id for it.
@@ -78,44 +82,52 @@ class Request final {
 
   bool is_finished() const { return IsFinished(status); }
 
-  // Fields are ordered hot first: the scheduler reads the first group for
-  // every running request every step, so it should share few cache lines.
+  // At most this many EOS ids are checked from the request's hot lines; more
+  // (rare) are looked up in stop.eos_token_ids.
+  static constexpr size_t kInlineEos = 2;
 
  private:
+  // ---- cache line 0: tokens and per-step scheduling state ----
   std::vector<int32_t> token_ids_;  // prompt + output
   int32_t num_prompt_tokens_;
 
  public:
-  // ---- per-step scheduling state ----
   const int32_t handle;             // the scheduler's dense id (index into its table)
-  RequestStatus status = RequestStatus::kWaiting;
   int32_t num_computed_tokens = 0;  // tokens whose KV is computed or scheduled
   int32_t scheduled_index = -1;     // its entry in the last scheduling step's decision
   int64_t last_scheduled_step = -1; // the scheduler step that last scheduled it
   uint64_t sequence_number = 0;     // admission order, breaks priority ties
   int32_t client_index = 0;         // which frontend process gets the outputs
+  RequestStatus status = RequestStatus::kWaiting;
 
-  // ---- KV cache state (written by KVCacheManager) ----
+ private:
+  // Copies of `stop` that CheckStop reads (set once by the constructor).
+  bool ignore_eos_;                 // stop.ignore_eos
+  bool has_stop_ids_;               // !stop.stop_token_ids.empty()
+  uint8_t num_eos_inline_;          // EOS ids in eos_inline_, or kInlineEos + 1: see the vector
+  int32_t max_tokens_;              // stop.max_tokens
+  int32_t min_tokens_;              // stop.min_tokens
+  int32_t eos_inline_[kInlineEos];  // the first EOS ids
+
+ public:
+  // ---- cache line 1: KV cache state (written by KVCacheManager) ----
   int32_t num_cached_blocks = 0;        // leading blocks already entered in the prefix cache
+  int32_t num_cached_tokens = -1;       // prefix-cache hit at first schedule (-1: not yet)
   std::vector<int32_t> block_ids;       // the KV blocks, in token order
   std::vector<BlockHash> block_hashes;  // one per full block of all_token_ids()
+  int32_t stop_reason = -1;             // the stop token id that finished it, or -1
+  int32_t num_preemptions = 0;          // times preempted (recomputed)
 
-  // ---- identity and client data ----
-  const std::string request_id;    // the client-visible id
+  // ---- cache line 2: identity and events ----
+  const std::string request_id;     // the client-visible id
+  std::vector<RequestEvent> events; // not yet reported events
+
+  // ---- cold: client data ----
   int32_t priority = 0;            // lower value = served earlier (PRIORITY policy)
   double arrival_time = 0;         // seconds, as the frontend stamped it
   std::string lora_name;           // empty: no adapter; part of every block hash
   std::string cache_salt;          // part of the first block hash; isolates tenants
-  StopConditions stop;             // when to finish
-
-  // ---- bookkeeping ----
-  int32_t num_cached_tokens = -1;   // prefix-cache hit at first schedule (-1: not yet)
-  int32_t num_preemptions = 0;      // times preempted (recomputed)
-  int32_t stop_reason = -1;         // the stop token id that finished it, or -1
-  std::vector<RequestEvent> events; // not yet reported events
-
-  // Last: a decode step's bookkeeping reads the fields above, so they share
-  // a few cache lines instead of straddling these ~400 bytes.
+  const StopConditions stop;       // when to finish (CheckStop reads the copies above)
   proto::SamplingParams sampling_params;  // as the client sent them (for the workers)
 };
 

@@ -154,6 +154,14 @@ void Scheduler::ScheduleRunning(int32_t* budget, bool* preempted) {
   const int32_t threshold = config_.long_prefill_token_threshold;
   size_t i = 0;
   while (i < running_.size() && *budget > 0) {
+    // Running requests are cold after a model step: fetch the two hot lines
+    // of the one 8 ahead while this one is planned (a decode step that needs
+    // no new block reads nothing else of it).
+    if (i + 8 < running_.size()) {
+      const char* p = reinterpret_cast<const char*>(requests_[running_[i + 8]].get());
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + 64);
+    }
     Request& r = *requests_[running_[i]];
     int32_t n = r.num_tokens() - r.num_computed_tokens;
     if (threshold > 0 && n > threshold) n = threshold;
@@ -413,6 +421,24 @@ int32_t Scheduler::LocateScheduled(size_t row, const std::string& id) const {
   return r.last_scheduled_step == step_ ? r.scheduled_index : -1;
 }
 
+void Scheduler::PrefetchOutputSlot(int32_t client) const {
+  // The slot the row 4 ahead will fill, if it goes to the same frontend as
+  // those in between (the usual case: one frontend).
+  const auto ci = static_cast<size_t>(client);
+  if (ci >= per_client_.size()) return;
+  const std::vector<proto::EngineCoreOutput>& v = per_client_[ci].outputs.outputs;
+  const auto slot = static_cast<size_t>(per_client_used_[ci]) + 4;
+  if (slot >= v.size()) return;
+  const char* p = reinterpret_cast<const char*>(&v[slot]);
+  for (size_t off = 0; off < sizeof(proto::EngineCoreOutput); off += 64) __builtin_prefetch(p + off, 1);
+  if (slot >= 4) {
+    // Two rows further on, the slot itself has arrived: its heap buffers next.
+    const proto::EngineCoreOutput& near = v[slot - 2];
+    __builtin_prefetch(near.request_id.data(), 1);
+    __builtin_prefetch(near.new_token_ids.data(), 1);
+  }
+}
+
 proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
   const auto ci = static_cast<size_t>(client);
   if (ci >= per_client_.size()) {
@@ -459,13 +485,16 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
   };
   for (size_t row = 0; row < rows; ++row) {
     if (const Request* ahead = guessed(row + 8)) {
+      // A decode step reads the request's first three lines (see Request).
       const char* p = reinterpret_cast<const char*>(ahead);
-      for (size_t line = 0; line < 6; ++line) __builtin_prefetch(p + 64 * line);
+      for (size_t line = 0; line < 3; ++line) __builtin_prefetch(p + 64 * line);
       __builtin_prefetch(model_output.req_ids[row + 8].data());
+      __builtin_prefetch(model_output.sampled_token_ids[row + 8].data());
     }
     if (const Request* near = guessed(row + 4)) {
       __builtin_prefetch(near->request_id.data());
       __builtin_prefetch(near->all_token_ids().data() + near->num_tokens(), 1);
+      PrefetchOutputSlot(near->client_index);
     }
     const int32_t idx = LocateScheduled(row, model_output.req_ids[row]);
     if (row >= row_handle_.size()) row_handle_.resize(row + 1, -1);

@@ -123,6 +123,8 @@ class Scheduler final {
   // Releases blocks, handle and id of a request that reached a FINISHED_* state.
   void ReleaseFinished(int32_t handle);
   void RecordEvent(Request& r, RequestEventType type);
+  // Prefetches (for writing) the output slot `client` will fill 4 rows on.
+  void PrefetchOutputSlot(int32_t client) const;
   // The next output slot of `client`, reset but with its buffers kept.
   proto::EngineCoreOutput& NextOutput(int32_t client);
   static double Now();

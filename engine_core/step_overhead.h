@@ -24,9 +24,13 @@ class StepOverhead {
   void Add(std::chrono::nanoseconds total, std::chrono::nanoseconds execute, size_t batch);
   // The same step's CPU time of the stepping thread, outside the executor
   // (unlike wall time, not inflated when other processes take the CPU).
-  void AddCpu(std::chrono::nanoseconds overhead_cpu) { overhead_cpu_ns_ += static_cast<double>(overhead_cpu.count()); }
+  void AddCpu(std::chrono::nanoseconds overhead_cpu);
   // Mean CPU overhead per step (AddCpu), in microseconds.
   double MeanCpuOverheadMicros() const;
+  // The q-quantile (0..1) of the CPU overhead (AddCpu), in microseconds: the
+  // median is a steady decode step; the mean also carries the rare steps that
+  // admit or finish a whole batch.
+  double CpuQuantileMicros(double q) const;
 
   // Steps recorded so far.
   uint64_t steps() const { return steps_; }
@@ -41,12 +45,17 @@ class StepOverhead {
 
  private:
   static constexpr size_t kBuckets = 20000;  // up to 20 ms in 1 µs buckets
+  using Histogram = std::array<uint32_t, kBuckets>;
+  static void Count(Histogram& h, int64_t micros);
+  double Quantile(const Histogram& h, double q) const;
   uint64_t steps_ = 0;
   uint64_t batch_sum_ = 0;
   double total_ns_ = 0;
   double execute_ns_ = 0;
   double overhead_cpu_ns_ = 0;
-  std::array<uint32_t, kBuckets> histogram_{};
+  uint64_t cpu_steps_ = 0;
+  Histogram histogram_{};      // wall overhead, 1 µs buckets
+  Histogram cpu_histogram_{};  // CPU overhead, 1 µs buckets
 };
 
 }  // namespace llmserve::engine_core

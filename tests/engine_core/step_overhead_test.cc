@@ -35,11 +35,25 @@ TEST(StepOverhead, CpuOverheadMeanAndThreadClock) {
   o.Add(microseconds(100), microseconds(60), 4);
   o.AddCpu(microseconds(50));
   EXPECT_DOUBLE_EQ(o.MeanCpuOverheadMicros(), 40.0);
-  EXPECT_NE(o.Summary().find("its CPU time mean 40.0 us"), std::string::npos) << o.Summary();
+  EXPECT_NE(o.Summary().find("its CPU time mean 40.0 us (p50 30, p90 30)"), std::string::npos) << o.Summary();
   const auto before = ThreadCpuTime();
   volatile double x = 0;
   for (int i = 0; i < 2000000; ++i) x = x + 1.0;
   EXPECT_GT(ThreadCpuTime(), before);
+}
+
+TEST(StepOverhead, CpuQuantilesSeparateRareHeavySteps) {
+  StepOverhead o;
+  EXPECT_DOUBLE_EQ(o.CpuQuantileMicros(0.5), 0.0);
+  // Nine steady steps and one that admits a batch: the median stays steady.
+  for (int i = 0; i < 9; ++i) o.AddCpu(microseconds(40 + i));
+  o.AddCpu(microseconds(3000));
+  EXPECT_DOUBLE_EQ(o.CpuQuantileMicros(0.0), 40.0);
+  EXPECT_DOUBLE_EQ(o.CpuQuantileMicros(0.5), 44.0);
+  EXPECT_DOUBLE_EQ(o.CpuQuantileMicros(1.0), 3000.0);
+  EXPECT_NEAR(o.MeanCpuOverheadMicros(), (9 * 44.0 + 3000.0) / 10, 1e-9);
+  o.AddCpu(microseconds(-5));  // clock granularity: counted in the first bucket
+  EXPECT_DOUBLE_EQ(o.CpuQuantileMicros(0.0), 0.0);
 }
 
 }  // namespace
