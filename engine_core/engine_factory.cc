@@ -1,13 +1,13 @@
 #include "engine_core/engine_factory.h"
 
 #include <glog/logging.h>
-#include <sched.h>
 
 #include <algorithm>
 
 #include "common/process/child_processes.h"
 #include "engine_core/inproc_executor.h"
 #include "engine_core/multiproc_executor.h"
+#include "worker/core_share.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
 
@@ -34,12 +34,8 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   rc.process_seed = model.seed();
   rc.precision = worker::PrecisionForDtype(model.dtype(), model_config.torch_dtype);
   rc.kv_cache_dtype = worker::KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
-  // Data-parallel ranks on one node share its cores (those this process may
-  // run on, so `taskset` bounds a deployment): an equal share each.
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  const int allowed = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
-  if (allowed > 0) rc.num_threads = std::max<size_t>(1, static_cast<size_t>(allowed) / ranks_on_node);
+  // Data-parallel ranks on one node share its cores: an equal share each.
+  rc.num_threads = worker::CoreShare(ranks_on_node);
   // Tensor parallelism runs one worker process per rank; otherwise the model
   // runs in this process.
   std::unique_ptr<Executor> executor;

@@ -10,6 +10,7 @@
 #include "common/ipc/shm_ring.h"
 #include "proto/engine_config.pb.h"
 #include "proto/messages.h"
+#include "worker/core_share.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
 #include "proto/worker_protocol.h"
@@ -62,9 +63,8 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.process_seed = config.model().seed();
   rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "");
   rc.kv_cache_dtype = KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
-  // Each rank gets an equal share of the cores.
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  rc.num_threads = std::max<size_t>(1, cores / world_size);
+  // Each worker of each data-parallel rank on the node gets an equal share of the cores.
+  rc.num_threads = CoreShare(static_cast<size_t>(world_size) * ranks_on_node);
   rc.show_progress = rank == 0;
   return rc;
 }
