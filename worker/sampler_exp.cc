@@ -81,8 +81,8 @@ __attribute__((target("avx512f"))) float MaxLogitAvx512(const float* l, size_t n
 
 __attribute__((target("avx512f"))) size_t ArgMaxAvx512(const float* l, size_t n) {
   // Pass 1: the maximum; pass 2: the first index holding it.
-  const __m512 vmx = _mm512_set1_ps(MaxLogitAvx512(l, n));
-  const float mx = _mm512_cvtss_f32(vmx);
+  const float mx = MaxLogitAvx512(l, n);
+  const __m512 vmx = _mm512_set1_ps(mx);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __mmask16 eq = _mm512_cmp_ps_mask(_mm512_loadu_ps(l + i), vmx, _CMP_EQ_OQ);
