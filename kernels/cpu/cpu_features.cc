@@ -50,8 +50,12 @@ CpuFeatures Probe() {
   f.avx2 = ymm_state && avx2 && fma && f16c;
   f.avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512bw && avx512vl;
   f.avx512_bf16 = f.avx512 && (a1 & (1u << 5));
-  f.amx = f.avx512 && tile_state && amx_tile && amx_bf16 && RequestAmxPermission();
-  f.best = f.amx ? Isa::kAmx : f.avx512 ? Isa::kAvx512 : f.avx2 ? Isa::kAvx2 : Isa::kScalar;
+  f.amx = f.avx512_bf16 && tile_state && amx_tile && amx_bf16 && RequestAmxPermission();
+  f.best = f.amx           ? Isa::kAmx
+           : f.avx512_bf16 ? Isa::kAvx512Bf16
+           : f.avx512      ? Isa::kAvx512
+           : f.avx2        ? Isa::kAvx2
+                           : Isa::kScalar;
   return f;
 }
 #else
@@ -62,7 +66,7 @@ Isa InitialCap() {
   const char* env = std::getenv("LLMSERVE_CPU_ISA");
   Isa isa = Isa::kAmx;
   if (env != nullptr && *env != '\0' && !ParseIsa(env, &isa)) {
-    LOG(WARNING) << "ignoring LLMSERVE_CPU_ISA=" << env << " (want scalar|avx2|avx512|amx)";
+    LOG(WARNING) << "ignoring LLMSERVE_CPU_ISA=" << env << " (want scalar|avx2|avx512|avx512bf16|amx)";
     isa = Isa::kAmx;
   }
   return isa;
@@ -93,13 +97,14 @@ std::string_view IsaName(Isa isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kAvx512Bf16: return "avx512bf16";
     case Isa::kAmx: return "amx";
   }
   return "scalar";
 }
 
 bool ParseIsa(std::string_view name, Isa* isa) {
-  for (Isa candidate : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+  for (Isa candidate : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Bf16, Isa::kAmx}) {
     if (name == IsaName(candidate)) {
       *isa = candidate;
       return true;

@@ -13,8 +13,9 @@ namespace llmserve::kernels::cpu {
 enum class Isa {
   kScalar = 0,  // portable C++ (the fallback of last resort)
   kAvx2 = 1,    // AVX2 + FMA + F16C
-  kAvx512 = 2,  // AVX-512 F/BW/VL/DQ
-  kAmx = 3,     // AVX-512 + AMX tile/bf16, with the OS permission granted
+  kAvx512 = 2,      // AVX-512 F/BW/VL/DQ
+  kAvx512Bf16 = 3,  // AVX-512 + vdpbf16ps (e.g. AMD Zen 4)
+  kAmx = 4,         // AVX-512 BF16 + AMX tile/bf16, with the OS permission granted
 };
 
 // What this CPU and OS support, probed once (cpuid, xgetbv, arch_prctl).
@@ -30,7 +31,8 @@ struct CpuFeatures {
 const CpuFeatures& GetCpuFeatures();
 
 // The level kernels use now: min(GetCpuFeatures().best, the cap). The cap
-// starts from the LLMSERVE_CPU_ISA environment variable (scalar|avx2|avx512|amx)
+// starts from the LLMSERVE_CPU_ISA environment variable
+// (scalar|avx2|avx512|avx512bf16|amx)
 // when set, otherwise no cap.
 Isa ActiveIsa();
 
@@ -38,7 +40,7 @@ Isa ActiveIsa();
 // path with it; a CLI flag may too). Weights already packed keep their path.
 void SetMaxIsa(Isa isa);
 
-// "scalar", "avx2", "avx512", "amx".
+// "scalar", "avx2", "avx512", "avx512bf16", "amx".
 std::string_view IsaName(Isa isa);
 // Parses IsaName's output; false for anything else.
 bool ParseIsa(std::string_view name, Isa* isa);

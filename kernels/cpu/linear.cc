@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/gemm_amx.h"
+#include "kernels/cpu/gemm_dpbf16.h"
 #include "kernels/cpu/gemm_p16.h"
 
 namespace llmserve::kernels::cpu {
@@ -77,6 +78,14 @@ void LinearReference(const float* x, size_t m, const void* w, WeightDType dtype,
   }
 }
 
+namespace {
+
+// kBF16 weights for these levels use the AMX layouts (gemm_amx.h), which the
+// AVX512-BF16 kernel reads as well (gemm_dpbf16.h).
+bool UsesTiledLayout(Isa isa) { return isa == Isa::kAmx || isa == Isa::kAvx512Bf16; }
+
+}  // namespace
+
 LinearWeight LinearWeight::Pack(const void* data, WeightDType dtype, size_t rows, size_t cols,
                                 size_t row_stride, MatmulPrecision precision) {
   CHECK_GE(row_stride, cols);
@@ -86,13 +95,13 @@ LinearWeight LinearWeight::Pack(const void* data, WeightDType dtype, size_t rows
   w.dtype_ = dtype;
   w.precision_ = precision;
   w.isa_ = ActiveIsa();
-  if (precision == MatmulPrecision::kBF16 && w.isa_ == Isa::kAmx) {
+  if (precision == MatmulPrecision::kBF16 && UsesTiledLayout(w.isa_)) {
     w.packed_dtype_ = WeightDType::kBF16;
     w.data_.resize(amx::PackedBytes(rows, cols));
     amx::Pack(data, dtype, rows, cols, row_stride, reinterpret_cast<uint16_t*>(w.data_.data()));
     return w;
   }
-  if (w.isa_ == Isa::kAmx) w.isa_ = Isa::kAvx512;  // kF32 has no AMX kernel
+  if (UsesTiledLayout(w.isa_)) w.isa_ = Isa::kAvx512;  // kF32 has no bf16-hardware kernel
   w.packed_dtype_ = precision == MatmulPrecision::kBF16 ? WeightDType::kBF16 : dtype;
   w.data_.resize(p16::PackedBytes(rows, cols, w.packed_dtype_));
   p16::Pack(data, dtype, rows, cols, row_stride, w.packed_dtype_, w.data_.data());
@@ -125,10 +134,11 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
     return;
   }
   const size_t panels = (rows_ + 15) / 16;
-  if (precision_ == MatmulPrecision::kBF16 && isa_ == Isa::kAmx) {
-    // Each output row is reduced inside one call by the same tile sequence
-    // whatever m is; threads share out ranges of output panels only, so
-    // which thread computes an output never changes its bits.
+  if (precision_ == MatmulPrecision::kBF16 && UsesTiledLayout(isa_)) {
+    // Each output row is reduced inside one call by the same sequence of
+    // tile (or vdpbf16ps) steps whatever m is; threads share out ranges of
+    // output panels only, so which thread computes an output never changes
+    // its bits.
     const size_t kpad = amx::PaddedK(cols_);
     thread_local std::vector<uint16_t, AlignedAllocator<uint16_t>> a;
     const size_t a_elems = amx::TiledABytes(m, kpad) / 2;
@@ -142,10 +152,15 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
       amx::ConvertRows(x, cols_, cols_, 0, m, ap, kpad);
     }
     const auto* w = reinterpret_cast<const uint16_t*>(data_.data());
-    pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 4),
-                           [&](size_t begin, size_t end, size_t) {
-                             amx::Gemm(ap, m, kpad, w, rows_, y, rows_, begin, end);
-                           });
+    if (isa_ == Isa::kAmx) {
+      pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 4), [&](size_t begin, size_t end, size_t) {
+        amx::Gemm(ap, m, kpad, w, rows_, y, rows_, begin, end);
+      });
+    } else {
+      pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 6), [&](size_t begin, size_t end, size_t) {
+        dpbf16::Gemm(ap, m, kpad, w, rows_, y, rows_, begin, end);
+      });
+    }
     return;
   }
   const float* xs = x;
@@ -161,6 +176,7 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
   pool.ParallelForChunks(panels, ChunkPanels(16 * cols_ * es, 8), [&](size_t begin, size_t end, size_t) {
     switch (isa) {
       case Isa::kAmx:
+      case Isa::kAvx512Bf16:
       case Isa::kAvx512:
         p16::GemmAvx512(problem, begin, end);
         break;

@@ -14,8 +14,10 @@
 //    bitwise the same y.
 //  * kBF16 with AMX: tdpbf16ps tiles for every m, 1 included (gemm_amx.h);
 //    activations are rounded to bf16 once per Apply into contiguous A tiles.
-//    Without AMX: activations and weights rounded to bf16, then the P16
-//    kernels (bitwise the same on scalar, AVX2, AVX-512; not equal to AMX).
+//    With AVX512-BF16 but no AMX (e.g. AMD Zen 4): vdpbf16ps over the same
+//    packed weights and tiled A (gemm_dpbf16.h). Without either: activations
+//    and weights rounded to bf16, then the P16 kernels (bitwise the same on
+//    scalar, AVX2, AVX-512). The three families do not give equal bits.
 //  * f32/f16 weights under kBF16 are rounded to bf16 when packed.
 // Threads: Apply cuts the output features into chunks of ~256 KiB of weights
 // (boundaries depend on the weight shape only) that the pool's threads claim

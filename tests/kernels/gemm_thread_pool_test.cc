@@ -94,7 +94,7 @@ TEST(ThreadPool, ConcurrentCallersAreSerialised) {
 }
 
 TEST(CpuFeatures, NamesRoundTripAndCapApplies) {
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Bf16, Isa::kAmx}) {
     Isa parsed;
     ASSERT_TRUE(ParseIsa(IsaName(isa), &parsed));
     EXPECT_EQ(parsed, isa);
@@ -103,7 +103,8 @@ TEST(CpuFeatures, NamesRoundTripAndCapApplies) {
   EXPECT_FALSE(ParseIsa("sse9", &unused));
   const CpuFeatures& f = GetCpuFeatures();
   EXPECT_LE(static_cast<int>(ActiveIsa()), static_cast<int>(f.best));
-  EXPECT_TRUE(!f.amx || f.avx512);
+  EXPECT_TRUE(!f.amx || f.avx512_bf16);
+  EXPECT_TRUE(!f.avx512_bf16 || f.avx512);
   EXPECT_TRUE(!f.avx512 || f.avx2);
   SetMaxIsa(Isa::kScalar);
   EXPECT_EQ(ActiveIsa(), Isa::kScalar);

@@ -142,7 +142,8 @@ void CheckPath(Isa isa, MatmulPrecision precision) {
       const LinearWeight lw = PackWith(isa, w, dtype, s.rows, s.cols, precision);
       ASSERT_EQ(lw.rows(), s.rows);
       ASSERT_EQ(lw.cols(), s.cols);
-      const Isa expect = precision == MatmulPrecision::kF32 && isa == Isa::kAmx ? Isa::kAvx512 : isa;
+      const bool bf16_hardware = isa == Isa::kAmx || isa == Isa::kAvx512Bf16;
+      const Isa expect = precision == MatmulPrecision::kF32 && bf16_hardware ? Isa::kAvx512 : isa;
       ASSERT_EQ(lw.isa(), expect);
       for (size_t m : {size_t{1}, size_t{3}, size_t{17}, size_t{33}, size_t{70}}) {
         const std::string what = std::string(IsaName(isa)) + " " + DTypeName(dtype) + " " +
@@ -172,6 +173,7 @@ TEST(Linear, F32PrecisionAvx512) { CheckPath(Isa::kAvx512, MatmulPrecision::kF32
 TEST(Linear, Bf16PrecisionScalar) { CheckPath(Isa::kScalar, MatmulPrecision::kBF16); }
 TEST(Linear, Bf16PrecisionAvx2) { CheckPath(Isa::kAvx2, MatmulPrecision::kBF16); }
 TEST(Linear, Bf16PrecisionAvx512) { CheckPath(Isa::kAvx512, MatmulPrecision::kBF16); }
+TEST(Linear, Bf16PrecisionAvx512Bf16) { CheckPath(Isa::kAvx512Bf16, MatmulPrecision::kBF16); }
 TEST(Linear, Bf16PrecisionAmx) { CheckPath(Isa::kAmx, MatmulPrecision::kBF16); }
 
 // The fp32-FMA kernels compute each element as a sequential fma chain, so all

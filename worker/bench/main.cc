@@ -13,8 +13,9 @@
 //   {"what":"decode", "batch":B, "step_ms":..., "tok_per_s":..., "step_vs_batch1":...,
 //    "roofline_tok_per_s":..., "ratio_to_roofline":...}        (roofline only at batch 1)
 //   {"what":"prefill", "tokens":N, "tok_per_s":..., "weight_gflop_per_s":...,
-//    "amx_peak_gflop_per_s":..., "ratio_to_amx_peak":...}     (AMX peak: tdpbf16ps with operands
-//                                                             in tiles on every thread, same rep)
+//    "peak":"amx"|"avx512bf16", "peak_gflop_per_s":..., "ratio_to_peak":...}
+//        (the bf16 compute peak of the kernels bf16 matmuls use, same rep, every thread:
+//         tdpbf16ps with operands in tiles, or vdpbf16ps on registers without AMX)
 //   {"what":"prefill_fp32_attention", "seconds":...}           (bf16 on AMX: the same prefill with the
 //                                                             fp32 attention kernels, same rep)
 // (weight GFLOP = 2 × (layer matmul parameters × tokens + lm_head parameters): the
@@ -36,6 +37,7 @@
 
 #include "kernels/cpu/amx_peak.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/gemm_dpbf16.h"
 
 #include "common/flags.h"
 #include "kernels/cpu/paged_attention.h"
@@ -95,15 +97,38 @@ class Stopwatch {
 Timing Min(const Timing& a, const Timing& b) { return {std::min(a.wall, b.wall), std::min(a.cpu, b.cpu)}; }
 
 
-// Best-of-5 AMX bf16 peak (GFLOP/s) with every pool thread running the loop;
-// 0 without AMX.
-Timing AmxPeakSeconds(llmserve::kernels::cpu::ThreadPool& pool, size_t iterations) {
+// The bf16 compute peak that kBF16 matmuls run against: AMX tiles when the
+// CPU has them, otherwise vdpbf16ps (AVX512-BF16); none without either.
+struct Bf16Peak {
+  const char* name = nullptr;  // "amx", "avx512bf16"; null: no bf16 hardware
+  bool amx = false;
+  double flops_per_iteration = 0;
+  size_t iterations = 0;
+};
+
+Bf16Peak Bf16PeakFor(const llmserve::kernels::cpu::CpuFeatures& f) {
+  if (f.amx) return {"amx", true, llmserve::kernels::cpu::kAmxPeakFlopsPerIteration, size_t{1} << 16};
+  if (f.avx512_bf16) return {"avx512bf16", false, llmserve::kernels::cpu::dpbf16::kDpbf16PeakFlopsPerIteration, size_t{1} << 20};
+  return {};
+}
+
+// Best-of-5 time of the peak loop with every pool thread running it.
+Timing Bf16PeakSeconds(llmserve::kernels::cpu::ThreadPool& pool, const Bf16Peak& peak) {
   Timing best{1e30, 1e30};
+  std::vector<float> sink(pool.size());
   for (int rep = 0; rep < 5; ++rep) {
     Stopwatch sw(pool.size());
-    pool.ParallelFor(pool.size(), 1, [&](size_t, size_t, size_t) { llmserve::kernels::cpu::AmxPeakLoop(iterations); });
+    pool.ParallelFor(pool.size(), 1, [&](size_t, size_t, size_t t) {
+      if (peak.amx) {
+        llmserve::kernels::cpu::AmxPeakLoop(peak.iterations);
+      } else {
+        sink[t] = llmserve::kernels::cpu::dpbf16::Dpbf16PeakLoop(peak.iterations);
+      }
+    });
     best = Min(best, sw.Stop());
   }
+  volatile float keep = std::accumulate(sink.begin(), sink.end(), 0.f);  // the loops' results stay live
+  (void)keep;
   return best;
 }
 
@@ -230,8 +255,9 @@ int main(int argc, char** argv) {
   std::printf("{\"what\":\"kv_cache\",\"dtype\":\"%s\"}\n", kv_name);
   w::KvCache cache(model.CacheShape(num_blocks, bs, kv_dtype));
   const bool amx = llmserve::kernels::cpu::GetCpuFeatures().amx;
-  constexpr size_t kPeakIterations = 1 << 16;
-  const double peak_flops = llmserve::kernels::cpu::kAmxPeakFlopsPerIteration * kPeakIterations * static_cast<double>(pool.size());
+  const Bf16Peak bf16_peak = Bf16PeakFor(llmserve::kernels::cpu::GetCpuFeatures());
+  const double peak_flops =
+      bf16_peak.flops_per_iteration * static_cast<double>(bf16_peak.iterations) * static_cast<double>(pool.size());
   const double es = cfg.torch_dtype == "float32" ? 4 : 2;
   const double head = static_cast<double>(model.weights().lm_head.bytes()) / es;
   const double body = static_cast<double>(bytes_per_step) / es - head;
@@ -331,12 +357,13 @@ int main(int argc, char** argv) {
                   rep, prefill, t.wall, t.cpu, static_cast<double>(prefill) / t.wall, gflops);
       add("(c) prefill " + std::to_string(prefill) + " tok/s [>=800]", static_cast<double>(prefill) / t.wall,
           static_cast<double>(prefill) / t.cpu);
-      if (amx) {
-        const Timing pk = AmxPeakSeconds(pool, kPeakIterations);
+      if (bf16_peak.name != nullptr) {
+        const Timing pk = Bf16PeakSeconds(pool, bf16_peak);
         const double peak = peak_flops / pk.wall / 1e9, peak_cpu = peak_flops / pk.cpu / 1e9;
-        std::printf(",\"amx_peak_gflop_per_s\":%.0f,\"ratio_to_amx_peak\":%.3f", peak, gflops / peak);
-        add("AMX bf16 peak GFLOP/s (all threads)", peak, peak_cpu);
-        add("(c) prefill GFLOP/s / AMX peak", gflops / peak, gflops_cpu / peak_cpu);
+        std::printf(",\"peak\":\"%s\",\"peak_gflop_per_s\":%.0f,\"ratio_to_peak\":%.3f", bf16_peak.name, peak,
+                    gflops / peak);
+        add(std::string(bf16_peak.name) + " bf16 peak GFLOP/s (all threads)", peak, peak_cpu);
+        add("(c) prefill GFLOP/s / " + std::string(bf16_peak.name) + " peak", gflops / peak, gflops_cpu / peak_cpu);
       }
       std::printf("}\n");
       std::fflush(stdout);

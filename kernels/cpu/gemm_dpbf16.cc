@@ -1,0 +1,173 @@
+// AVX512-BF16 GEMM over the AMX layouts: see gemm_dpbf16.h. Only reached
+// after run-time dispatch (Isa::kAvx512Bf16 or better); every function that
+// uses the instructions carries the target attribute.
+#include "kernels/cpu/gemm_dpbf16.h"
+
+#include <immintrin.h>
+
+#include <array>
+#include <cstring>
+#include <utility>
+
+// GCC 12 reports its own _mm512_undefined_* helpers as (maybe-)uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#define LLMSERVE_AVX512BF16 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma")))
+
+namespace llmserve::kernels::cpu::dpbf16 {
+namespace {
+
+constexpr size_t kTileBytes = 1024;  // one 16 × 64-byte tile of A or W
+constexpr int kMaxRows = 8;          // rows of a register block
+constexpr int kMaxPanels = 8;        // panels of a register block
+
+// The k-pair word at p broadcast to all 16 lanes.
+LLMSERVE_AVX512BF16 inline __m512bh BroadcastPair(const uint8_t* p) {
+  int32_t pair;
+  std::memcpy(&pair, p, 4);
+  return reinterpret_cast<__m512bh>(_mm512_set1_epi32(pair));
+}
+
+// MR rows (A rows 64 bytes apart inside their 16-row tile block, at `a`) ×
+// NR panels (panel_bytes apart, at `w`), over all kb_count tiles of K.
+// `width` = valid columns of the last panel.
+template <int MR, int NR>
+LLMSERVE_AVX512BF16 void Block(const uint8_t* a, const uint8_t* w, size_t panel_bytes,
+                               size_t kb_count, float* y, size_t ldy, size_t width) {
+  __m512 acc[MR][NR];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_setzero_ps();
+  for (size_t kb = 0; kb < kb_count; ++kb) {
+    const uint8_t* at = a + kb * kTileBytes;
+    const uint8_t* wt = w + kb * kTileBytes;
+    for (int q = 0; q < 16; ++q) {
+      __m512bh wv[NR];
+      for (int j = 0; j < NR; ++j)
+        wv[j] = reinterpret_cast<__m512bh>(_mm512_load_si512(wt + j * panel_bytes + q * 64));
+      for (int r = 0; r < MR; ++r) {
+        const __m512bh x = BroadcastPair(at + r * 64 + q * 4);
+        for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], x, wv[j]);
+      }
+    }
+  }
+  const __mmask16 last_mask = static_cast<__mmask16>((1u << width) - 1);
+  for (int r = 0; r < MR; ++r) {
+    for (int j = 0; j < NR; ++j) {
+      float* out = y + r * ldy + j * 16;
+      if (j + 1 < NR || width == 16) {
+        _mm512_storeu_ps(out, acc[r][j]);
+      } else {
+        _mm512_mask_storeu_ps(out, last_mask, acc[r][j]);
+      }
+    }
+  }
+}
+
+using BlockFn = void (*)(const uint8_t*, const uint8_t*, size_t, size_t, float*, size_t, size_t);
+
+template <int MR, size_t... NRm1>
+constexpr auto RowOfBlocks(std::index_sequence<NRm1...>) {
+  return std::array<BlockFn, kMaxPanels>{&Block<MR, static_cast<int>(NRm1) + 1>...};
+}
+
+template <size_t... MRm1>
+constexpr auto TableOfBlocks(std::index_sequence<MRm1...>) {
+  return std::array<std::array<BlockFn, kMaxPanels>, kMaxRows>{
+      RowOfBlocks<static_cast<int>(MRm1) + 1>(std::make_index_sequence<kMaxPanels>())...};
+}
+
+// kBlocks[mr - 1][nr - 1]
+constexpr auto kBlocks = TableOfBlocks(std::make_index_sequence<kMaxRows>());
+
+// Panels per register block: as many as the registers left by the
+// accumulators allow (rows × panels ≤ 24, plus the panels' weight vectors).
+size_t PanelsFor(size_t m) {
+  if (m <= 2) return 8;
+  if (m <= 4) return 5;
+  return 3;
+}
+
+}  // namespace
+
+void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n, float* y,
+          size_t ldy, size_t panel_begin, size_t panel_end) {
+  const size_t kb_count = kpad / 32;
+  const size_t panel_bytes = kpad * 16 * 2;
+  const auto* wb = reinterpret_cast<const uint8_t*>(w);
+  const auto* ab = reinterpret_cast<const uint8_t*>(a);
+  const size_t nr_max = PanelsFor(m);
+  // A panel group's weights stay in L2 while every row block passes over them.
+  for (size_t panel = panel_begin; panel < panel_end; panel += nr_max) {
+    const size_t nr = panel_end - panel < nr_max ? panel_end - panel : nr_max;
+    const size_t last_col = (panel + nr - 1) * 16;
+    const size_t width = n - last_col < 16 ? n - last_col : 16;
+    for (size_t i = 0; i < m; i += kMaxRows) {
+      // Row blocks never straddle a 16-row tile block (kMaxRows divides 16).
+      const size_t mr = m - i < kMaxRows ? m - i : kMaxRows;
+      const uint8_t* ap = ab + (i / 16) * kb_count * kTileBytes + (i % 16) * 64;
+      kBlocks[mr - 1][nr - 1](ap, wb + panel * panel_bytes, panel_bytes, kb_count, y + i * ldy + panel * 16,
+                              ldy, width);
+    }
+  }
+}
+
+namespace {
+
+// fp32 with denormals flushed to (signed) zero, as vdpbf16ps treats its
+// inputs and results.
+float FlushDenormal(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  if ((u & 0x7f800000u) == 0) u &= 0x80000000u;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+
+float Bf16Bits(uint16_t bits) {
+  const uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return FlushDenormal(f);
+}
+
+}  // namespace
+
+void GemmReference(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n, float* y,
+                   size_t ldy) {
+  const size_t kb_count = kpad / 32;
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t col = 0; col < n; ++col) {
+      const uint16_t* arow = a + (i / 16) * kb_count * 512 + (i % 16) * 32;
+      const uint16_t* wpanel = w + (col / 16) * kpad * 16 + (col % 16) * 2;
+      float acc = 0.f;
+      for (size_t q = 0; q < kpad / 2; ++q) {
+        const uint16_t* x = arow + (q / 16) * 512 + (q % 16) * 2;
+        const uint16_t* v = wpanel + (q / 16) * 512 + (q % 16) * 32;
+        // Products of bf16 values are exact in fp32; each sum rounds.
+        acc = FlushDenormal(acc + Bf16Bits(x[1]) * Bf16Bits(v[1]));
+        acc = FlushDenormal(acc + Bf16Bits(x[0]) * Bf16Bits(v[0]));
+      }
+      y[i * ldy + col] = acc;
+    }
+  }
+}
+
+LLMSERVE_AVX512BF16 float Dpbf16PeakLoop(size_t iterations) {
+  __m512 acc[24];
+  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  const __m512bh x = reinterpret_cast<__m512bh>(_mm512_set1_epi32(0x3f803f80));  // (1, 1)
+  const __m512bh v = x;
+  for (size_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 24
+    for (int i = 0; i < 24; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], x, v);
+  }
+  __m512 total = acc[0];
+  for (int i = 1; i < 24; ++i) total = _mm512_add_ps(total, acc[i]);
+  return _mm512_reduce_add_ps(total);
+}
+
+}  // namespace llmserve::kernels::cpu::dpbf16
