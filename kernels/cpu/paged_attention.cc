@@ -87,7 +87,7 @@ void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stri
 namespace {
 
 std::atomic<bool> g_allow_avx512{true};
-std::atomic<bool> g_allow_amx{true};
+std::atomic<bool> g_allow_bf16_products{true};
 
 // Portable implementation of one query token's group (the reference order
 // of operations).
@@ -127,10 +127,10 @@ void AttendGeneric(const internal::AttentionTile& t, size_t i, const PagedAttent
 }  // namespace
 
 void PagedAttentionAllowAvx512(bool allow) { g_allow_avx512.store(allow); }
-void PagedAttentionAllowAmx(bool allow) { g_allow_amx.store(allow); }
+void PagedAttentionAllowBf16Products(bool allow) { g_allow_bf16_products.store(allow); }
 
 bool internal::TileReadyLayout(const PagedAttentionShape& s) {
-  return g_allow_avx512.load() && g_allow_amx.load() && internal::AmxAttentionUsable(s);
+  return g_allow_avx512.load() && g_allow_bf16_products.load() && internal::AmxAttentionUsable(s);
 }
 
 void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& b,
@@ -140,6 +140,7 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
   const size_t group = s.num_q_heads / s.num_kv_heads;
   const size_t hd = s.head_dim;
   const bool avx512 = g_allow_avx512.load();
+  const bool dpbf16 = avx512 && g_allow_bf16_products.load() && internal::Dpbf16AttentionUsable(s);
   if (internal::TileReadyLayout(s)) {
     internal::PagedAttentionAmx(q, q_stride, b, s, k_cache, v_cache, out, out_stride, pool);
     return;
@@ -182,6 +183,7 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
         longest = std::max(longest, tile.last[i] - tile.first[i] + 1);
       }
       if (scores.size() < tile.tokens * group * longest) scores.resize(tile.tokens * group * longest);
+      if (dpbf16 && internal::AttendTileDpbf16(tile, s, group, k_cache, v_cache, scores.data())) continue;
       if (avx512 && internal::AttendTileAvx512(tile, s, group, k_cache, v_cache, scores.data())) continue;
       if (acc.size() < (group + 1) * hd) acc.resize((group + 1) * hd);
       for (size_t i = 0; i < tile.tokens; ++i) {

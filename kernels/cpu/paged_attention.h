@@ -12,7 +12,7 @@
 //   K: [num_blocks][num_kv_heads][block_size][head_dim]
 //   V: [num_blocks][num_kv_heads][head_dim][block_size]
 // whose blocks are AMX tile operands as they lie. WriteKvCache writes the
-// layout PagedAttention reads; PagedAttentionAllowAvx512 / AllowAmx change it,
+// layout PagedAttention reads; PagedAttentionAllowAvx512 / AllowBf16Products change it,
 // so switch them only while no cache holds K/V.
 // Logical position j of a request lives in block block_table[j / block_size],
 // slot j % block_size.
@@ -23,7 +23,9 @@
 //
 // With shape.bf16_products on an AMX CPU (paged_attention_amx.cc), items are
 // (KV head, up to 32 query rows of one request) and the products run on
-// tiles; the same per-row determinism holds (see that file).
+// tiles; the same per-row determinism holds (see that file). Without AMX but
+// with AVX512-BF16 (paged_attention_dpbf16.cc), the tiles above multiply bf16
+// pairs with vdpbf16ps in the standard layout.
 //
 // Determinism: each query row (token, head) reduces over head_dim and over the
 // context in a fixed order, so a token's output depends only on its query,
@@ -54,9 +56,11 @@ struct PagedAttentionShape {
   float scale = 1.0f;         // multiplies q·k
   size_t sliding_window = 0;  // 0: attend to the whole prefix
   // Products in bf16 (what MatmulPrecision::kBF16 asks of the matmuls): q, K,
-  // V and the softmax numerators are rounded to bf16 and multiplied on AMX
-  // tiles with fp32 accumulation, where the CPU has AMX, head_dim is a
-  // multiple of 32, block_size a multiple of 32 and the GQA group at most 16.
+  // V and the softmax numerators are rounded to bf16 and multiplied with fp32
+  // accumulation: on AMX tiles where the CPU has AMX, head_dim is a multiple
+  // of 32, block_size a multiple of 32 and the GQA group at most 16; with
+  // vdpbf16ps where the CPU has AVX512-BF16 (and the AMX kernel does not
+  // run), head_dim is 16, 32, 64, 128 or 256 and the group at most 16.
   // Elsewhere the fp32 kernels run (the flag is then ignored).
   bool bf16_products = false;
 };
@@ -89,9 +93,10 @@ void PagedAttention(const float* q, size_t q_stride, const PagedAttentionBatch& 
 // to within rounding; tests and benchmarks switch to compare the two.
 void PagedAttentionAllowAvx512(bool allow);
 
-// Chooses whether shapes with bf16_products may use the AMX kernel (default:
-// yes). false runs the fp32 kernels for them; benchmarks compare the two.
-void PagedAttentionAllowAmx(bool allow);
+// Chooses whether shapes with bf16_products may use the bf16-product kernels
+// (AMX or vdpbf16ps; default: yes). false runs the fp32 kernels for them;
+// benchmarks compare the two.
+void PagedAttentionAllowBf16Products(bool allow);
 
 // Scalar reference over contiguous per-token keys/values: for a single
 // sequence of `tokens` tokens at positions 0..tokens-1 with k/v [tokens ×

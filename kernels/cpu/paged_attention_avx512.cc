@@ -20,8 +20,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/exp_avx512.h"
-#include "kernels/cpu/paged_attention_item.h"
+#include "kernels/cpu/paged_attention_avx512_parts.h"
 
 namespace llmserve::kernels::cpu::internal {
 
@@ -31,12 +30,6 @@ bool HaveAvx512() {
 }
 
 namespace {
-
-constexpr size_t kMaxRows = kMaxTileTokens * 16;
-
-__attribute__((target("avx512f"))) inline __mmask16 LowMask(size_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
-}
 
 // Up to 16 cache elements at element `off` as floats (bf16 widened by a
 // shift); lanes outside `mask` are 0 and not read.
@@ -83,28 +76,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ScoreRows(const
   for (int r = 0; r < RN; ++r) out[r] = acc[r];
 }
 
-struct RowInfo {
-  const float* q;
-  size_t first, last;
-  float* scores;  // score of key j at scores[j - first]
-};
-
-// Scales and stores the scores of keys j0..j0+15 (lanes in `mask`) for RN rows.
-template <int RN>
-__attribute__((target("avx512f"))) inline void StoreScores(const RowInfo* rows, const __m512* acc, size_t j0,
-                                                           __mmask16 mask, __m512 scale) {
-  for (int r = 0; r < RN; ++r) {
-    const RowInfo& row = rows[r];
-    if (j0 > row.last || j0 + 15 < row.first) continue;
-    const size_t lo = row.first > j0 ? row.first - j0 : 0;
-    const size_t hi = std::min<size_t>(15, row.last - j0);  // inclusive
-    const __mmask16 keep = static_cast<__mmask16>(mask & LowMask(hi + 1) & ~LowMask(lo));
-    if (keep == 0) continue;
-    const __m512 s = _mm512_maskz_compress_ps(keep, _mm512_mul_ps(acc[r], scale));
-    _mm512_mask_storeu_ps(row.scores + (j0 + lo - row.first), LowMask(__builtin_popcount(keep)), s);
-  }
-}
-
 template <int RN, size_t HD, bool BF16>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void ScoreChunk(const RowInfo* rows, const void* k_cache, size_t kbase,
                                                            size_t bs, __mmask16 mask, size_t j0, __m512 scale) {
@@ -122,19 +93,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void AttendTile(const Atten
   constexpr size_t hd = 16 * NV;
   const size_t bs = s.block_size;
   const __m512 scale = _mm512_set1_ps(s.scale);
-  size_t kfirst = t.first[0], klast = t.last[0], stride = 0;
-  for (size_t i = 0; i < t.tokens; ++i) {
-    kfirst = std::min(kfirst, t.first[i]);
-    klast = std::max(klast, t.last[i]);
-    stride = std::max(stride, t.last[i] - t.first[i] + 1);
-  }
-  const size_t nrows = t.tokens * group;
-  RowInfo rows[kMaxRows];
-  for (size_t i = 0; i < t.tokens; ++i) {
-    for (size_t g = 0; g < group; ++g) {
-      rows[i * group + g] = {t.q[i] + g * hd, t.first[i], t.last[i], scores + (i * group + g) * stride};
-    }
-  }
+  RowInfo rows[kMaxTileRows];
+  size_t kfirst, klast;
+  const size_t nrows = TileRows(t, group, hd, scores, rows, &kfirst, &klast);
   // Scores, 16 keys (or the rest of a block) at a time, for all rows.
   for (size_t b = kfirst / bs; b <= klast / bs; ++b) {
     for (size_t slot0 = 0; slot0 < bs; slot0 += 16) {
@@ -158,30 +119,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void AttendTile(const Atten
     }
   }
   // Softmax numerators in place; 1 / sum per row.
-  float inv_sum[kMaxRows];
-  for (size_t r = 0; r < nrows; ++r) {
-    float* sc = rows[r].scores;
-    const size_t ctx = rows[r].last - rows[r].first + 1;
-    __m512 mx = _mm512_set1_ps(-INFINITY);
-    size_t j = 0;
-    for (; j + 16 <= ctx; j += 16) mx = _mm512_max_ps(mx, _mm512_loadu_ps(sc + j));
-    float m = _mm512_reduce_max_ps(mx);
-    for (; j < ctx; ++j) m = std::max(m, sc[j]);
-    const __m512 vm = _mm512_set1_ps(m);
-    __m512 sum = _mm512_setzero_ps();
-    for (j = 0; j + 16 <= ctx; j += 16) {
-      const __m512 e = ExpAvx512(_mm512_sub_ps(_mm512_loadu_ps(sc + j), vm));
-      _mm512_storeu_ps(sc + j, e);
-      sum = _mm512_add_ps(sum, e);
-    }
-    if (j < ctx) {
-      const __mmask16 m16 = LowMask(ctx - j);
-      const __m512 e = _mm512_maskz_mov_ps(m16, ExpAvx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m16, sc + j), vm)));
-      _mm512_mask_storeu_ps(sc + j, m16, e);
-      sum = _mm512_add_ps(sum, e);
-    }
-    inv_sum[r] = 1.0f / _mm512_reduce_add_ps(sum);
-  }
+  float inv_sum[kMaxTileRows];
+  SoftmaxNumerators(rows, nrows, inv_sum);
   // p·V per token: each value row loaded once for two heads of the group.
   for (size_t i = 0; i < t.tokens; ++i) {
     const size_t first = t.first[i], last = t.last[i];

@@ -60,6 +60,16 @@ bool AttendTileAvx512(const AttentionTile& tile, const PagedAttentionShape& s, s
 // True when this CPU runs AttendTileAvx512.
 bool HaveAvx512();
 
+// True when AttendTileDpbf16 may run shape s: s.bf16_products, the active
+// ISA has AVX512-BF16 (ActiveIsa() >= Isa::kAvx512Bf16), GQA group <= 16.
+bool Dpbf16AttentionUsable(const PagedAttentionShape& s);
+
+// AttendTileAvx512 with bf16 products on vdpbf16ps (paged_attention_dpbf16.cc);
+// call only when Dpbf16AttentionUsable(s). Returns false (doing nothing) for
+// a head_dim it is not built for (16, 32, 64, 128, 256).
+bool AttendTileDpbf16(const AttentionTile& tile, const PagedAttentionShape& s, size_t group,
+                      const void* k_cache, const void* v_cache, float* scores);
+
 // True when PagedAttentionAmx handles shape s on this CPU: s.bf16_products,
 // AMX, head_dim and block_size multiples of 32, GQA group of 1..16.
 bool AmxAttentionUsable(const PagedAttentionShape& s);

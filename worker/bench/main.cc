@@ -16,8 +16,8 @@
 //    "peak":"amx"|"avx512bf16", "peak_gflop_per_s":..., "ratio_to_peak":...}
 //        (the bf16 compute peak of the kernels bf16 matmuls use, same rep, every thread:
 //         tdpbf16ps with operands in tiles, or vdpbf16ps on registers without AMX)
-//   {"what":"prefill_fp32_attention", "seconds":...}           (bf16 on AMX: the same prefill with the
-//                                                             fp32 attention kernels, same rep)
+//   {"what":"prefill_fp32_attention", "seconds":...}           (bf16 with bf16-product attention: the same
+//                                                             prefill with the fp32 attention kernels, same rep)
 // (weight GFLOP = 2 × (layer matmul parameters × tokens + lm_head parameters): the
 // lm_head runs for the last token only.)
 #include <immintrin.h>
@@ -60,9 +60,9 @@ DEFINE_string(bench_kv_dtype, "auto",
               "KV cache element type: auto (as the server's --kv-cache-dtype default: bf16 when the matmuls are "
               "bf16), f32 or bf16.");
 DEFINE_bool(bench_attention_avx512, true, "Let attention use its AVX-512 path (false: the portable one).");
-DEFINE_bool(bench_attention_amx, true,
-            "bf16 on AMX: attention on AMX tiles, with the fp32-attention prefill measured in the same repetition as "
-            "its baseline (false: fp32 attention only).");
+DEFINE_bool(bench_attention_bf16, true,
+            "bf16 on a CPU with AMX or AVX512-BF16: attention with bf16 products (AMX tiles or vdpbf16ps), with the "
+            "fp32-attention prefill measured in the same repetition as its baseline (false: fp32 attention only).");
 DEFINE_int32(bench_bandwidth_mib, 1024, "Size of the buffer read for the bandwidth roofline.");
 
 namespace {
@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
     }
   }
   llmserve::kernels::cpu::PagedAttentionAllowAvx512(FLAGS_bench_attention_avx512);
-  llmserve::kernels::cpu::PagedAttentionAllowAmx(FLAGS_bench_attention_amx);
+  llmserve::kernels::cpu::PagedAttentionAllowBf16Products(FLAGS_bench_attention_bf16);
   llmserve::kernels::cpu::ThreadPool pool(static_cast<size_t>(std::max(0, FLAGS_bench_threads)));
   w::LoadOptions opts;
   opts.precision = FLAGS_bench_precision == "bf16" ? llmserve::kernels::cpu::MatmulPrecision::kBF16
@@ -254,7 +254,6 @@ int main(int argc, char** argv) {
   const char* kv_name = kv_dtype == llmserve::kernels::cpu::KvDType::kBF16 ? "bf16" : "f32";
   std::printf("{\"what\":\"kv_cache\",\"dtype\":\"%s\"}\n", kv_name);
   w::KvCache cache(model.CacheShape(num_blocks, bs, kv_dtype));
-  const bool amx = llmserve::kernels::cpu::GetCpuFeatures().amx;
   const Bf16Peak bf16_peak = Bf16PeakFor(llmserve::kernels::cpu::GetCpuFeatures());
   const double peak_flops =
       bf16_peak.flops_per_iteration * static_cast<double>(bf16_peak.iterations) * static_cast<double>(pool.size());
@@ -335,21 +334,21 @@ int main(int argc, char** argv) {
         return sw.Stop();
       };
       // Baseline in the same repetition: the same prefill with the fp32
-      // attention kernels (what bf16 models ran before the AMX attention).
+      // attention kernels (what bf16 models ran before the bf16-product attention).
       Timing base{0, 0};
-      const bool amx_attention = amx && FLAGS_bench_precision == "bf16" && FLAGS_bench_attention_amx;
-      if (amx_attention) {
-        llmserve::kernels::cpu::PagedAttentionAllowAmx(false);
+      const bool bf16_attention = bf16_peak.name != nullptr && FLAGS_bench_precision == "bf16" && FLAGS_bench_attention_bf16;
+      if (bf16_attention) {
+        llmserve::kernels::cpu::PagedAttentionAllowBf16Products(false);
         base = run_prefill();
-        llmserve::kernels::cpu::PagedAttentionAllowAmx(true);
+        llmserve::kernels::cpu::PagedAttentionAllowBf16Products(true);
       }
       const Timing t = run_prefill();
-      if (amx_attention) {
+      if (bf16_attention) {
         std::printf("{\"what\":\"prefill_fp32_attention\",\"rep\":%d,\"seconds\":%.3f,\"seconds_cpu\":%.3f}\n", rep,
                     base.wall, base.cpu);
         add("(c) prefill tok/s, fp32 attention", static_cast<double>(prefill) / base.wall,
             static_cast<double>(prefill) / base.cpu);
-        add("(c) AMX attention speed-up (x)", base.wall / t.wall, base.cpu / t.cpu);
+        add("(c) bf16-product attention speed-up (x)", base.wall / t.wall, base.cpu / t.cpu);
       }
       const double gflops = prefill_flops / t.wall / 1e9, gflops_cpu = prefill_flops / t.cpu / 1e9;
       std::printf("{\"what\":\"prefill\",\"rep\":%d,\"tokens\":%zu,\"seconds\":%.3f,\"seconds_cpu\":%.3f,"

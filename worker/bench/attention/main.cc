@@ -1,7 +1,8 @@
 // Google Benchmark of the paged attention kernel on the Qwen3-0.6B attention
 // shape (16 query heads, 8 KV heads, head_dim 128, block 32): a 512-token
 // prefill and a 16-request decode at context 512, AVX-512 vs portable path,
-// fp32 vs bf16 cache, and bf16 products on AMX tiles (what bf16 models run).
+// fp32 vs bf16 cache, and bf16 products (what bf16 models run) on AMX tiles
+// and with vdpbf16ps (AVX512-BF16, the ISA capped below AMX for it).
 // Each case reports GFLOP/s (wall time) and its ratio to the AVX-512 fp32 FMA
 // peak of the same thread pool, measured once in the same process; the AMX
 // cases also their ratio to the AMX bf16 in-register peak, measured likewise.
@@ -77,14 +78,24 @@ double AmxPeakGflops(ThreadPool& pool) {
   return peak;
 }
 
-void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false, bool amx = false) {
+// Which products the attention kernel multiplies in.
+enum class Products { kFp32, kAmx, kDpbf16 };
+
+void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false, Products products = Products::kFp32) {
+  const bool amx = products == Products::kAmx;
   if (amx && ActiveIsa() != Isa::kAmx) {
     state.SkipWithError("no AMX on this CPU");
     return;
   }
+  if (products == Products::kDpbf16 && !GetCpuFeatures().avx512_bf16) {
+    state.SkipWithError("no AVX512-BF16 on this CPU");
+    return;
+  }
+  // vdpbf16ps runs where AMX does not: cap the ISA below AMX for it.
+  if (products == Products::kDpbf16) SetMaxIsa(Isa::kAvx512Bf16);
   PagedAttentionAllowAvx512(avx512);
   PagedAttentionShape s;
-  s.bf16_products = amx;
+  s.bf16_products = products != Products::kFp32;
   s.kv_dtype = bf16 ? KvDType::kBF16 : KvDType::kF32;
   s.num_q_heads = 16;
   s.num_kv_heads = 8;
@@ -137,6 +148,7 @@ void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false, 
                                                        benchmark::Counter::kIsIterationInvariantRate);
   }
   PagedAttentionAllowAvx512(true);
+  SetMaxIsa(Isa::kAmx);
 }
 
 void BM_Prefill512_Avx512(benchmark::State& st) { Run(st, true, true); }
@@ -145,14 +157,18 @@ void BM_Decode16x512_Avx512(benchmark::State& st) { Run(st, true, false); }
 void BM_Decode16x512_Portable(benchmark::State& st) { Run(st, false, false); }
 void BM_Decode16x512_Avx512_Bf16Cache(benchmark::State& st) { Run(st, true, false, true); }
 void BM_Prefill512_Avx512_Bf16Cache(benchmark::State& st) { Run(st, true, true, true); }
-void BM_Prefill512_Amx(benchmark::State& st) { Run(st, true, true, false, true); }
-void BM_Prefill512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, true, true, true); }
-void BM_Decode16x512_Amx(benchmark::State& st) { Run(st, true, false, false, true); }
-void BM_Decode16x512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, false, true, true); }
+void BM_Prefill512_Amx(benchmark::State& st) { Run(st, true, true, false, Products::kAmx); }
+void BM_Prefill512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, true, true, Products::kAmx); }
+void BM_Decode16x512_Amx(benchmark::State& st) { Run(st, true, false, false, Products::kAmx); }
+void BM_Decode16x512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, false, true, Products::kAmx); }
+void BM_Prefill512_Dpbf16_Bf16Cache(benchmark::State& st) { Run(st, true, true, true, Products::kDpbf16); }
+void BM_Decode16x512_Dpbf16_Bf16Cache(benchmark::State& st) { Run(st, true, false, true, Products::kDpbf16); }
 BENCHMARK(BM_Prefill512_Amx)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Prefill512_Amx_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Decode16x512_Amx)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Decode16x512_Amx_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Prefill512_Dpbf16_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode16x512_Dpbf16_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Prefill512_Avx512)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Prefill512_Portable)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Decode16x512_Avx512)->Unit(benchmark::kMillisecond)->UseRealTime();
