@@ -336,7 +336,9 @@ int main(int argc, char** argv) {
       // Baseline in the same repetition: the same prefill with the fp32
       // attention kernels (what bf16 models ran before the bf16-product attention).
       Timing base{0, 0};
-      const bool bf16_attention = bf16_peak.name != nullptr && FLAGS_bench_precision == "bf16" && FLAGS_bench_attention_bf16;
+      const bool bf16_attention = static_cast<int>(llmserve::kernels::cpu::ActiveIsa()) >=
+                                      static_cast<int>(llmserve::kernels::cpu::Isa::kAvx512Bf16) &&
+                                  FLAGS_bench_precision == "bf16" && FLAGS_bench_attention_bf16;
       if (bf16_attention) {
         llmserve::kernels::cpu::PagedAttentionAllowBf16Products(false);
         base = run_prefill();
