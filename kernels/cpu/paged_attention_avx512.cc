@@ -54,11 +54,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m512 LoadFull(cons
 }
 
 // Scores of RN query rows against the (up to 16) keys whose transposed
-// vectors start at element `kbase` (dimension d at kbase + d * bs).
+// vectors start at element `kbase` (dimension d at kbase + d * bs);
+// prefetches 16 keys' worth of bytes from `ahead` (when not null) on the way.
 template <int RN, size_t HD, bool BF16>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ScoreRows(const float* const* q, const void* k_cache,
                                                                  size_t kbase, size_t bs, __mmask16 mask,
-                                                                 __m512* out) {
+                                                                 __m512* out, const char* ahead) {
+  constexpr size_t kStep = (BF16 ? 2 : 4) * 16;  // bytes read per dimension
   // Local accumulators and query pointers (kept in registers: `out` and the
   // queries could alias as far as the compiler knows).
   __m512 acc[RN];
@@ -72,17 +74,19 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void ScoreRows(const
   for (size_t d = 1; d < HD; ++d) {
     const __m512 k = LoadCache<BF16>(k_cache, kbase + d * ldk, mask);
     for (int r = 0; r < RN; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(qr[r][d]), k, acc[r]);
+    if (ahead != nullptr) PrefetchLines(ahead + d * kStep, kStep);
   }
   for (int r = 0; r < RN; ++r) out[r] = acc[r];
 }
 
 template <int RN, size_t HD, bool BF16>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void ScoreChunk(const RowInfo* rows, const void* k_cache, size_t kbase,
-                                                           size_t bs, __mmask16 mask, size_t j0, __m512 scale) {
+                                                           size_t bs, __mmask16 mask, size_t j0, __m512 scale,
+                                                           const char* ahead) {
   const float* q[RN];
   for (int r = 0; r < RN; ++r) q[r] = rows[r].q;
   __m512 acc[RN];
-  ScoreRows<RN, HD, BF16>(q, k_cache, kbase, bs, mask, acc);
+  ScoreRows<RN, HD, BF16>(q, k_cache, kbase, bs, mask, acc, ahead);
   StoreScores<RN>(rows, acc, j0, mask, scale);
 }
 
@@ -91,6 +95,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void AttendTile(const Atten
                                                            size_t group, const void* k_cache, const void* v_cache,
                                                            float* scores) {
   constexpr size_t hd = 16 * NV;
+  constexpr size_t kEs = BF16 ? 2 : 4;  // cache element bytes
   const size_t bs = s.block_size;
   const __m512 scale = _mm512_set1_ps(s.scale);
   RowInfo rows[kMaxTileRows];
@@ -104,16 +109,18 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void AttendTile(const Atten
       if (j0 + 16 <= kfirst) continue;
       const __mmask16 mask = LowMask(std::min<size_t>(16, bs - slot0));
       const size_t kbase = KeyOffset(s, static_cast<size_t>(t.table[b]), t.kv_head, slot0);
+      // Only the first chunk of rows reads ahead.
+      const char* ahead = KeyReadAhead<kEs>(s, t, b, kfirst, klast, k_cache, v_cache) + slot0 * hd * kEs;
       size_t r = 0;
-      for (; r + 8 <= nrows; r += 8) ScoreChunk<8, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale);
+      for (; r + 8 <= nrows; r += 8, ahead = nullptr) ScoreChunk<8, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead);
       switch (nrows - r) {
-        case 7: ScoreChunk<7, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
-        case 6: ScoreChunk<6, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
-        case 5: ScoreChunk<5, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
-        case 4: ScoreChunk<4, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
-        case 3: ScoreChunk<3, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
-        case 2: ScoreChunk<2, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
-        case 1: ScoreChunk<1, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale); break;
+        case 7: ScoreChunk<7, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+        case 6: ScoreChunk<6, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+        case 5: ScoreChunk<5, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+        case 4: ScoreChunk<4, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+        case 3: ScoreChunk<3, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+        case 2: ScoreChunk<2, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+        case 1: ScoreChunk<1, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
         default: break;
       }
     }
@@ -135,8 +142,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void AttendTile(const Atten
       for (size_t j = first; j <= last;) {
         const size_t b = j / bs, end = std::min(last + 1, (b + 1) * bs);
         size_t val = ValueOffset(s, static_cast<size_t>(t.table[b]), t.kv_head, j % bs);
+        const bool read_ahead = b < last / bs;
         if (gn > 1) {
           for (; j < end; ++j, val += hd) {
+            if (read_ahead) PrefetchLines(ValueRowAhead<kEs>(s, t, b, j % bs, v_cache), hd * kEs);
             const __m512 w0 = _mm512_set1_ps(p0[j - first]);
             const __m512 w1 = _mm512_set1_ps(p1[j - first]);
             for (int v = 0; v < NV; ++v) {
@@ -147,6 +156,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void AttendTile(const Atten
           }
         } else {
           for (; j < end; ++j, val += hd) {
+            if (read_ahead) PrefetchLines(ValueRowAhead<kEs>(s, t, b, j % bs, v_cache), hd * kEs);
             const __m512 w0 = _mm512_set1_ps(p0[j - first]);
             for (int v = 0; v < NV; ++v) acc0[v] = _mm512_fmadd_ps(w0, LoadFull<BF16>(v_cache, val + 16 * v), acc0[v]);
           }

@@ -74,10 +74,12 @@ LLMSERVE_DPBF16 inline __m512bh BroadcastPair(const uint16_t* pair) {
 }
 
 // Scores of RN rows (bf16 queries qb[r], HD elements) against the up to 16
-// keys whose transposed vectors start at element `kbase`.
+// keys whose transposed vectors start at element `kbase`; prefetches 16 keys'
+// worth of bytes from `ahead` (when not null) on the way.
 template <int RN, size_t HD, bool BF16>
 LLMSERVE_DPBF16 inline void DotRows(const uint16_t* const* qb, const void* k_cache, size_t kbase, size_t bs,
-                                    __mmask16 mask, __m512* out) {
+                                    __mmask16 mask, __m512* out, const char* ahead) {
+  constexpr size_t kStep = (BF16 ? 2 : 4) * 32;  // bytes read per pair of dimensions
   // Local accumulators and query pointers: `out` is only written at the end,
   // so the compiler keeps the sums in registers.
   __m512 acc[RN];
@@ -87,31 +89,35 @@ LLMSERVE_DPBF16 inline void DotRows(const uint16_t* const* qb, const void* k_cac
     const __m512bh k =
         Interleave(LoadBf16<BF16>(k_cache, kbase + d * bs, mask), LoadBf16<BF16>(k_cache, kbase + (d + 1) * bs, mask));
     for (int r = 0; r < RN; ++r) acc[r] = _mm512_dpbf16_ps(acc[r], BroadcastPair(q[r] + d), k);
+    if (ahead != nullptr) PrefetchLines(ahead + d / 2 * kStep, kStep);
   }
   for (int r = 0; r < RN; ++r) out[r] = acc[r];
 }
 
 template <int RN, size_t HD, bool BF16>
 LLMSERVE_DPBF16 void ScoreChunk(const RowInfo* rows, const uint16_t* const* qb, const void* k_cache, size_t kbase,
-                                size_t bs, __mmask16 mask, size_t j0, __m512 scale) {
+                                size_t bs, __mmask16 mask, size_t j0, __m512 scale, const char* ahead) {
   __m512 acc[RN];
-  DotRows<RN, HD, BF16>(qb, k_cache, kbase, bs, mask, acc);
+  DotRows<RN, HD, BF16>(qb, k_cache, kbase, bs, mask, acc, ahead);
   StoreScores<RN>(rows, acc, j0, mask, scale);
 }
 
 template <size_t HD, bool BF16>
 LLMSERVE_DPBF16 void ScoreRows(const RowInfo* rows, const uint16_t* const* qb, size_t nrows, const void* k_cache,
-                               size_t kbase, size_t bs, __mmask16 mask, size_t j0, __m512 scale) {
+                               size_t kbase, size_t bs, __mmask16 mask, size_t j0, __m512 scale, const char* ahead) {
+  // Only the first chunk of rows reads ahead.
   size_t r = 0;
-  for (; r + 8 <= nrows; r += 8) ScoreChunk<8, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale);
+  for (; r + 8 <= nrows; r += 8, ahead = nullptr) {
+    ScoreChunk<8, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale, ahead);
+  }
   switch (nrows - r) {
-    case 7: ScoreChunk<7, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale); break;
-    case 6: ScoreChunk<6, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale); break;
-    case 5: ScoreChunk<5, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale); break;
-    case 4: ScoreChunk<4, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale); break;
-    case 3: ScoreChunk<3, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale); break;
-    case 2: ScoreChunk<2, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale); break;
-    case 1: ScoreChunk<1, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale); break;
+    case 7: ScoreChunk<7, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+    case 6: ScoreChunk<6, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+    case 5: ScoreChunk<5, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+    case 4: ScoreChunk<4, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+    case 3: ScoreChunk<3, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+    case 2: ScoreChunk<2, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
+    case 1: ScoreChunk<1, HD, BF16>(rows + r, qb + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
     default: break;
   }
 }
@@ -131,6 +137,7 @@ template <int NV, bool BF16>  // NV = head_dim / 16
 LLMSERVE_DPBF16 void AttendTile(const AttentionTile& t, const PagedAttentionShape& s, size_t group, const void* k_cache,
                                 const void* v_cache, float* scores) {
   constexpr size_t hd = 16 * NV;
+  constexpr size_t kEs = BF16 ? 2 : 4;  // cache element bytes
   const size_t bs = s.block_size;
   const __m512 scale = _mm512_set1_ps(s.scale);
   RowInfo rows[kMaxTileRows];
@@ -153,7 +160,8 @@ LLMSERVE_DPBF16 void AttendTile(const AttentionTile& t, const PagedAttentionShap
       if (j0 + 16 <= kfirst) continue;
       const __mmask16 mask = LowMask(std::min<size_t>(16, bs - slot0));
       const size_t kbase = KeyOffset(s, static_cast<size_t>(t.table[b]), t.kv_head, slot0);
-      ScoreRows<hd, BF16>(rows, qb, nrows, k_cache, kbase, bs, mask, j0, scale);
+      const char* ahead = KeyReadAhead<kEs>(s, t, b, kfirst, klast, k_cache, v_cache) + slot0 * hd * kEs;
+      ScoreRows<hd, BF16>(rows, qb, nrows, k_cache, kbase, bs, mask, j0, scale, ahead);
     }
   }
   float inv_sum[kMaxTileRows];
@@ -174,6 +182,7 @@ LLMSERVE_DPBF16 void AttendTile(const AttentionTile& t, const PagedAttentionShap
       for (int v = 0; v < NV; ++v) acc0[v] = acc1[v] = _mm512_setzero_ps();
       ValueCursor cur{s, t, first / bs, first % bs};
       for (size_t j = first; j <= last; j += 2) {
+        if (cur.block < last / bs) PrefetchLines(ValueRowAhead<kEs>(s, t, cur.block, cur.slot, v_cache), 2 * hd * kEs);
         const size_t even_off = cur.Offset();
         cur.Next();
         const bool has_odd = j + 1 <= last;
