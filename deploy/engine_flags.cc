@@ -16,7 +16,8 @@ DEFINE_bool(enable_prefix_caching, true, "Reuse KV blocks of identical prompt pr
 DEFINE_string(prefix_caching_hash_algo, "sha256", "Block hash for prefix caching: sha256 or xxhash.");
 DEFINE_string(kv_cache_memory, "",
               "KV cache size: bytes (e.g. 4G, 512M) or a fraction of free memory (e.g. 0.5); "
-              "empty = 0.9 of what is free after the model.");
+              "empty = 0.9 of what is free after the model. The engine commits (zeroes) it at startup, so a host "
+              "that lacks the memory fails then rather than mid-request.");
 DEFINE_string(kv_cache_dtype, "auto",
               "KV cache element type: auto (bfloat16 when the model computes in bfloat16, as --dtype decides; "
               "float32 otherwise), bfloat16 (half the memory per block), float32.");

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/paged_attention.h"
+#include "kernels/cpu/thread_pool.h"
 
 namespace llmserve::worker {
 
@@ -44,6 +45,11 @@ class KvCache {
   KvCache& operator=(const KvCache&) = delete;
 
   const KvCacheShape& shape() const { return shape_; }
+  // Writes zeros over the pools, so their memory is committed now: a host
+  // without that memory fails at startup instead of in the middle of a
+  // request, and requests never wait for the kernel to fault in (and zero)
+  // a page on their first write (a 2048-token prefill spent 0.2-0.6 s there).
+  void Commit(kernels::cpu::ThreadPool& pool);
   void* keys(size_t layer) { return data_.get() + (2 * layer) * layer_bytes_; }        // layer's K pool
   void* values(size_t layer) { return data_.get() + (2 * layer + 1) * layer_bytes_; }  // layer's V pool
   // Total bytes held.

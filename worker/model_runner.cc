@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <new>
@@ -130,6 +131,12 @@ Status ModelRunner::InitializeKvCache(size_t num_blocks) {
   }
   try {
     cache_ = std::make_unique<KvCache>(shape);
+    LOG(INFO) << "KV cache: committing " << (cache_->bytes() >> 20) << " MiB";
+    const auto start = std::chrono::steady_clock::now();
+    cache_->Commit(*pool_);
+    LOG(INFO) << "KV cache: " << (cache_->bytes() >> 20) << " MiB committed in "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()
+              << " ms";
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("cannot allocate a KV cache of " + std::to_string(num_blocks) + " blocks (" +
                                      std::to_string(shape.bytes_per_block() * num_blocks) + " bytes)");
