@@ -112,7 +112,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void AttendTile(const Atten
       // Only the first chunk of rows reads ahead.
       const char* ahead = KeyReadAhead<kEs>(s, t, b, kfirst, klast, k_cache, v_cache) + slot0 * hd * kEs;
       size_t r = 0;
-      for (; r + 8 <= nrows; r += 8, ahead = nullptr) ScoreChunk<8, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead);
+      for (; r + 8 <= nrows; r += 8, ahead = nullptr) {
+        ScoreChunk<8, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead);
+      }
       switch (nrows - r) {
         case 7: ScoreChunk<7, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
         case 6: ScoreChunk<6, hd, BF16>(rows + r, k_cache, kbase, bs, mask, j0, scale, ahead); break;
