@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <fstream>
 #include <new>
 #include <set>
@@ -85,7 +84,7 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
   const size_t tokens = config_.max_num_batched_tokens;
   const size_t reqs = std::min(config_.max_num_seqs, tokens);
   KvCache scratch(model_->CacheShape(1, config_.block_size, config_.kv_cache_dtype));
-  std::memset(scratch.keys(0), 0, scratch.bytes());
+  scratch.Commit(*pool_);
   ForwardBatch b;
   b.query_start.push_back(0);
   size_t max_len = 0;
