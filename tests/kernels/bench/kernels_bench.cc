@@ -2,7 +2,9 @@
 // in bf16, each reported against a baseline measured in the same run:
 //   (a) one decode step's matmuls at m = 1 vs the read bandwidth of a large buffer;
 //   (b) the same step at m = 4, 16, 64 vs m = 1;
-//   (c) the prefill matmuls at m = 512 vs the AMX in-register peak and OpenBLAS sgemm.
+//   (c) the prefill matmuls at m = 512 vs the AMX in-register peak and OpenBLAS sgemm;
+//   the four layer matmuls of a served prefill step (m = 2048) vs the bf16 peak
+//   (AMX, or vdpbf16ps without AMX).
 // A summary table is printed after Google Benchmark's own output; it uses the
 // fastest repetition of each benchmark (run with --benchmark_repetitions and
 // --benchmark_enable_random_interleaving on a shared machine).
@@ -22,6 +24,7 @@
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_amx.h"
+#include "kernels/cpu/gemm_dpbf16.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -243,6 +246,46 @@ void BM_AmxPeak(benchmark::State& state) {
 }
 BENCHMARK(BM_AmxPeak)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
+constexpr size_t kDpbf16PeakIterations = 1 << 16;
+constexpr double kDpbf16PeakFlops = 2.0 * kDpbf16PeakIterations * dpbf16::kDpbf16PeakFlopsPerIteration;
+
+void BM_Dpbf16Peak(benchmark::State& state) {
+  if (!GetCpuFeatures().avx512_bf16) {
+    state.SkipWithError("no AVX512-BF16 on this CPU");
+    return;
+  }
+  for (auto _ : state) {
+    Pool().ParallelFor(2, 1, [&](size_t, size_t, size_t) {
+      benchmark::DoNotOptimize(dpbf16::Dpbf16PeakLoop(kDpbf16PeakIterations));
+    });
+  }
+  state.counters["GFLOPps"] =
+      benchmark::Counter(kDpbf16PeakFlops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Dpbf16Peak)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+// The four layer matmuls of a served prefill step (16 prompts of 128 tokens:
+// m = 2048) in kBF16. Arg: 0 qkv, 1 o, 2 gate_up, 3 down.
+constexpr size_t kServedPrefillM = 2048;
+struct LayerShape {
+  const char* name;
+  size_t rows, cols;
+};
+constexpr LayerShape kLayerShapes[] = {
+    {"qkv", kQ + 2 * kKv, kHidden}, {"o", kHidden, kQ}, {"gate_up", 2 * kInter, kHidden}, {"down", kHidden, kInter}};
+
+void BM_ServedPrefillGemm(benchmark::State& state) {
+  const LayerShape& shape = kLayerShapes[state.range(0)];
+  const LinearWeight w = RandomBf16Linear(shape.rows, shape.cols, 40 + state.range(0));
+  std::vector<float> x(kServedPrefillM * shape.cols), y(kServedPrefillM * shape.rows);
+  uint64_t s = 9;
+  for (auto& v : x) v = (static_cast<int>(NextRandom(s) % 2001) - 1000) * 1e-3f;
+  for (auto _ : state) w.Apply(x.data(), kServedPrefillM, y.data(), Pool());
+  state.counters["GFLOPps"] = benchmark::Counter(2.0 * kServedPrefillM * shape.rows * shape.cols * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ServedPrefillGemm)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
 // One prefill-shaped GEMM (512 × 1024 → 3072, the gate projection): OpenBLAS
 // sgemm on fp32 weights vs LinearWeight in both precisions.
 constexpr int kGemmM = 512, kGemmK = 1024, kGemmN = 3072;
@@ -420,6 +463,21 @@ void PrintTable(const SummaryReporter& r, bool cpu) {
   if (g0 && g1)
     std::printf("GEMM 512x1024x3072: LinearWeight kBF16 %.0f GFLOP/s, kF32 %.0f GFLOP/s\n",
                 kGemmFlops * 1e-9 / secs(g1), kGemmFlops * 1e-9 / secs(g0));
+  const auto* dp = r.Find("BM_Dpbf16Peak");
+  const auto* amx_peak = r.Find("BM_AmxPeak");
+  const double bf16_peak = amx_peak ? kAmxPeakFlops * 1e-9 / secs(amx_peak)
+                           : dp     ? kDpbf16PeakFlops * 1e-9 / secs(dp)
+                                    : 0;
+  for (int i = 0; i < 4; ++i) {
+    const auto* g = r.Find("BM_ServedPrefillGemm/" + std::to_string(i));
+    if (!g) continue;
+    const LayerShape& shape = kLayerShapes[i];
+    const double gflops = 2.0 * kServedPrefillM * shape.rows * shape.cols * 1e-9 / secs(g);
+    std::printf("served-prefill GEMM %-7s m=%zu %zux%zu: %.0f GFLOP/s", shape.name, kServedPrefillM, shape.cols,
+                shape.rows, gflops);
+    if (bf16_peak > 0) std::printf(" = %.3f of the %s peak (%.0f)", gflops / bf16_peak, amx_peak ? "AMX" : "vdpbf16ps", bf16_peak);
+    std::printf("\n");
+  }
   const auto* h0 = r.Find("BM_LmHeadGemv/0");
   const auto* h1 = r.Find("BM_LmHeadGemv/1");
   if (h0 && h1) {
