@@ -55,7 +55,11 @@ void Model::Reserve(size_t t, size_t num_logits) {
   attn_.resize(t * shard_.num_heads * hd);
   proj_.resize(t * h);
   gate_up_.resize(t * 2 * shard_.intermediate_size);
-  act_.resize(t * shard_.intermediate_size);
+  if (!weights_.layers.empty() && weights_.layers.front().down.TakesTiledInput()) {
+    act_tiles_.resize(weights_.layers.front().down.TiledInputElements(t));
+  } else {
+    act_.resize(t * shard_.intermediate_size);
+  }
   final_.resize(num_logits * h);
   local_logits_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank : 0);
   gathered_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank * shard_.tp_size : 0);
@@ -64,6 +68,7 @@ void Model::Reserve(size_t t, size_t num_logits) {
                         &gathered_}) {
     bytes += v->capacity() * sizeof(float);
   }
+  bytes += act_tiles_.capacity() * sizeof(uint16_t);
   // Attention scratch: per thread, scores for a GQA group over the longest context.
   const size_t group = config_.num_heads / config_.num_kv_heads;
   bytes += pool_->size() * group * (config_.max_position_embeddings + hd) * sizeof(float);
@@ -156,8 +161,13 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
     LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, w.o_bias, t));
     cpu::RmsNorm(hidden_.data(), h, w.post_attention_norm.data(), normed_.data(), h, t, h, eps, *pool_);
     w.gate_up.Apply(normed_.data(), t, gate_up_.data(), *pool_);
-    cpu::SiluMul(gate_up_.data(), t, shard_.intermediate_size, act_.data(), *pool_);
-    w.down.Apply(act_.data(), t, proj_.data(), *pool_);
+    if (w.down.TakesTiledInput()) {
+      cpu::SiluMulTiled(gate_up_.data(), t, shard_.intermediate_size, act_tiles_.data(), *pool_);
+      w.down.ApplyTiled(act_tiles_.data(), t, proj_.data(), *pool_);
+    } else {
+      cpu::SiluMul(gate_up_.data(), t, shard_.intermediate_size, act_.data(), *pool_);
+      w.down.Apply(act_.data(), t, proj_.data(), *pool_);
+    }
     LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, kNoBias, t));
   }
   // Final norm and lm_head only for the rows that are sampled.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/thread_pool.h"
 #include "proto/status_or.h"
@@ -62,6 +63,9 @@ class Model {
 
   // Activations, reused across calls.
   std::vector<float> hidden_, normed_, qkv_, attn_, proj_, gate_up_, act_, final_, local_logits_, gathered_;
+  // The MLP activation as bf16 tiles, where the down projection takes them
+  // (SiluMulTiled; act_ stays empty then).
+  std::vector<uint16_t, kernels::cpu::AlignedAllocator<uint16_t>> act_tiles_;
   std::vector<int32_t> token_request_;
   kernels::cpu::RopeTable rope_table_;
   size_t peak_activation_bytes_ = 0;

@@ -2,25 +2,45 @@
 
 #include <cmath>
 
+#include <glog/logging.h>
+
+#include "kernels/cpu/bf16_round_avx512.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/exp_avx512.h"
+#include "kernels/cpu/gemm_amx.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
 
-// One row with AVX-512: every element (the masked tail too) goes through the
-// same vector code, so a value's result does not depend on where it sits.
+// Lanes of g and u from element i on (fewer than 16 left: the rest are 0).
+__attribute__((target("avx512f"))) inline __mmask16 TailMask(size_t i, size_t n) {
+  const size_t left = i < n ? n - i : 0;
+  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+}
+
+// silu(g) * u over 16 lanes. Every element (a masked tail too) goes through
+// this same vector code, so a value's result does not depend on where it sits.
+__attribute__((target("avx512f"))) inline __m512 SiluMul16(const float* g, const float* u, __mmask16 mask) {
+  const __m512 gv = _mm512_maskz_loadu_ps(mask, g);
+  const __m512 uv = _mm512_maskz_loadu_ps(mask, u);
+  const __m512 e = ExpAvx512(_mm512_sub_ps(_mm512_setzero_ps(), gv));
+  return _mm512_mul_ps(_mm512_div_ps(gv, _mm512_add_ps(_mm512_set1_ps(1.0f), e)), uv);
+}
+
 __attribute__((target("avx512f"))) void SiluMulRowAvx512(const float* g, const float* u, size_t ff,
                                                          float* out) {
-  const __m512 one = _mm512_set1_ps(1.0f);
   for (size_t i = 0; i < ff; i += 16) {
-    const size_t left = ff - i;
-    const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
-    const __m512 gv = _mm512_maskz_loadu_ps(mask, g + i);
-    const __m512 uv = _mm512_maskz_loadu_ps(mask, u + i);
-    const __m512 e = ExpAvx512(_mm512_sub_ps(_mm512_setzero_ps(), gv));
-    const __m512 s = _mm512_div_ps(gv, _mm512_add_ps(one, e));
-    _mm512_mask_storeu_ps(out + i, mask, _mm512_mul_ps(s, uv));
+    const __mmask16 mask = TailMask(i, ff);
+    _mm512_mask_storeu_ps(out + i, mask, SiluMul16(g + i, u + i, mask));
+  }
+}
+
+// One row of SiluMulTiled: `dst` is the row's place in its first k tile.
+__attribute__((target("avx512f,avx512bw"))) void SiluMulRowTiledAvx512(const float* g, const float* u, size_t ff,
+                                                                       size_t kpad, uint16_t* dst) {
+  for (size_t c = 0; c < kpad; c += 16) {
+    const __m256i bf16 = RoundToBf16Avx512(SiluMul16(g + c, u + c, TailMask(c, ff)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (c / 32) * 512 + c % 32), bf16);
   }
 }
 
@@ -46,6 +66,19 @@ void SiluMul(const float* gate_up, size_t rows, size_t ff, float* out, ThreadPoo
       } else {
         SiluMulRowScalar(g, g + ff, ff, out + r * ff);
       }
+    }
+  });
+}
+
+void SiluMulTiled(const float* gate_up, size_t rows, size_t ff, uint16_t* a, ThreadPool& pool) {
+  CHECK_GE(static_cast<int>(ActiveIsa()), static_cast<int>(Isa::kAvx512));
+  const size_t kpad = amx::PaddedK(ff);
+  const size_t grain = ff >= 1024 ? 4 : 64;
+  pool.ParallelFor(rows, grain, [&](size_t begin, size_t end, size_t) {
+    for (size_t r = begin; r < end; ++r) {
+      const float* g = gate_up + r * 2 * ff;
+      // Row r sits in tile row block r / 16, row r % 16 of each 16 × 32 tile.
+      SiluMulRowTiledAvx512(g, g + ff, ff, kpad, a + (r / 16) * kpad * 16 + (r % 16) * 32);
     }
   });
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/bf16_round_avx512.h"
 
 #define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 
@@ -21,9 +22,6 @@ namespace {
 
 LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, size_t r0, size_t r1,
                                        uint16_t* a, size_t kpad) {
-  const __m512i round = _mm512_set1_epi32(0x7fff);
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i quiet = _mm512_set1_epi32(0x40);
   const size_t kb_count = kpad / 32;
   for (size_t r = r0; r < r1; ++r) {
     const float* src = x + r * ldx;
@@ -33,14 +31,8 @@ LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, siz
       const size_t left = c < k ? k - c : 0;
       const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff)
                                         : static_cast<__mmask16>((1u << left) - 1);
-      const __m512 v = _mm512_maskz_loadu_ps(mask, src + c);
-      const __m512i u = _mm512_castps_si512(v);
-      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
-      __m512i r16 = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(round, lsb)), 16);
-      const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-      r16 = _mm512_mask_mov_epi32(r16, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (c / 32) * 512 + c % 32),
-                          _mm512_cvtepi32_epi16(r16));
+                          RoundToBf16Avx512(_mm512_maskz_loadu_ps(mask, src + c)));
     }
   }
 }

@@ -127,22 +127,46 @@ void RoundRowsToBf16(const float* x, size_t count, float* out) {
 
 }  // namespace
 
+bool LinearWeight::TakesTiledInput() const {
+  return precision_ == MatmulPrecision::kBF16 && UsesTiledLayout(isa_);
+}
+
+size_t LinearWeight::TiledInputElements(size_t m) const { return amx::TiledABytes(m, amx::PaddedK(cols_)) / 2; }
+
+void LinearWeight::ApplyTiled(const uint16_t* a, size_t m, float* y, ThreadPool& pool) const {
+  CHECK(TakesTiledInput());
+  if (m == 0 || rows_ == 0) return;
+  if (cols_ == 0) {
+    std::memset(y, 0, m * rows_ * sizeof(float));
+    return;
+  }
+  // Each output row is reduced inside one call by the same sequence of tile
+  // (or vdpbf16ps) steps whatever m is; threads share out ranges of output
+  // panels only, so which thread computes an output never changes its bits.
+  const size_t kpad = amx::PaddedK(cols_);
+  const size_t panels = (rows_ + 15) / 16;
+  const auto* w = reinterpret_cast<const uint16_t*>(data_.data());
+  if (isa_ == Isa::kAmx) {
+    pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 4), [&](size_t begin, size_t end, size_t) {
+      amx::Gemm(a, m, kpad, w, rows_, y, rows_, begin, end);
+    });
+  } else {
+    pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 6), [&](size_t begin, size_t end, size_t) {
+      dpbf16::Gemm(a, m, kpad, w, rows_, y, rows_, begin, end);
+    });
+  }
+}
+
 void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) const {
   if (m == 0 || rows_ == 0) return;
   if (cols_ == 0) {
     std::memset(y, 0, m * rows_ * sizeof(float));
     return;
   }
-  const size_t panels = (rows_ + 15) / 16;
-  if (precision_ == MatmulPrecision::kBF16 && UsesTiledLayout(isa_)) {
-    // Each output row is reduced inside one call by the same sequence of
-    // tile (or vdpbf16ps) steps whatever m is; threads share out ranges of
-    // output panels only, so which thread computes an output never changes
-    // its bits.
+  if (TakesTiledInput()) {
     const size_t kpad = amx::PaddedK(cols_);
     thread_local std::vector<uint16_t, AlignedAllocator<uint16_t>> a;
-    const size_t a_elems = amx::TiledABytes(m, kpad) / 2;
-    if (a.size() < a_elems) a.resize(a_elems);
+    if (a.size() < TiledInputElements(m)) a.resize(TiledInputElements(m));
     uint16_t* ap = a.data();
     if (m * kpad >= (size_t{1} << 16)) {
       pool.ParallelFor(m, 8, [&](size_t begin, size_t end, size_t) {
@@ -151,18 +175,10 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
     } else {
       amx::ConvertRows(x, cols_, cols_, 0, m, ap, kpad);
     }
-    const auto* w = reinterpret_cast<const uint16_t*>(data_.data());
-    if (isa_ == Isa::kAmx) {
-      pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 4), [&](size_t begin, size_t end, size_t) {
-        amx::Gemm(ap, m, kpad, w, rows_, y, rows_, begin, end);
-      });
-    } else {
-      pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 6), [&](size_t begin, size_t end, size_t) {
-        dpbf16::Gemm(ap, m, kpad, w, rows_, y, rows_, begin, end);
-      });
-    }
+    ApplyTiled(ap, m, y, pool);
     return;
   }
+  const size_t panels = (rows_ + 15) / 16;
   const float* xs = x;
   if (precision_ == MatmulPrecision::kBF16) {
     thread_local std::vector<float> rounded;

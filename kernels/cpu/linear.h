@@ -59,6 +59,17 @@ class LinearWeight {
   // y[m × rows()] = x[m × cols()] · Wᵀ.
   void Apply(const float* x, size_t m, float* y, ThreadPool& pool) const;
 
+  // Whether this weight multiplies bf16 activations in the tiled A layout of
+  // gemm_amx.h (kBF16 on AMX or AVX512-BF16), so that a producer can write
+  // them that way itself (SiluMulTiled) and call ApplyTiled.
+  bool TakesTiledInput() const;
+  // bf16 elements of the tiled activations for m rows.
+  size_t TiledInputElements(size_t m) const;
+  // y[m × rows()] = a · Wᵀ for activations already in that layout
+  // (TiledInputElements(m)). Apply is ConvertRows
+  // followed by this, so both give the same bits. Requires TakesTiledInput().
+  void ApplyTiled(const uint16_t* a, size_t m, float* y, ThreadPool& pool) const;
+
   size_t rows() const { return rows_; }  // out_features
   size_t cols() const { return cols_; }  // in_features
   WeightDType dtype() const { return dtype_; }  // as given to Pack

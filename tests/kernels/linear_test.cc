@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/activation.h"
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_amx.h"
@@ -292,6 +293,40 @@ TEST(Linear, EmptyShapes) {
   const float x = 2.f;
   lw.Apply(&x, 1, y.data(), pool);
   for (float v : y) EXPECT_EQ(v, 2.f);
+}
+
+// A producer that writes the tiled bf16 activations itself (SiluMulTiled)
+// must give exactly the bytes ConvertRows makes of SiluMul's fp32 output, pad
+// included; and ApplyTiled on them the same y as Apply on the fp32 rows.
+TEST(Linear, SiluMulTiledFeedsApplyTiledBitwise) {
+  for (const Isa isa : {Isa::kAvx512Bf16, Isa::kAmx}) {
+    if (!Available(isa)) continue;
+    std::mt19937 rng(23);
+    ThreadPool pool(2);
+    for (const size_t ff : {size_t{40}, size_t{1000}, size_t{3072}}) {
+      const size_t out = 48;
+      const Weight w = RandomWeight(WeightDType::kBF16, out, ff, rng);
+      const LinearWeight lw = PackWith(isa, w, WeightDType::kBF16, out, ff, MatmulPrecision::kBF16);
+      ASSERT_TRUE(lw.TakesTiledInput());
+      for (const size_t m : {size_t{1}, size_t{17}, size_t{40}}) {
+        const std::string what = std::string(IsaName(isa)) + " ff=" + std::to_string(ff) + " m=" + std::to_string(m);
+        std::vector<float> gate_up = RandomActivations(m * 2 * ff, rng);
+        gate_up[3] = -100.f;  // exp overflow side of silu
+        gate_up[5] = std::nanf("");
+        std::vector<float> act(m * ff);
+        SiluMul(gate_up.data(), m, ff, act.data(), pool);
+        const size_t elems = lw.TiledInputElements(m);
+        std::vector<uint16_t, AlignedAllocator<uint16_t>> want(elems, 0x7777), got(elems, 0x7777);
+        amx::ConvertRows(act.data(), ff, ff, 0, m, want.data(), amx::PaddedK(ff));
+        SiluMulTiled(gate_up.data(), m, ff, got.data(), pool);
+        ASSERT_EQ(want, got) << what;
+        std::vector<float> y(m * out), y_tiled(m * out, -1.f);
+        lw.Apply(act.data(), m, y.data(), pool);
+        lw.ApplyTiled(got.data(), m, y_tiled.data(), pool);
+        ASSERT_EQ(std::memcmp(y.data(), y_tiled.data(), y.size() * 4), 0) << what;
+      }
+    }
+  }
 }
 
 }  // namespace
