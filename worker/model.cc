@@ -98,8 +98,17 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
   cpu::RmsNorm(hidden_.data(), h, w.input_norm.data(), normed_.data(), h, t, h, eps, *pool_);
   w.qkv.Apply(normed_.data(), t, qkv_.data(), *pool_);
   float* q = qkv_.data();
-  float* k = q + nh * hd;
-  float* v = k + nkv * hd;
+  cpu::PagedAttentionShape shape;
+  shape.num_q_heads = nh;
+  shape.num_kv_heads = nkv;
+  shape.head_dim = hd;
+  shape.block_size = cache.shape().block_size;
+  shape.kv_dtype = cache.shape().dtype;
+  shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  shape.sliding_window = config_.sliding_window;
+  shape.bf16_products = w.qkv.precision() == cpu::MatmulPrecision::kBF16;
+  // Token by token while its q, k and v sit in L1: bias, q/k norm, rotary
+  // embedding, then K and V into the cache.
   pool_->ParallelFor(t, 4, [&](size_t begin, size_t end, size_t) {
     for (size_t i = begin; i < end; ++i) {
       float* row = qkv_.data() + i * qkv_stride;
@@ -110,22 +119,11 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
         cpu::RmsNormRows(row, hd, w.q_norm.data(), row, hd, nh, hd, eps);
         cpu::RmsNormRows(row + nh * hd, hd, w.k_norm.data(), row + nh * hd, hd, nkv, hd, eps);
       }
+      cpu::ApplyRopeToken(row, nh + nkv, hd, rope_table_, i);
+      cpu::WriteKvCacheToken(row + nh * hd, row + (nh + nkv) * hd, b.slot_mapping[i], shape, cache.keys(index),
+                             cache.values(index));
     }
   });
-  cpu::ApplyRope(q, t, qkv_stride, nh, hd, rope_table_, *pool_);
-  cpu::ApplyRope(k, t, qkv_stride, nkv, hd, rope_table_, *pool_);
-
-  cpu::PagedAttentionShape shape;
-  shape.num_q_heads = nh;
-  shape.num_kv_heads = nkv;
-  shape.head_dim = hd;
-  shape.block_size = cache.shape().block_size;
-  shape.kv_dtype = cache.shape().dtype;
-  shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  shape.sliding_window = config_.sliding_window;
-  shape.bf16_products = w.qkv.precision() == cpu::MatmulPrecision::kBF16;
-  cpu::WriteKvCache(k, qkv_stride, v, qkv_stride, t, b.slot_mapping.data(), shape, cache.keys(index),
-                    cache.values(index), *pool_);
   cpu::PagedAttentionBatch ab;
   ab.tokens = t;
   ab.positions = b.positions.data();

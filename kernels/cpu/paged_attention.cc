@@ -1,5 +1,7 @@
 #include "kernels/cpu/paged_attention.h"
 
+#include "kernels/cpu/bf16_round_avx512.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/paged_attention_item.h"
 
@@ -26,6 +28,23 @@ inline float Dot(const float* a, const float* b, size_t n) {
 }
 
 
+// n floats rounded to bf16 (the bits of F32ToBf16) into dst[0], dst[step], ...
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void StoreRowBf16Avx512(const float* src, size_t n, uint16_t* dst,
+                                                                     size_t step) {
+  for (size_t d = 0; d < n; d += 16) {
+    const size_t left = n - d;
+    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+    const __m256i bf16 = RoundToBf16Avx512(_mm512_maskz_loadu_ps(m, src + d));
+    if (step == 1) {
+      _mm256_mask_storeu_epi16(dst + d, m, bf16);
+      continue;
+    }
+    alignas(32) uint16_t lanes[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), bf16);
+    for (size_t l = 0; l < 16 && l < left; ++l) dst[(d + l) * step] = lanes[l];
+  }
+}
+
 // Writes head_dim floats to cache elements off, off + step, ..., rounding to
 // bf16 when the cache is.
 void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off, size_t step) {
@@ -39,6 +58,10 @@ void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_
     return;
   }
   uint16_t* dst = static_cast<uint16_t*>(cache) + off;
+  if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx512)) {
+    StoreRowBf16Avx512(src, s.head_dim, dst, step);
+    return;
+  }
   for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = F32ToBf16(src[d]);
 }
 
@@ -57,29 +80,45 @@ const float* LoadRow(const void* cache, const PagedAttentionShape& s, size_t off
 
 }  // namespace
 
+namespace {
+
+// KV head h of one token into its slot.
+void WriteKvHead(const float* key, const float* value, size_t block, size_t slot, size_t h,
+                 const PagedAttentionShape& s, void* k_cache, void* v_cache) {
+  if (internal::TileReadyLayout(s)) {
+    const size_t base = internal::TileReadyBlockOffset(s, block, h);
+    StoreRow(key, s, k_cache, base + slot * s.head_dim, 1);
+    StoreRow(value, s, v_cache, base + slot, s.block_size);
+  } else {
+    StoreRow(key, s, k_cache, internal::KeyOffset(s, block, h, slot), s.block_size);
+    StoreRow(value, s, v_cache, internal::ValueOffset(s, block, h, slot), 1);
+  }
+}
+
+}  // namespace
+
+void WriteKvCacheToken(const float* k, const float* v, int64_t slot, const PagedAttentionShape& s, void* k_cache,
+                       void* v_cache) {
+  if (slot < 0) return;
+  const size_t block = static_cast<size_t>(slot) / s.block_size, offset = static_cast<size_t>(slot) % s.block_size;
+  for (size_t h = 0; h < s.num_kv_heads; ++h) {
+    WriteKvHead(k + h * s.head_dim, v + h * s.head_dim, block, offset, h, s, k_cache, v_cache);
+  }
+}
+
 void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t tokens,
                   const int64_t* slot_mapping, const PagedAttentionShape& s, void* k_cache,
                   void* v_cache, ThreadPool& pool) {
   // Over (token, KV head) pairs: a decode step's few tokens still spread over
   // the threads (each pair writes its own cache elements).
   const size_t heads = s.num_kv_heads;
-  const bool tile_ready = internal::TileReadyLayout(s);
   pool.ParallelFor(tokens * heads, 32, [&](size_t begin, size_t end, size_t) {
     for (size_t i = begin; i < end; ++i) {
       const size_t t = i / heads, h = i % heads;
       if (slot_mapping[t] < 0) continue;
-      const size_t block = static_cast<size_t>(slot_mapping[t]) / s.block_size;
-      const size_t slot = static_cast<size_t>(slot_mapping[t]) % s.block_size;
-      const float* key = k + t * k_stride + h * s.head_dim;
-      const float* value = v + t * v_stride + h * s.head_dim;
-      if (tile_ready) {
-        const size_t base = internal::TileReadyBlockOffset(s, block, h);
-        StoreRow(key, s, k_cache, base + slot * s.head_dim, 1);
-        StoreRow(value, s, v_cache, base + slot, s.block_size);
-      } else {
-        StoreRow(key, s, k_cache, internal::KeyOffset(s, block, h, slot), s.block_size);
-        StoreRow(value, s, v_cache, internal::ValueOffset(s, block, h, slot), 1);
-      }
+      const size_t slot = static_cast<size_t>(slot_mapping[t]);
+      WriteKvHead(k + t * k_stride + h * s.head_dim, v + t * v_stride + h * s.head_dim, slot / s.block_size,
+                  slot % s.block_size, h, s, k_cache, v_cache);
     }
   });
 }

@@ -72,6 +72,11 @@ void WriteKvCache(const float* k, size_t k_stride, const float* v, size_t v_stri
                   const int64_t* slot_mapping, const PagedAttentionShape& shape, void* k_cache,
                   void* v_cache, ThreadPool& pool);
 
+// WriteKvCache for one token: its KV heads at k and v go to cache slot `slot`
+// (skipped when negative). For callers that already work token by token.
+void WriteKvCacheToken(const float* k, const float* v, int64_t slot, const PagedAttentionShape& s, void* k_cache,
+                       void* v_cache);
+
 // Per-token inputs to the attention kernel.
 struct PagedAttentionBatch {
   size_t tokens = 0;

@@ -53,6 +53,11 @@ void BuildRopeTable(const RopeFrequencies& freqs, const int32_t* positions, size
 void ApplyRope(float* x, size_t tokens, size_t token_stride, size_t heads, size_t head_dim,
                const RopeTable& table, ThreadPool& pool);
 
+// ApplyRope for one token: rotates `heads` heads (head_dim apart from x) by
+// row `token` of the table. The same bits as ApplyRope (AVX-512 where
+// ActiveIsa() allows: the same multiplies and adds per element, no FMA).
+void ApplyRopeToken(float* x, size_t heads, size_t head_dim, const RopeTable& table, size_t token);
+
 // Scalar reference: rotates one head vector at `position`.
 void ApplyRopeReference(float* head, size_t head_dim, const RopeFrequencies& freqs,
                         int32_t position);

@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "kernels/cpu/activation.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/linear.h"
 #include "kernels/cpu/embedding.h"
 
 namespace llmserve::kernels::cpu {
@@ -101,6 +104,57 @@ TEST(PagedAttention, Bf16CacheMatchesReferenceOnRoundedKeysAndValues) {
     outs.push_back(out);
   }
   PagedAttentionAllowAvx512(true);
+}
+
+// A bf16 cache holds each K and V element rounded by F32ToBf16 at its place
+// in the layout, on the AVX-512 and the scalar stores alike; the per-token
+// writer fills the same bytes as the batched one, and skips negative slots.
+TEST(PagedAttention, KvCacheWritesRoundEachElementInPlace) {
+  PagedAttentionShape s;
+  s.num_q_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_dim = 40;  // two full vectors and a tail
+  s.block_size = 8;
+  s.kv_dtype = KvDType::kBF16;
+  const size_t tokens = 5, num_blocks = 3, stride = 2 * s.num_kv_heads * s.head_dim;
+  std::mt19937 rng(4);
+  std::normal_distribution<float> d;
+  std::vector<float> kv(tokens * stride);
+  for (auto& x : kv) x = d(rng);
+  kv[3] = std::nanf("");
+  const std::vector<int64_t> slots = {17, 3, -1, 8, 23};
+  const size_t elems = num_blocks * s.num_kv_heads * s.head_dim * s.block_size;
+  ThreadPool pool(2);
+  for (const Isa isa : {Isa::kAvx512, Isa::kScalar}) {
+    if (static_cast<int>(isa) > static_cast<int>(GetCpuFeatures().best)) continue;
+    SetMaxIsa(isa);
+    std::vector<uint16_t> kc(elems, 0x5555), vc(elems, 0x5555), kt(elems, 0x5555), vt(elems, 0x5555);
+    const float* k = kv.data();
+    const float* v = kv.data() + s.num_kv_heads * s.head_dim;
+    WriteKvCache(k, stride, v, stride, tokens, slots.data(), s, kc.data(), vc.data(), pool);
+    for (size_t t = 0; t < tokens; ++t) {
+      WriteKvCacheToken(k + t * stride, v + t * stride, slots[t], s, kt.data(), vt.data());
+    }
+    SetMaxIsa(Isa::kAmx);
+    EXPECT_EQ(kc, kt) << IsaName(isa);
+    EXPECT_EQ(vc, vt) << IsaName(isa);
+    size_t written = 0;
+    for (size_t t = 0; t < tokens; ++t) {
+      if (slots[t] < 0) continue;
+      const size_t block = static_cast<size_t>(slots[t]) / s.block_size, slot = static_cast<size_t>(slots[t]) % s.block_size;
+      for (size_t h = 0; h < s.num_kv_heads; ++h) {
+        for (size_t e = 0; e < s.head_dim; ++e) {
+          // K transposed per block ([head_dim][block_size]), V row-major.
+          const size_t base = (block * s.num_kv_heads + h) * s.head_dim * s.block_size;
+          ASSERT_EQ(kc[base + e * s.block_size + slot], F32ToBf16(k[t * stride + h * s.head_dim + e]));
+          ASSERT_EQ(vc[base + slot * s.head_dim + e], F32ToBf16(v[t * stride + h * s.head_dim + e]));
+          written += 2;
+        }
+      }
+    }
+    EXPECT_EQ(static_cast<size_t>(std::count(kc.begin(), kc.end(), 0x5555) + std::count(vc.begin(), vc.end(), 0x5555)),
+              2 * elems - written);
+  }
 }
 
 TEST(Activation, SiluMulMatchesReference) {
