@@ -50,14 +50,17 @@ void Model::Reserve(size_t t, size_t num_logits) {
   const size_t h = config_.hidden_size, hd = config_.head_dim;
   const size_t qkv = (shard_.num_heads + 2 * shard_.num_kv_heads) * hd;
   hidden_.resize(t * h);
-  normed_.resize(t * h);
   qkv_.resize(t * qkv);
   attn_.resize(t * shard_.num_heads * hd);
   proj_.resize(t * h);
   gate_up_.resize(t * 2 * shard_.intermediate_size);
-  if (!weights_.layers.empty() && weights_.layers.front().down.TakesTiledInput()) {
+  // Every layer's weights were packed alike, so the first layer's say for all.
+  const bool tiled = !weights_.layers.empty() && weights_.layers.front().down.TakesTiledInput();
+  if (tiled) {
+    norm_tiles_.resize(weights_.layers.front().qkv.TiledInputElements(t));
     act_tiles_.resize(weights_.layers.front().down.TiledInputElements(t));
   } else {
+    normed_.resize(t * h);
     act_.resize(t * shard_.intermediate_size);
   }
   final_.resize(num_logits * h);
@@ -68,7 +71,7 @@ void Model::Reserve(size_t t, size_t num_logits) {
                         &gathered_}) {
     bytes += v->capacity() * sizeof(float);
   }
-  bytes += act_tiles_.capacity() * sizeof(uint16_t);
+  bytes += (norm_tiles_.capacity() + act_tiles_.capacity()) * sizeof(uint16_t);
   // Attention scratch: per thread, scores for a GQA group over the longest context.
   const size_t group = config_.num_heads / config_.num_kv_heads;
   bytes += pool_->size() * group * (config_.max_position_embeddings + hd) * sizeof(float);
@@ -88,15 +91,26 @@ Status Model::ReduceAndAdd(std::vector<float>& partial, const std::vector<float>
   return Status::Ok();
 }
 
+void Model::NormThenApply(const std::vector<float>& norm, const cpu::LinearWeight& w, size_t t, float* y) {
+  const size_t h = config_.hidden_size;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  if (w.TakesTiledInput()) {
+    cpu::RmsNormTiled(hidden_.data(), h, norm.data(), t, h, eps, norm_tiles_.data(), *pool_);
+    w.ApplyTiled(norm_tiles_.data(), t, y, *pool_);
+  } else {
+    cpu::RmsNorm(hidden_.data(), h, norm.data(), normed_.data(), h, t, h, eps, *pool_);
+    w.Apply(normed_.data(), t, y, *pool_);
+  }
+}
+
 void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
   const LayerWeights& w = weights_.layers[index];
-  const size_t t = b.num_tokens(), h = config_.hidden_size, hd = config_.head_dim;
+  const size_t t = b.num_tokens(), hd = config_.head_dim;
   const size_t nh = shard_.num_heads, nkv = shard_.num_kv_heads;
   const size_t qkv_stride = (nh + 2 * nkv) * hd;
   const float eps = static_cast<float>(config_.rms_norm_eps);
 
-  cpu::RmsNorm(hidden_.data(), h, w.input_norm.data(), normed_.data(), h, t, h, eps, *pool_);
-  w.qkv.Apply(normed_.data(), t, qkv_.data(), *pool_);
+  NormThenApply(w.input_norm, w.qkv, t, qkv_.data());
   float* q = qkv_.data();
   cpu::PagedAttentionShape shape;
   shape.num_q_heads = nh;
@@ -157,8 +171,7 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
     const LayerWeights& w = weights_.layers[l];
     Layer(l, b, cache);
     LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, w.o_bias, t));
-    cpu::RmsNorm(hidden_.data(), h, w.post_attention_norm.data(), normed_.data(), h, t, h, eps, *pool_);
-    w.gate_up.Apply(normed_.data(), t, gate_up_.data(), *pool_);
+    NormThenApply(w.post_attention_norm, w.gate_up, t, gate_up_.data());
     if (w.down.TakesTiledInput()) {
       cpu::SiluMulTiled(gate_up_.data(), t, shard_.intermediate_size, act_tiles_.data(), *pool_);
       w.down.ApplyTiled(act_tiles_.data(), t, proj_.data(), *pool_);

@@ -51,6 +51,9 @@ class Model {
   Model() = default;
   void Layer(size_t index, const ForwardBatch& batch, KvCache& cache);
   Status ReduceAndAdd(std::vector<float>& partial, const std::vector<float>& bias, size_t tokens);
+  // y = w · RMSNorm(hidden_; norm). Where w takes bf16 tiles, the norm writes
+  // them itself (RmsNormTiled) instead of fp32 rows that Apply converts.
+  void NormThenApply(const std::vector<float>& norm, const kernels::cpu::LinearWeight& w, size_t tokens, float* y);
   void Reserve(size_t tokens, size_t num_logits);
 
   ModelConfig config_;
@@ -63,9 +66,9 @@ class Model {
 
   // Activations, reused across calls.
   std::vector<float> hidden_, normed_, qkv_, attn_, proj_, gate_up_, act_, final_, local_logits_, gathered_;
-  // The MLP activation as bf16 tiles, where the down projection takes them
-  // (SiluMulTiled; act_ stays empty then).
-  std::vector<uint16_t, kernels::cpu::AlignedAllocator<uint16_t>> act_tiles_;
+  // bf16 tiles of the normed hidden rows and of the MLP activation, where
+  // the matmuls take them (normed_ and act_ stay empty then).
+  std::vector<uint16_t, kernels::cpu::AlignedAllocator<uint16_t>> norm_tiles_, act_tiles_;
   std::vector<int32_t> token_request_;
   kernels::cpu::RopeTable rope_table_;
   size_t peak_activation_bytes_ = 0;

@@ -8,7 +8,11 @@
 
 #include <cmath>
 
+#include <glog/logging.h>
+
+#include "kernels/cpu/bf16_round_avx512.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/gemm_amx.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -52,6 +56,25 @@ __attribute__((target("avx512f"))) void ScaleAvx512(const float* row, float inv_
   }
 }
 
+// ScaleAvx512's products rounded to bf16 into one row of the tiled A (`dst`
+// is the row's place in its first k tile); columns dim..kpad are zero.
+__attribute__((target("avx512f,avx512bw"))) void ScaleTiledAvx512(const float* row, float inv_rms,
+                                                                   const float* weight, size_t dim, size_t kpad,
+                                                                   uint16_t* dst) {
+  const __m512 s = _mm512_set1_ps(inv_rms);
+  for (size_t i = 0; i < kpad; i += 16) {
+    const size_t left = i < dim ? dim - i : 0;
+    const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+    const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, row + i), s),
+                                   _mm512_maskz_loadu_ps(mask, weight + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (i / 32) * 512 + i % 32), RoundToBf16Avx512(v));
+  }
+}
+
+float InvRms(double sum_sq, size_t dim, float eps) {
+  return 1.0f / std::sqrt(static_cast<float>(sum_sq / dim) + eps);
+}
+
 }  // namespace
 
 void RmsNormRows(const float* x, size_t x_stride, const float* weight, float* out,
@@ -60,7 +83,7 @@ void RmsNormRows(const float* x, size_t x_stride, const float* weight, float* ou
   for (size_t r = 0; r < rows; ++r) {
     const float* row = x + r * x_stride;
     const double sum_sq = avx512 ? SumSquaresAvx512(row, dim) : SumSquaresScalar(row, dim);
-    const float inv_rms = 1.0f / std::sqrt(static_cast<float>(sum_sq / dim) + eps);
+    const float inv_rms = InvRms(sum_sq, dim, eps);
     float* dst = out + r * out_stride;
     if (avx512) {
       ScaleAvx512(row, inv_rms, weight, dst, dim);
@@ -76,6 +99,21 @@ void RmsNorm(const float* x, size_t x_stride, const float* weight, float* out, s
   pool.ParallelFor(rows, grain, [&](size_t begin, size_t end, size_t) {
     RmsNormRows(x + begin * x_stride, x_stride, weight, out + begin * out_stride, out_stride,
                 end - begin, dim, eps);
+  });
+}
+
+void RmsNormTiled(const float* x, size_t x_stride, const float* weight, size_t rows, size_t dim, float eps,
+                  uint16_t* a, ThreadPool& pool) {
+  CHECK_GE(static_cast<int>(ActiveIsa()), static_cast<int>(Isa::kAvx512));
+  const size_t kpad = amx::PaddedK(dim);
+  const size_t grain = dim >= 512 ? 4 : 64;
+  pool.ParallelFor(rows, grain, [&](size_t begin, size_t end, size_t) {
+    for (size_t r = begin; r < end; ++r) {
+      const float* row = x + r * x_stride;
+      // Row r sits in tile row block r / 16, row r % 16 of each 16 × 32 tile.
+      ScaleTiledAvx512(row, InvRms(SumSquaresAvx512(row, dim), dim, eps), weight, dim, kpad,
+                       a + (r / 16) * kpad * 16 + (r % 16) * 32);
+    }
   });
 }
 

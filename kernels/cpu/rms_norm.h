@@ -3,6 +3,7 @@
 // in a fixed order, so a row's result never depends on the other rows.
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/cpu/thread_pool.h"
 
@@ -17,5 +18,13 @@ void RmsNorm(const float* x, size_t x_stride, const float* weight, float* out, s
 // Single-threaded form of the same computation (same bits), for small calls.
 void RmsNormRows(const float* x, size_t x_stride, const float* weight, float* out,
                  size_t out_stride, size_t rows, size_t dim, float eps);
+
+// RmsNorm's output rounded to bf16 straight into the tiled A layout of
+// gemm_amx.h (`a` holds LinearWeight::TiledInputElements(rows) of a weight
+// with dim inputs): the same bits as amx::ConvertRows of RmsNorm's output,
+// without writing and re-reading the fp32 rows. Feeds
+// LinearWeight::ApplyTiled. Requires Isa::kAvx512 or better.
+void RmsNormTiled(const float* x, size_t x_stride, const float* weight, size_t rows, size_t dim, float eps,
+                  uint16_t* a, ThreadPool& pool);
 
 }  // namespace llmserve::kernels::cpu

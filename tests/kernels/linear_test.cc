@@ -12,6 +12,7 @@
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_amx.h"
+#include "kernels/cpu/rms_norm.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -325,6 +326,25 @@ TEST(Linear, SiluMulTiledFeedsApplyTiledBitwise) {
         lw.ApplyTiled(got.data(), m, y_tiled.data(), pool);
         ASSERT_EQ(std::memcmp(y.data(), y_tiled.data(), y.size() * 4), 0) << what;
       }
+    }
+  }
+}
+
+// The same for the RMSNorm that feeds qkv and gate_up.
+TEST(Linear, RmsNormTiledMatchesConvertRowsOfRmsNorm) {
+  if (!Available(Isa::kAvx512)) GTEST_SKIP() << "CPU lacks AVX-512";
+  std::mt19937 rng(29);
+  ThreadPool pool(2);
+  for (const size_t dim : {size_t{40}, size_t{1024}}) {
+    for (const size_t m : {size_t{1}, size_t{17}, size_t{40}}) {
+      std::vector<float> x = RandomActivations(m * (dim + 3), rng), weight = RandomActivations(dim, rng);
+      std::vector<float> normed(m * dim);
+      RmsNorm(x.data(), dim + 3, weight.data(), normed.data(), dim, m, dim, 1e-6f, pool);
+      const size_t kpad = amx::PaddedK(dim), elems = amx::TiledABytes(m, kpad) / 2;
+      std::vector<uint16_t, AlignedAllocator<uint16_t>> want(elems, 0x7777), got(elems, 0x7777);
+      amx::ConvertRows(normed.data(), dim, dim, 0, m, want.data(), kpad);
+      RmsNormTiled(x.data(), dim + 3, weight.data(), m, dim, 1e-6f, got.data(), pool);
+      ASSERT_EQ(want, got) << "dim=" << dim << " m=" << m;
     }
   }
 }
