@@ -6,7 +6,7 @@
 # (two frontends sharing one port, DP ranks 0-1, handshake server) and a
 # headless node (ranks 2-3) that dials it over TCP, with haproxy in front of the
 # head's frontends. A few hundred requests through the official openai client
-# must all succeed, and every rank must serve a share within 25% of the mean.
+# must all succeed, and every rank must serve between half and twice the mean share.
 # Needs root (ip netns) and haproxy; skips with exit 77 otherwise.
 set -euo pipefail
 bin=$(realpath "$1")
