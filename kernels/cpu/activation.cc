@@ -4,6 +4,7 @@
 
 #include <glog/logging.h>
 
+#include "kernels/cpu/avx512_mask.h"
 #include "kernels/cpu/bf16_round_avx512.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/exp_avx512.h"
@@ -11,12 +12,6 @@
 
 namespace llmserve::kernels::cpu {
 namespace {
-
-// Lanes of g and u from element i on (fewer than 16 left: the rest are 0).
-__attribute__((target("avx512f"))) inline __mmask16 TailMask(size_t i, size_t n) {
-  const size_t left = i < n ? n - i : 0;
-  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
-}
 
 // silu(g) * u over 16 lanes. Every element (a masked tail too) goes through
 // this same vector code, so a value's result does not depend on where it sits.
@@ -30,17 +25,18 @@ __attribute__((target("avx512f"))) inline __m512 SiluMul16(const float* g, const
 __attribute__((target("avx512f"))) void SiluMulRowAvx512(const float* g, const float* u, size_t ff,
                                                          float* out) {
   for (size_t i = 0; i < ff; i += 16) {
-    const __mmask16 mask = TailMask(i, ff);
+    const __mmask16 mask = LowMask(ff - i);
     _mm512_mask_storeu_ps(out + i, mask, SiluMul16(g + i, u + i, mask));
   }
 }
 
-// One row of SiluMulTiled: `dst` is the row's place in its first k tile.
+// One row of SiluMulTiled (`dst`: amx::TiledARow); lanes past ff load as 0,
+// so the padding columns come out 0.
 __attribute__((target("avx512f,avx512bw"))) void SiluMulRowTiledAvx512(const float* g, const float* u, size_t ff,
                                                                        size_t kpad, uint16_t* dst) {
   for (size_t c = 0; c < kpad; c += 16) {
-    const __m256i bf16 = RoundToBf16Avx512(SiluMul16(g + c, u + c, TailMask(c, ff)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (c / 32) * 512 + c % 32), bf16);
+    const __m256i bf16 = RoundToBf16Avx512(SiluMul16(g + c, u + c, LowMask(c < ff ? ff - c : 0)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + amx::TiledAColumn(c)), bf16);
   }
 }
 
@@ -77,8 +73,7 @@ void SiluMulTiled(const float* gate_up, size_t rows, size_t ff, uint16_t* a, Thr
   pool.ParallelFor(rows, grain, [&](size_t begin, size_t end, size_t) {
     for (size_t r = begin; r < end; ++r) {
       const float* g = gate_up + r * 2 * ff;
-      // Row r sits in tile row block r / 16, row r % 16 of each 16 × 32 tile.
-      SiluMulRowTiledAvx512(g, g + ff, ff, kpad, a + (r / 16) * kpad * 16 + (r % 16) * 32);
+      SiluMulRowTiledAvx512(g, g + ff, ff, kpad, amx::TiledARow(a, r, kpad));
     }
   });
 }

@@ -50,6 +50,12 @@ void PackReference(const void* src, WeightDType dtype, size_t rows, size_t cols,
 // Bytes of the tiled A for m rows.
 inline size_t TiledABytes(size_t m, size_t kpad) { return (m + 15) / 16 * 16 * kpad * 2; }
 
+// Where row r's column 0 sits in the tiled A: tile row block r / 16, row
+// r % 16 of its first tile.
+inline uint16_t* TiledARow(uint16_t* a, size_t r, size_t kpad) { return a + (r / 16) * kpad * 16 + (r % 16) * 32; }
+// Offset of column c from TiledARow: tile c / 32, element c % 32.
+inline size_t TiledAColumn(size_t c) { return (c / 32) * 512 + c % 32; }
+
 // Rounds rows [r0, r1) of x ([· × k], row stride ldx) to bf16 (nearest even,
 // as F32ToBf16) into the tiled A `a` (TiledABytes(m, kpad)), zero-filling
 // columns k..kpad-1. Requires Isa::kAvx512 or better.

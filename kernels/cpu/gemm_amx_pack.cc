@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/avx512_mask.h"
 #include "kernels/cpu/bf16_round_avx512.h"
 
 #define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
@@ -22,16 +23,12 @@ namespace {
 
 LLMSERVE_AVX512 void ConvertRowsAvx512(const float* x, size_t ldx, size_t k, size_t r0, size_t r1,
                                        uint16_t* a, size_t kpad) {
-  const size_t kb_count = kpad / 32;
   for (size_t r = r0; r < r1; ++r) {
     const float* src = x + r * ldx;
-    // Row r's k-th element sits in tile (r / 16, k / 32), row r % 16.
-    uint16_t* dst = a + (r / 16) * kb_count * 512 + (r % 16) * 32;
+    uint16_t* dst = TiledARow(a, r, kpad);
     for (size_t c = 0; c < kpad; c += 16) {
-      const size_t left = c < k ? k - c : 0;
-      const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff)
-                                        : static_cast<__mmask16>((1u << left) - 1);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (c / 32) * 512 + c % 32),
+      const __mmask16 mask = LowMask(c < k ? k - c : 0);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + TiledAColumn(c)),
                           RoundToBf16Avx512(_mm512_maskz_loadu_ps(mask, src + c)));
     }
   }

@@ -1,5 +1,6 @@
 #include "kernels/cpu/paged_attention.h"
 
+#include "kernels/cpu/avx512_mask.h"
 #include "kernels/cpu/bf16_round_avx512.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
@@ -33,7 +34,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void StoreRowBf16Avx512(con
                                                                      size_t step) {
   for (size_t d = 0; d < n; d += 16) {
     const size_t left = n - d;
-    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+    const __mmask16 m = LowMask(left);
     const __m256i bf16 = RoundToBf16Avx512(_mm512_maskz_loadu_ps(m, src + d));
     if (step == 1) {
       _mm256_mask_storeu_epi16(dst + d, m, bf16);

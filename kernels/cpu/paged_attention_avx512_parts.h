@@ -9,16 +9,13 @@
 #include <cmath>
 #include <cstddef>
 
+#include "kernels/cpu/avx512_mask.h"
 #include "kernels/cpu/exp_avx512.h"
 #include "kernels/cpu/paged_attention_item.h"
 
 namespace llmserve::kernels::cpu::internal {
 
 inline constexpr size_t kMaxTileRows = kMaxTileTokens * 16;
-
-__attribute__((target("avx512f"))) inline __mmask16 LowMask(size_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
-}
 
 // One query row (token, head) of a tile.
 struct RowInfo {

@@ -10,6 +10,7 @@
 
 #include <glog/logging.h>
 
+#include "kernels/cpu/avx512_mask.h"
 #include "kernels/cpu/bf16_round_avx512.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_amx.h"
@@ -48,26 +49,24 @@ __attribute__((target("avx512f"))) void ScaleAvx512(const float* row, float inv_
                                                     float* dst, size_t dim) {
   const __m512 s = _mm512_set1_ps(inv_rms);
   for (size_t i = 0; i < dim; i += 16) {
-    const size_t left = dim - i;
-    const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+    const __mmask16 mask = LowMask(dim - i);
     const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, row + i), s),
                                    _mm512_maskz_loadu_ps(mask, weight + i));
     _mm512_mask_storeu_ps(dst + i, mask, v);
   }
 }
 
-// ScaleAvx512's products rounded to bf16 into one row of the tiled A (`dst`
-// is the row's place in its first k tile); columns dim..kpad are zero.
+// ScaleAvx512's products rounded to bf16 into one row of the tiled A (`dst`:
+// amx::TiledARow); columns dim..kpad are zero.
 __attribute__((target("avx512f,avx512bw"))) void ScaleTiledAvx512(const float* row, float inv_rms,
                                                                    const float* weight, size_t dim, size_t kpad,
                                                                    uint16_t* dst) {
   const __m512 s = _mm512_set1_ps(inv_rms);
   for (size_t i = 0; i < kpad; i += 16) {
-    const size_t left = i < dim ? dim - i : 0;
-    const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+    const __mmask16 mask = LowMask(i < dim ? dim - i : 0);
     const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, row + i), s),
                                    _mm512_maskz_loadu_ps(mask, weight + i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (i / 32) * 512 + i % 32), RoundToBf16Avx512(v));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + amx::TiledAColumn(i)), RoundToBf16Avx512(v));
   }
 }
 
@@ -110,9 +109,8 @@ void RmsNormTiled(const float* x, size_t x_stride, const float* weight, size_t r
   pool.ParallelFor(rows, grain, [&](size_t begin, size_t end, size_t) {
     for (size_t r = begin; r < end; ++r) {
       const float* row = x + r * x_stride;
-      // Row r sits in tile row block r / 16, row r % 16 of each 16 × 32 tile.
       ScaleTiledAvx512(row, InvRms(SumSquaresAvx512(row, dim), dim, eps), weight, dim, kpad,
-                       a + (r / 16) * kpad * 16 + (r % 16) * 32);
+                       amx::TiledARow(a, r, kpad));
     }
   });
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/avx512_mask.h"
 #include "kernels/cpu/cpu_features.h"
 
 namespace llmserve::kernels::cpu {
@@ -120,8 +121,7 @@ void RotateHeadScalar(float* v, const float* c, const float* s, size_t half) {
 __attribute__((target("avx512f"))) void RotateHeadAvx512(float* v, const float* c, const float* s, size_t half) {
   constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   for (size_t i = 0; i < half; i += 16) {
-    const size_t left = half - i;
-    const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+    const __mmask16 m = LowMask(half - i);
     const __m512 a = _mm512_maskz_loadu_ps(m, v + i), b = _mm512_maskz_loadu_ps(m, v + i + half);
     const __m512 cv = _mm512_maskz_loadu_ps(m, c + i), sv = _mm512_maskz_loadu_ps(m, s + i);
     const __m512 ac = _mm512_mul_round_ps(a, cv, kNearest), bs = _mm512_mul_round_ps(b, sv, kNearest);
