@@ -120,6 +120,10 @@ size_t ChunkPanels(size_t panel_bytes, size_t multiple) {
   return std::max(panels, multiple);
 }
 
+// Rows per work item when a large-m GEMM is split by rows as well (a
+// multiple of the 16-row tile block).
+constexpr size_t kRowChunk = 256;
+
 // Activations rounded to bf16 and back, for kBF16 on the P16 kernels.
 void RoundRowsToBf16(const float* x, size_t count, float* out) {
   for (size_t i = 0; i < count; ++i) out[i] = Bf16ToF32(F32ToBf16(x[i]));
@@ -151,7 +155,25 @@ void LinearWeight::ApplyTiled(const uint16_t* a, size_t m, float* y, ThreadPool&
       amx::Gemm(a, m, kpad, w, rows_, y, rows_, begin, end);
     });
   } else {
-    pool.ParallelForChunks(panels, ChunkPanels(16 * kpad * 2, 6), [&](size_t begin, size_t end, size_t) {
+    const size_t chunk = ChunkPanels(16 * kpad * 2, 6);
+    const size_t panel_chunks = (panels + chunk - 1) / chunk;
+    if (m > kRowChunk && panel_chunks < 8 * pool.size()) {
+      // Few panel chunks (o and down in a prefill: 64 panels, 11 chunks)
+      // left the threads up to a chunk apart; items of kRowChunk rows × one
+      // panel chunk balance them (o, down at m = 2048: +3-6%,
+      // docs/cpu_kernels.md). Item rows start on a 16-row tile block, so
+      // every output keeps the bits of one call over all rows.
+      const size_t row_chunks = (m + kRowChunk - 1) / kRowChunk;
+      pool.ParallelForChunks(panel_chunks * row_chunks, 1, [&](size_t begin, size_t end, size_t) {
+        for (size_t item = begin; item < end; ++item) {
+          const size_t pc = item / row_chunks, r0 = item % row_chunks * kRowChunk;
+          dpbf16::Gemm(a + r0 * kpad, std::min(kRowChunk, m - r0), kpad, w, rows_, y + r0 * rows_, rows_,
+                       pc * chunk, std::min(panels, (pc + 1) * chunk));
+        }
+      });
+      return;
+    }
+    pool.ParallelForChunks(panels, chunk, [&](size_t begin, size_t end, size_t) {
       dpbf16::Gemm(a, m, kpad, w, rows_, y, rows_, begin, end);
     });
   }

@@ -200,6 +200,25 @@ TEST(Linear, AmxLargeMKBlockedMatchesSingleRows) {
   ExpectBatchInvariant(lw, x, m, y, pool, rng, "amx large m");
 }
 
+// The vdpbf16ps path splits a large-m GEMM over few output panels into row
+// chunks of 256 as well: every row must equal the same row run alone.
+TEST(Linear, Dpbf16RowSplitMatchesSingleRows) {
+  if (!Available(Isa::kAvx512Bf16)) GTEST_SKIP() << "CPU lacks AVX512-BF16";
+  std::mt19937 rng(12);
+  ThreadPool pool(2);
+  const size_t rows = 40, cols = 300, m = 600;  // 3 panels, row chunks of 256, 256, 88
+  const Weight w = RandomWeight(WeightDType::kBF16, rows, cols, rng);
+  const LinearWeight lw = PackWith(Isa::kAvx512Bf16, w, WeightDType::kBF16, rows, cols, MatmulPrecision::kBF16);
+  ASSERT_EQ(lw.isa(), Isa::kAvx512Bf16);
+  std::vector<float> x = RandomActivations(m * cols, rng);
+  std::vector<float> y(m * rows);
+  lw.Apply(x.data(), m, y.data(), pool);
+  std::vector<float> xr(x.size());
+  for (size_t i = 0; i < x.size(); ++i) xr[i] = Bf16ToF32(F32ToBf16(x[i]));
+  ExpectClose(y, xr, w.values, m, rows, cols, 1e-5, "dpbf16 row split");
+  ExpectBatchInvariant(lw, x, m, y, pool, rng, "dpbf16 row split");
+}
+
 TEST(Linear, FmaPathsAgreeBitwise) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
