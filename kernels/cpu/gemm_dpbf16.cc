@@ -73,6 +73,54 @@ LLMSERVE_AVX512BF16 void Block(const uint8_t* a, const uint8_t* w, size_t panel_
   }
 }
 
+// Block over k tiles [kb_begin, kb_end) only, for the K-sliced decode loop
+// (see SlicedGemm): the sums start from zero (kb_begin == 0) or from `park`,
+// and end in `park` or, after the last slice (`last`), in y. Parking is an
+// exact fp32 store and reload, so each lane still sees one vdpbf16ps per k
+// pair in order. `next_w` (or null): the panels' next slice, pulled into L1
+// one line per panel and row q while this block computes.
+template <int MR, int NR>
+LLMSERVE_AVX512BF16 void SliceBlock(const uint8_t* a, const uint8_t* w, size_t panel_bytes, size_t kb_begin,
+                                    size_t kb_end, bool last, float* park, float* y, size_t ldy, size_t width,
+                                    const uint8_t* next_w) {
+  __m512 acc[MR][NR];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < NR; ++j) acc[r][j] = kb_begin == 0 ? _mm512_setzero_ps() : _mm512_load_ps(park + (r * NR + j) * 16);
+  for (size_t kb = kb_begin; kb < kb_end; ++kb) {
+    const uint8_t* at = a + kb * kTileBytes;
+    const uint8_t* wt = w + kb * kTileBytes;
+    const uint8_t* pt = next_w + (kb - kb_begin) * kTileBytes;
+    for (int q = 0; q < 16; ++q) {
+      if (next_w != nullptr) {
+        for (int j = 0; j < NR; ++j) _mm_prefetch(reinterpret_cast<const char*>(pt + j * panel_bytes + q * 64), _MM_HINT_T0);
+      }
+      __m512bh wv[NR];
+      for (int j = 0; j < NR; ++j)
+        wv[j] = reinterpret_cast<__m512bh>(_mm512_load_si512(wt + j * panel_bytes + q * 64));
+      for (int r = 0; r < MR; ++r) {
+        const __m512bh x = BroadcastPair(at + r * 64 + q * 4);
+        for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], x, wv[j]);
+      }
+    }
+  }
+  if (!last) {
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < NR; ++j) _mm512_store_ps(park + (r * NR + j) * 16, acc[r][j]);
+    return;
+  }
+  const __mmask16 last_mask = static_cast<__mmask16>((1u << width) - 1);
+  for (int r = 0; r < MR; ++r) {
+    for (int j = 0; j < NR; ++j) {
+      float* out = y + r * ldy + j * 16;
+      if (j + 1 < NR || width == 16) {
+        _mm512_storeu_ps(out, acc[r][j]);
+      } else {
+        _mm512_mask_storeu_ps(out, last_mask, acc[r][j]);
+      }
+    }
+  }
+}
+
 using BlockFn = void (*)(const uint8_t*, const uint8_t*, size_t, size_t, float*, size_t, size_t, const uint8_t*);
 
 template <int MR, size_t... NRm1>
@@ -89,12 +137,71 @@ constexpr auto TableOfBlocks(std::index_sequence<MRm1...>) {
 // kBlocks[mr - 1][nr - 1]
 constexpr auto kBlocks = TableOfBlocks(std::make_index_sequence<kMaxRows>());
 
+// The K-sliced loop's blocks: kSliceBlocks[mr - 1][nr - 1], nr <= kSlicePanels.
+constexpr int kSlicePanels = 3;
+using SliceBlockFn = void (*)(const uint8_t*, const uint8_t*, size_t, size_t, size_t, bool, float*, float*, size_t,
+                              size_t, const uint8_t*);
+
+template <int MR, size_t... NRm1>
+constexpr auto RowOfSliceBlocks(std::index_sequence<NRm1...>) {
+  return std::array<SliceBlockFn, kSlicePanels>{&SliceBlock<MR, static_cast<int>(NRm1) + 1>...};
+}
+
+template <size_t... MRm1>
+constexpr auto TableOfSliceBlocks(std::index_sequence<MRm1...>) {
+  return std::array<std::array<SliceBlockFn, kSlicePanels>, kMaxRows>{
+      RowOfSliceBlocks<static_cast<int>(MRm1) + 1>(std::make_index_sequence<kSlicePanels>())...};
+}
+
+constexpr auto kSliceBlocks = TableOfSliceBlocks(std::make_index_sequence<kMaxRows>());
+
+// Decode batches of kSlicedMinRows <= m <= kSlicedMaxRows walk K in slices
+// of kSliceTiles k tiles, every row block per slice. Outside that range the
+// slices measured no faster (m = 32) or slower (m = 9: the second row block
+// is too short to cover its prefetches).
+constexpr size_t kSlicedMinRows = 12;
+constexpr size_t kSlicedMaxRows = 24;
+constexpr size_t kSliceTiles = 4;
+
 // Panels per register block: as many as the registers left by the
 // accumulators allow (rows × panels ≤ 24, plus the panels' weight vectors).
 size_t PanelsFor(size_t m) {
   if (m <= 2) return 8;
   if (m <= 4) return 5;
   return 3;
+}
+
+// A decode batch of two or three row blocks. With the whole K per block, the
+// first row block of a panel group waited on the weights from memory and
+// the others re-read them from L2 with the memory idle: a cold GEMM took
+// about the streaming time plus half the compute. Here each row block takes
+// one slice of kSliceTiles k tiles in turn, the sums parked between slices:
+// the slice's weights (12 KiB for three panels) stay in L1 for the later row
+// blocks, and the second row block pulls the next slice in while it
+// computes, so the memory is busy throughout. (Slicing without that
+// prefetch was no faster.) One Linear::Apply at m = 16 with the weights from
+// memory: 0.85-0.9 of the whole-K loop's time (docs/cpu_kernels.md).
+void SlicedGemm(const uint8_t* ab, size_t m, size_t kb_count, const uint8_t* wb, size_t panel_bytes, size_t n, float* y,
+                size_t ldy, size_t panel_begin, size_t panel_end) {
+  alignas(64) float park[(kSlicedMaxRows + kMaxRows - 1) / kMaxRows][kMaxRows * kSlicePanels * 16];
+  for (size_t panel = panel_begin; panel < panel_end; panel += kSlicePanels) {
+    const size_t nr = panel_end - panel < kSlicePanels ? panel_end - panel : kSlicePanels;
+    const size_t last_col = (panel + nr - 1) * 16;
+    const size_t width = n - last_col < 16 ? n - last_col : 16;
+    const uint8_t* wp = wb + panel * panel_bytes;
+    for (size_t kb0 = 0; kb0 < kb_count; kb0 += kSliceTiles) {
+      const size_t kb1 = kb0 + kSliceTiles < kb_count ? kb0 + kSliceTiles : kb_count;
+      const bool last = kb1 == kb_count;
+      for (size_t i = 0; i < m; i += kMaxRows) {
+        const size_t mr = m - i < kMaxRows ? m - i : kMaxRows;
+        const uint8_t* ap = ab + (i / 16) * kb_count * kTileBytes + (i % 16) * 64;
+        // A hint: past the panels' end it names memory nothing reads.
+        const uint8_t* next_w = i == kMaxRows && !last ? wp + kb1 * kTileBytes : nullptr;
+        kSliceBlocks[mr - 1][nr - 1](ap, wp, panel_bytes, kb0, kb1, last, park[i / kMaxRows], y + i * ldy + panel * 16,
+                                     ldy, width, next_w);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -105,6 +212,10 @@ void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n,
   const size_t panel_bytes = kpad * 16 * 2;
   const auto* wb = reinterpret_cast<const uint8_t*>(w);
   const auto* ab = reinterpret_cast<const uint8_t*>(a);
+  if (m >= kSlicedMinRows && m <= kSlicedMaxRows) {
+    SlicedGemm(ab, m, kb_count, wb, panel_bytes, n, y, ldy, panel_begin, panel_end);
+    return;
+  }
   const size_t nr_max = PanelsFor(m);
   // A panel group's weights stay in L2 while every row block passes over them.
   for (size_t panel = panel_begin; panel < panel_end; panel += nr_max) {
