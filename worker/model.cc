@@ -103,7 +103,7 @@ void Model::NormThenApply(const std::vector<float>& norm, const cpu::LinearWeigh
   }
 }
 
-void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
+void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool sampled_only) {
   const LayerWeights& w = weights_.layers[index];
   const size_t t = b.num_tokens(), hd = config_.head_dim;
   const size_t nh = shard_.num_heads, nkv = shard_.num_kv_heads;
@@ -144,10 +144,38 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache) {
   ab.token_request = token_request_.data();
   ab.block_tables = b.block_tables.data();
   ab.block_table_stride = b.block_table_stride;
+  if (sampled_only) {
+    // The sampled rows' queries move to the front (indices increase, so
+    // each row moves down onto one already used).
+    const size_t n = b.logits_indices.size();
+    sampled_positions_.resize(n);
+    sampled_requests_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t src = static_cast<size_t>(b.logits_indices[i]);
+      sampled_positions_[i] = b.positions[src];
+      sampled_requests_[i] = token_request_[src];
+      if (src != i) std::copy_n(qkv_.data() + src * qkv_stride, nh * hd, qkv_.data() + i * qkv_stride);
+    }
+    ab.tokens = n;
+    ab.positions = sampled_positions_.data();
+    ab.token_request = sampled_requests_.data();
+  }
   cpu::PagedAttention(q, qkv_stride, ab, shape, cache.keys(index), cache.values(index), attn_.data(), nh * hd,
                       *pool_);
-  w.o.Apply(attn_.data(), t, proj_.data(), *pool_);
+  w.o.Apply(attn_.data(), ab.tokens, proj_.data(), *pool_);
 }
+
+namespace {
+
+// Whether indices are strictly increasing (so rows can be compacted in place).
+bool StrictlyIncreasing(const std::vector<int32_t>& indices) {
+  for (size_t i = 1; i < indices.size(); ++i) {
+    if (indices[i] <= indices[i - 1]) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
   const auto& cs = cache.shape();
@@ -167,23 +195,39 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
   cpu::EmbeddingLookup(weights_.embedding.data, weights_.embedding.dtype, config_.vocab_size, h,
                        b.token_ids.data(), t, hidden_.data(), *pool_);
   static const std::vector<float> kNoBias;
+  // Past the last layer's K/V cache write only the sampled rows feed
+  // anything (a prefill chunk samples one row of many): the rest of that
+  // layer runs on those rows alone. Every kernel computes a row the same
+  // whatever the other rows, so their bits do not change.
+  const bool last_sampled_only = nl < t && StrictlyIncreasing(b.logits_indices);
+  size_t rows = t;
   for (size_t l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
-    Layer(l, b, cache);
-    LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, w.o_bias, t));
-    NormThenApply(w.post_attention_norm, w.gate_up, t, gate_up_.data());
-    if (w.down.TakesTiledInput()) {
-      cpu::SiluMulTiled(gate_up_.data(), t, shard_.intermediate_size, act_tiles_.data(), *pool_);
-      w.down.ApplyTiled(act_tiles_.data(), t, proj_.data(), *pool_);
-    } else {
-      cpu::SiluMul(gate_up_.data(), t, shard_.intermediate_size, act_.data(), *pool_);
-      w.down.Apply(act_.data(), t, proj_.data(), *pool_);
+    const bool sampled_only = last_sampled_only && l + 1 == config_.num_layers;
+    Layer(l, b, cache, sampled_only);
+    if (sampled_only) {
+      rows = nl;
+      for (size_t i = 0; i < nl; ++i) {
+        const size_t src = static_cast<size_t>(b.logits_indices[i]);
+        if (src != i) std::copy_n(hidden_.data() + src * h, h, hidden_.data() + i * h);
+      }
     }
-    LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, kNoBias, t));
+    LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, w.o_bias, rows));
+    NormThenApply(w.post_attention_norm, w.gate_up, rows, gate_up_.data());
+    if (w.down.TakesTiledInput()) {
+      cpu::SiluMulTiled(gate_up_.data(), rows, shard_.intermediate_size, act_tiles_.data(), *pool_);
+      w.down.ApplyTiled(act_tiles_.data(), rows, proj_.data(), *pool_);
+    } else {
+      cpu::SiluMul(gate_up_.data(), rows, shard_.intermediate_size, act_.data(), *pool_);
+      w.down.Apply(act_.data(), rows, proj_.data(), *pool_);
+    }
+    LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, kNoBias, rows));
   }
-  // Final norm and lm_head only for the rows that are sampled.
+  // Final norm and lm_head only for the rows that are sampled (already rows
+  // 0..nl-1 when the last layer ran on them alone).
   for (size_t i = 0; i < nl; ++i) {
-    std::copy_n(hidden_.data() + static_cast<size_t>(b.logits_indices[i]) * h, h, final_.data() + i * h);
+    const size_t src = last_sampled_only ? i : static_cast<size_t>(b.logits_indices[i]);
+    std::copy_n(hidden_.data() + src * h, h, final_.data() + i * h);
   }
   cpu::RmsNorm(final_.data(), h, weights_.final_norm.data(), final_.data(), h, nl, h, eps, *pool_);
   const size_t local = shard_.vocab_end - shard_.vocab_begin, vpr = shard_.vocab_per_rank, vocab = config_.vocab_size;

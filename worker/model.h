@@ -49,7 +49,10 @@ class Model {
 
  private:
   Model() = default;
-  void Layer(size_t index, const ForwardBatch& batch, KvCache& cache);
+  // One layer up to the o projection (in proj_). With `sampled_only`, the
+  // rows past the K/V cache write are those of batch.logits_indices, in
+  // that order (rows 0..n-1 of attn_ and proj_).
+  void Layer(size_t index, const ForwardBatch& batch, KvCache& cache, bool sampled_only);
   Status ReduceAndAdd(std::vector<float>& partial, const std::vector<float>& bias, size_t tokens);
   // y = w · RMSNorm(hidden_; norm). Where w takes bf16 tiles, the norm writes
   // them itself (RmsNormTiled) instead of fp32 rows that Apply converts.
@@ -70,6 +73,7 @@ class Model {
   // the matmuls take them (normed_ and act_ stay empty then).
   std::vector<uint16_t, kernels::cpu::AlignedAllocator<uint16_t>> norm_tiles_, act_tiles_;
   std::vector<int32_t> token_request_;
+  std::vector<int32_t> sampled_positions_, sampled_requests_;  // the sampled rows' (sampled_only)
   kernels::cpu::RopeTable rope_table_;
   size_t peak_activation_bytes_ = 0;
 };
