@@ -32,34 +32,33 @@ LLMSERVE_AVX512BF16 inline __m512bh BroadcastPair(const uint8_t* p) {
   return reinterpret_cast<__m512bh>(_mm512_set1_epi32(pair));
 }
 
-// MR rows (A rows 64 bytes apart inside their 16-row tile block, at `a`) ×
-// NR panels (panel_bytes apart, at `w`), over all kb_count tiles of K.
-// `width` = valid columns of the last panel. `next_a` (or null): the next
-// row block's A, pulled into L2 one k tile per step of this block's k loop.
+// One k tile (16 k pairs) of an MR-row × NR-panel register block: A rows
+// 64 bytes apart at `at`, the panels' tiles panel_bytes apart at `wt`. With
+// `prefetch` (or null), one line per panel and pair is pulled into L1 from
+// there. Inlined, so the sums stay in registers.
 template <int MR, int NR>
-LLMSERVE_AVX512BF16 void Block(const uint8_t* a, const uint8_t* w, size_t panel_bytes,
-                               size_t kb_count, float* y, size_t ldy, size_t width, const uint8_t* next_a) {
-  __m512 acc[MR][NR];
-  for (int r = 0; r < MR; ++r)
-    for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_setzero_ps();
-  for (size_t kb = 0; kb < kb_count; ++kb) {
-    const uint8_t* at = a + kb * kTileBytes;
-    const uint8_t* wt = w + kb * kTileBytes;
-    if (next_a != nullptr) {
-      for (int r = 0; r < MR; ++r) {
-        _mm_prefetch(reinterpret_cast<const char*>(next_a + kb * kTileBytes + r * 64), _MM_HINT_T1);
-      }
-    }
-    for (int q = 0; q < 16; ++q) {
-      __m512bh wv[NR];
+LLMSERVE_AVX512BF16 __attribute__((always_inline)) inline void AccumulateTile(__m512 (&acc)[MR][NR], const uint8_t* at,
+                                                                             const uint8_t* wt, size_t panel_bytes,
+                                                                             const uint8_t* prefetch) {
+  for (int q = 0; q < 16; ++q) {
+    if (prefetch != nullptr) {
       for (int j = 0; j < NR; ++j)
-        wv[j] = reinterpret_cast<__m512bh>(_mm512_load_si512(wt + j * panel_bytes + q * 64));
-      for (int r = 0; r < MR; ++r) {
-        const __m512bh x = BroadcastPair(at + r * 64 + q * 4);
-        for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], x, wv[j]);
-      }
+        _mm_prefetch(reinterpret_cast<const char*>(prefetch + j * panel_bytes + q * 64), _MM_HINT_T0);
+    }
+    __m512bh wv[NR];
+    for (int j = 0; j < NR; ++j) wv[j] = reinterpret_cast<__m512bh>(_mm512_load_si512(wt + j * panel_bytes + q * 64));
+    for (int r = 0; r < MR; ++r) {
+      const __m512bh x = BroadcastPair(at + r * 64 + q * 4);
+      for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], x, wv[j]);
     }
   }
+}
+
+// The block's sums into rows of y (ldy apart); `width` = valid columns of
+// the last panel.
+template <int MR, int NR>
+LLMSERVE_AVX512BF16 __attribute__((always_inline)) inline void StoreRows(const __m512 (&acc)[MR][NR], float* y,
+                                                                        size_t ldy, size_t width) {
   const __mmask16 last_mask = static_cast<__mmask16>((1u << width) - 1);
   for (int r = 0; r < MR; ++r) {
     for (int j = 0; j < NR; ++j) {
@@ -73,12 +72,33 @@ LLMSERVE_AVX512BF16 void Block(const uint8_t* a, const uint8_t* w, size_t panel_
   }
 }
 
+// MR rows (A rows 64 bytes apart inside their 16-row tile block, at `a`) ×
+// NR panels (panel_bytes apart, at `w`), over all kb_count tiles of K.
+// `width` = valid columns of the last panel. `next_a` (or null): the next
+// row block's A, pulled into L2 one k tile per step of this block's k loop.
+template <int MR, int NR>
+LLMSERVE_AVX512BF16 void Block(const uint8_t* a, const uint8_t* w, size_t panel_bytes,
+                               size_t kb_count, float* y, size_t ldy, size_t width, const uint8_t* next_a) {
+  __m512 acc[MR][NR];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_setzero_ps();
+  for (size_t kb = 0; kb < kb_count; ++kb) {
+    if (next_a != nullptr) {
+      for (int r = 0; r < MR; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(next_a + kb * kTileBytes + r * 64), _MM_HINT_T1);
+      }
+    }
+    AccumulateTile<MR, NR>(acc, a + kb * kTileBytes, w + kb * kTileBytes, panel_bytes, nullptr);
+  }
+  StoreRows<MR, NR>(acc, y, ldy, width);
+}
+
 // Block over k tiles [kb_begin, kb_end) only, for the K-sliced decode loop
 // (see SlicedGemm): the sums start from zero (kb_begin == 0) or from `park`,
 // and end in `park` or, after the last slice (`last`), in y. Parking is an
 // exact fp32 store and reload, so each lane still sees one vdpbf16ps per k
 // pair in order. `next_w` (or null): the panels' next slice, pulled into L1
-// one line per panel and row q while this block computes.
+// one line per panel and k pair while this block computes.
 template <int MR, int NR>
 LLMSERVE_AVX512BF16 void SliceBlock(const uint8_t* a, const uint8_t* w, size_t panel_bytes, size_t kb_begin,
                                     size_t kb_end, bool last, float* park, float* y, size_t ldy, size_t width,
@@ -87,38 +107,15 @@ LLMSERVE_AVX512BF16 void SliceBlock(const uint8_t* a, const uint8_t* w, size_t p
   for (int r = 0; r < MR; ++r)
     for (int j = 0; j < NR; ++j) acc[r][j] = kb_begin == 0 ? _mm512_setzero_ps() : _mm512_load_ps(park + (r * NR + j) * 16);
   for (size_t kb = kb_begin; kb < kb_end; ++kb) {
-    const uint8_t* at = a + kb * kTileBytes;
-    const uint8_t* wt = w + kb * kTileBytes;
-    const uint8_t* pt = next_w + (kb - kb_begin) * kTileBytes;
-    for (int q = 0; q < 16; ++q) {
-      if (next_w != nullptr) {
-        for (int j = 0; j < NR; ++j) _mm_prefetch(reinterpret_cast<const char*>(pt + j * panel_bytes + q * 64), _MM_HINT_T0);
-      }
-      __m512bh wv[NR];
-      for (int j = 0; j < NR; ++j)
-        wv[j] = reinterpret_cast<__m512bh>(_mm512_load_si512(wt + j * panel_bytes + q * 64));
-      for (int r = 0; r < MR; ++r) {
-        const __m512bh x = BroadcastPair(at + r * 64 + q * 4);
-        for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], x, wv[j]);
-      }
-    }
+    AccumulateTile<MR, NR>(acc, a + kb * kTileBytes, w + kb * kTileBytes, panel_bytes,
+                           next_w == nullptr ? nullptr : next_w + (kb - kb_begin) * kTileBytes);
   }
   if (!last) {
     for (int r = 0; r < MR; ++r)
       for (int j = 0; j < NR; ++j) _mm512_store_ps(park + (r * NR + j) * 16, acc[r][j]);
     return;
   }
-  const __mmask16 last_mask = static_cast<__mmask16>((1u << width) - 1);
-  for (int r = 0; r < MR; ++r) {
-    for (int j = 0; j < NR; ++j) {
-      float* out = y + r * ldy + j * 16;
-      if (j + 1 < NR || width == 16) {
-        _mm512_storeu_ps(out, acc[r][j]);
-      } else {
-        _mm512_mask_storeu_ps(out, last_mask, acc[r][j]);
-      }
-    }
-  }
+  StoreRows<MR, NR>(acc, y, ldy, width);
 }
 
 using BlockFn = void (*)(const uint8_t*, const uint8_t*, size_t, size_t, float*, size_t, size_t, const uint8_t*);

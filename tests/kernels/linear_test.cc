@@ -178,47 +178,42 @@ TEST(Linear, Bf16PrecisionAvx512) { CheckPath(Isa::kAvx512, MatmulPrecision::kBF
 TEST(Linear, Bf16PrecisionAvx512Bf16) { CheckPath(Isa::kAvx512Bf16, MatmulPrecision::kBF16); }
 TEST(Linear, Bf16PrecisionAmx) { CheckPath(Isa::kAmx, MatmulPrecision::kBF16); }
 
-// The fp32-FMA kernels compute each element as a sequential fma chain, so all
-// instruction-set paths give the same bits (for both precisions).
-// The AMX large-m path: rows in chunks of 256 and K in blocks of 1024 with
-// the accumulators parked in memory between blocks. Every row must equal the
-// same row run alone (the m = 1 path, one pass over K) bit for bit.
-TEST(Linear, AmxLargeMKBlockedMatchesSingleRows) {
-  if (!Available(Isa::kAmx)) GTEST_SKIP() << "CPU lacks AMX";
-  std::mt19937 rng(11);
+// A large-m bf16 GEMM on `isa`: close to the reference on bf16-rounded
+// activations, and every row bitwise the same row run alone.
+void ExpectLargeMRowsMatchSingleRows(Isa isa, size_t rows, size_t cols, size_t m, uint32_t seed, const char* what) {
+  std::mt19937 rng(seed);
   ThreadPool pool(2);
-  const size_t rows = 40, cols = 2100, m = 300;  // 3 K blocks (last partial), 2 row chunks
   const Weight w = RandomWeight(WeightDType::kBF16, rows, cols, rng);
-  const LinearWeight lw = PackWith(Isa::kAmx, w, WeightDType::kBF16, rows, cols, MatmulPrecision::kBF16);
-  ASSERT_EQ(lw.isa(), Isa::kAmx);
+  const LinearWeight lw = PackWith(isa, w, WeightDType::kBF16, rows, cols, MatmulPrecision::kBF16);
+  ASSERT_EQ(lw.isa(), isa);
   std::vector<float> x = RandomActivations(m * cols, rng);
   std::vector<float> y(m * rows);
   lw.Apply(x.data(), m, y.data(), pool);
   std::vector<float> xr(x.size());
   for (size_t i = 0; i < x.size(); ++i) xr[i] = Bf16ToF32(F32ToBf16(x[i]));
-  ExpectClose(y, xr, w.values, m, rows, cols, 1e-5, "amx large m");
-  ExpectBatchInvariant(lw, x, m, y, pool, rng, "amx large m");
+  ExpectClose(y, xr, w.values, m, rows, cols, 1e-5, what);
+  ExpectBatchInvariant(lw, x, m, y, pool, rng, what);
+}
+
+// The AMX large-m path: rows in chunks of 256 and K in blocks of 1024 with
+// the accumulators parked in memory between blocks. Every row must equal the
+// same row run alone (the m = 1 path, one pass over K) bit for bit.
+TEST(Linear, AmxLargeMKBlockedMatchesSingleRows) {
+  if (!Available(Isa::kAmx)) GTEST_SKIP() << "CPU lacks AMX";
+  // 3 K blocks (last partial), 2 row chunks
+  ExpectLargeMRowsMatchSingleRows(Isa::kAmx, 40, 2100, 300, 11, "amx large m");
 }
 
 // The vdpbf16ps path splits a large-m GEMM over few output panels into row
 // chunks of 256 as well: every row must equal the same row run alone.
 TEST(Linear, Dpbf16RowSplitMatchesSingleRows) {
   if (!Available(Isa::kAvx512Bf16)) GTEST_SKIP() << "CPU lacks AVX512-BF16";
-  std::mt19937 rng(12);
-  ThreadPool pool(2);
-  const size_t rows = 40, cols = 300, m = 600;  // 3 panels, row chunks of 256, 256, 88
-  const Weight w = RandomWeight(WeightDType::kBF16, rows, cols, rng);
-  const LinearWeight lw = PackWith(Isa::kAvx512Bf16, w, WeightDType::kBF16, rows, cols, MatmulPrecision::kBF16);
-  ASSERT_EQ(lw.isa(), Isa::kAvx512Bf16);
-  std::vector<float> x = RandomActivations(m * cols, rng);
-  std::vector<float> y(m * rows);
-  lw.Apply(x.data(), m, y.data(), pool);
-  std::vector<float> xr(x.size());
-  for (size_t i = 0; i < x.size(); ++i) xr[i] = Bf16ToF32(F32ToBf16(x[i]));
-  ExpectClose(y, xr, w.values, m, rows, cols, 1e-5, "dpbf16 row split");
-  ExpectBatchInvariant(lw, x, m, y, pool, rng, "dpbf16 row split");
+  // 3 panels, row chunks of 256, 256, 88
+  ExpectLargeMRowsMatchSingleRows(Isa::kAvx512Bf16, 40, 300, 600, 12, "dpbf16 row split");
 }
 
+// The fp32-FMA kernels compute each element as a sequential fma chain, so all
+// instruction-set paths give the same bits (for both precisions).
 TEST(Linear, FmaPathsAgreeBitwise) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
