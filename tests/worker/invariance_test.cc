@@ -50,6 +50,32 @@ TEST_P(InvarianceTest, ChunkingDoesNotChangeLogits) {
   }
 }
 
+// A prefill that samples only its last row runs the last layer past the K/V
+// write on that row alone; a chunk that samples nothing runs it on no rows.
+// Neither may change the sampled logits or what later chunks read.
+TEST_P(InvarianceTest, SamplingOnlySomeRowsDoesNotChangeLogits) {
+  const auto tokens = Tokens(23, 7);
+  const auto every_row = testing::RunPrompt(*model_, *cache_, tokens, {23}, Blocks(0, 6));
+  const size_t vocab = model_->config().vocab_size;
+  const std::vector<float> last_row(every_row.end() - vocab, every_row.end());
+  for (size_t first_chunk : {size_t{0}, size_t{10}}) {
+    std::vector<float> logits;
+    if (first_chunk > 0) {  // a chunk that samples nothing
+      ForwardBatch b;
+      b.AddRequest(std::vector<int32_t>(tokens.begin(), tokens.begin() + first_chunk), 0, Blocks(10, 6), 4, false);
+      b.FinishBlockTables();
+      ASSERT_TRUE(model_->Forward(b, *cache_, &logits).ok());
+      EXPECT_TRUE(logits.empty());
+    }
+    ForwardBatch b;
+    b.AddRequest(std::vector<int32_t>(tokens.begin() + first_chunk, tokens.end()), static_cast<int32_t>(first_chunk),
+                 Blocks(10, 6), 4, true);
+    b.FinishBlockTables();
+    ASSERT_TRUE(model_->Forward(b, *cache_, &logits).ok());
+    EXPECT_TRUE(logits == last_row) << "first chunk " << first_chunk;
+  }
+}
+
 TEST_P(InvarianceTest, BatchCompositionDoesNotChangeLogits) {
   const auto x = Tokens(13, 2);
   // X alone: prefill 10 then decode 3 single tokens.
