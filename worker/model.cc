@@ -103,6 +103,28 @@ void Model::NormThenApply(const std::vector<float>& norm, const cpu::LinearWeigh
   }
 }
 
+namespace {
+
+// Whether indices are strictly increasing (so rows can be compacted in place).
+bool StrictlyIncreasing(const std::vector<int32_t>& indices) {
+  for (size_t i = 1; i < indices.size(); ++i) {
+    if (indices[i] <= indices[i - 1]) return false;
+  }
+  return true;
+}
+
+// Row indices[i] of `data` (rows `stride` floats apart, the first `width`
+// used) to row i. The indices strictly increase, so each row moves down
+// onto one already used.
+void MoveRowsToFront(float* data, size_t stride, size_t width, const std::vector<int32_t>& indices) {
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const size_t src = static_cast<size_t>(indices[i]);
+    if (src != i) std::copy_n(data + src * stride, width, data + i * stride);
+  }
+}
+
+}  // namespace
+
 void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool sampled_only) {
   const LayerWeights& w = weights_.layers[index];
   const size_t t = b.num_tokens(), hd = config_.head_dim;
@@ -144,18 +166,15 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool samp
   ab.token_request = token_request_.data();
   ab.block_tables = b.block_tables.data();
   ab.block_table_stride = b.block_table_stride;
-  if (sampled_only) {
-    // The sampled rows' queries move to the front (indices increase, so
-    // each row moves down onto one already used).
+  if (sampled_only) {  // the sampled rows' queries, moved to the front
     const size_t n = b.logits_indices.size();
     sampled_positions_.resize(n);
     sampled_requests_.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      const size_t src = static_cast<size_t>(b.logits_indices[i]);
-      sampled_positions_[i] = b.positions[src];
-      sampled_requests_[i] = token_request_[src];
-      if (src != i) std::copy_n(qkv_.data() + src * qkv_stride, nh * hd, qkv_.data() + i * qkv_stride);
+      sampled_positions_[i] = b.positions[b.logits_indices[i]];
+      sampled_requests_[i] = token_request_[b.logits_indices[i]];
     }
+    MoveRowsToFront(qkv_.data(), qkv_stride, nh * hd, b.logits_indices);
     ab.tokens = n;
     ab.positions = sampled_positions_.data();
     ab.token_request = sampled_requests_.data();
@@ -164,18 +183,6 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool samp
                       *pool_);
   w.o.Apply(attn_.data(), ab.tokens, proj_.data(), *pool_);
 }
-
-namespace {
-
-// Whether indices are strictly increasing (so rows can be compacted in place).
-bool StrictlyIncreasing(const std::vector<int32_t>& indices) {
-  for (size_t i = 1; i < indices.size(); ++i) {
-    if (indices[i] <= indices[i - 1]) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
   const auto& cs = cache.shape();
@@ -207,10 +214,7 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
     Layer(l, b, cache, sampled_only);
     if (sampled_only) {
       rows = nl;
-      for (size_t i = 0; i < nl; ++i) {
-        const size_t src = static_cast<size_t>(b.logits_indices[i]);
-        if (src != i) std::copy_n(hidden_.data() + src * h, h, hidden_.data() + i * h);
-      }
+      MoveRowsToFront(hidden_.data(), h, h, b.logits_indices);
     }
     LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, w.o_bias, rows));
     NormThenApply(w.post_attention_norm, w.gate_up, rows, gate_up_.data());
