@@ -31,6 +31,8 @@ bool RequestAmxPermission() {
 
 CpuFeatures Probe() {
   CpuFeatures f;
+  const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);  // glibc reads it from cpuid, for Intel and AMD
+  f.l1d_bytes = l1d > 0 ? static_cast<size_t>(l1d) : 0;
   unsigned a, b, c, d;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28),

@@ -4,6 +4,7 @@
 // the build's default; kernels that need more carry per-function target
 // attributes and are only called after this detection said yes.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -18,13 +19,14 @@ enum class Isa {
   kAmx = 4,         // AVX-512 BF16 + AMX tile/bf16, with the OS permission granted
 };
 
-// What this CPU and OS support, probed once (cpuid, xgetbv, arch_prctl).
+// What this CPU and OS support, probed once (cpuid, xgetbv, arch_prctl, sysconf).
 struct CpuFeatures {
   bool avx2 = false;         // AVX2 + FMA + F16C with OS-enabled ymm state
   bool avx512 = false;       // AVX-512 F/BW/VL/DQ with OS-enabled zmm state
   bool avx512_bf16 = false;  // vdpbf16ps / vcvtneps2bf16
   bool amx = false;          // AMX tile + bf16, XTILEDATA permission granted
   Isa best = Isa::kScalar;   // highest level all of the above allow
+  size_t l1d_bytes = 0;      // L1 data cache of one core (0: unknown)
 };
 
 // The probed features (cached after the first call; thread-safe).

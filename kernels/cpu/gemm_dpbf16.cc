@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/cpu/cpu_features.h"
+
 // GCC 12 reports its own _mm512_undefined_* helpers as (maybe-)uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -177,7 +179,9 @@ size_t PanelsFor(size_t m) {
 // blocks, and the second row block pulls the next slice in while it
 // computes, so the memory is busy throughout. (Slicing without that
 // prefetch was no faster.) One Linear::Apply at m = 16 with the weights from
-// memory: 0.85-0.9 of the whole-K loop's time (docs/cpu_kernels.md).
+// memory: 0.85-0.9 of the whole-K loop's time on Zen 5; on Zen 4 the whole
+// batch-16 step took ~1.04x the whole-K loop's (PreferredDecodeLoop,
+// docs/cpu_kernels.md).
 void SlicedGemm(const uint8_t* ab, size_t m, size_t kb_count, const uint8_t* wb, size_t panel_bytes, size_t n, float* y,
                 size_t ldy, size_t panel_begin, size_t panel_end) {
   alignas(64) float park[(kSlicedMaxRows + kMaxRows - 1) / kMaxRows][kMaxRows * kSlicePanels * 16];
@@ -203,13 +207,19 @@ void SlicedGemm(const uint8_t* ab, size_t m, size_t kb_count, const uint8_t* wb,
 
 }  // namespace
 
+DecodeLoop PreferredDecodeLoop() {
+  static const DecodeLoop loop =
+      GetCpuFeatures().l1d_bytes >= 48 * 1024 ? DecodeLoop::kKSliced : DecodeLoop::kWholeK;
+  return loop;
+}
+
 void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n, float* y,
-          size_t ldy, size_t panel_begin, size_t panel_end) {
+          size_t ldy, size_t panel_begin, size_t panel_end, DecodeLoop decode_loop) {
   const size_t kb_count = kpad / 32;
   const size_t panel_bytes = kpad * 16 * 2;
   const auto* wb = reinterpret_cast<const uint8_t*>(w);
   const auto* ab = reinterpret_cast<const uint8_t*>(a);
-  if (m >= kSlicedMinRows && m <= kSlicedMaxRows) {
+  if (decode_loop == DecodeLoop::kKSliced && m >= kSlicedMinRows && m <= kSlicedMaxRows) {
     SlicedGemm(ab, m, kb_count, wb, panel_bytes, n, y, ldy, panel_begin, panel_end);
     return;
   }

@@ -18,12 +18,23 @@
 
 namespace llmserve::kernels::cpu::dpbf16 {
 
+// How a decode batch of 12-24 rows walks K (the bits are the same either way):
+// each row block over the whole K, or every row block over one L1-sized slice
+// of K in turn while the next slice streams in (gemm_dpbf16.cc, SlicedGemm).
+enum class DecodeLoop { kWholeK, kKSliced };
+
+// The faster DecodeLoop on this CPU: kKSliced where an L1 data cache of at
+// least 48 KiB marks a core that runs vdpbf16ps at full 512-bit width (AMD
+// Zen 5), kWholeK elsewhere (Zen 4 splits each vdpbf16ps in two halves; there
+// a batch-16 step's matmuls are compute-bound and the slicing does not pay).
+DecodeLoop PreferredDecodeLoop();
+
 // y[i][16p + j] for i < m and panels p in [panel_begin, panel_end), given the
 // tiled activations a (amx::ConvertRows) and packed weights w (amx::Pack)
 // with n outputs and kpad = amx::PaddedK(in_features). Requires
 // Isa::kAvx512Bf16 or better.
 void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n, float* y,
-          size_t ldy, size_t panel_begin, size_t panel_end);
+          size_t ldy, size_t panel_begin, size_t panel_end, DecodeLoop decode_loop = PreferredDecodeLoop());
 
 // Scalar model of Gemm's arithmetic (vdpbf16ps as the Intel SDM describes
 // it: the odd product added first, then the even one, each add rounded to

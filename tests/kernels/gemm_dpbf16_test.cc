@@ -61,19 +61,24 @@ TEST(GemmDpbf16, MatchesScalarModelBitwise) {
   }
 }
 
-// Decode batches of 12..24 rows walk K in slices of 4 k tiles with the sums
-// parked between slices: still the scalar model's bits, with a partial last
-// slice (K = 300: 10 tiles) and many slices (K = 1024).
-TEST(GemmDpbf16, KSlicedDecodeMatchesScalarModelBitwise) {
+// Decode batches of 12..24 rows, with either decode loop (whatever this CPU
+// prefers): whole K per row block, or K in slices of 4 k tiles with the sums
+// parked between slices. Both give the scalar model's bits, with a partial
+// last slice (K = 300: 10 tiles) and many slices (K = 1024).
+TEST(GemmDpbf16, DecodeLoopsMatchScalarModelBitwise) {
   if (!HaveDpbf16()) GTEST_SKIP() << "CPU lacks AVX512-BF16";
-  for (size_t m : {12, 16, 21, 24}) {
-    for (size_t k : {300, 1024}) {
-      const size_t n = 100;
-      const Operands o = MakeOperands(m, n, k, static_cast<uint32_t>(m * 7 + k));
-      std::vector<float> y(m * n, -7.f), ref(m * n);
-      dpbf16::Gemm(o.a.data(), m, o.kpad, o.w.data(), n, y.data(), n, 0, (n + 15) / 16);
-      dpbf16::GemmReference(o.a.data(), m, o.kpad, o.w.data(), n, ref.data(), n);
-      for (size_t i = 0; i < m * n; ++i) ASSERT_EQ(y[i], ref[i]) << "m=" << m << " k=" << k << " element " << i;
+  for (const dpbf16::DecodeLoop loop : {dpbf16::DecodeLoop::kWholeK, dpbf16::DecodeLoop::kKSliced}) {
+    for (size_t m : {12, 16, 21, 24}) {
+      for (size_t k : {300, 1024}) {
+        const size_t n = 100;
+        const Operands o = MakeOperands(m, n, k, static_cast<uint32_t>(m * 7 + k));
+        std::vector<float> y(m * n, -7.f), ref(m * n);
+        dpbf16::Gemm(o.a.data(), m, o.kpad, o.w.data(), n, y.data(), n, 0, (n + 15) / 16, loop);
+        dpbf16::GemmReference(o.a.data(), m, o.kpad, o.w.data(), n, ref.data(), n);
+        for (size_t i = 0; i < m * n; ++i)
+          ASSERT_EQ(y[i], ref[i]) << "sliced=" << (loop == dpbf16::DecodeLoop::kKSliced) << " m=" << m << " k=" << k
+                                  << " element " << i;
+      }
     }
   }
 }

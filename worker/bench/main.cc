@@ -20,6 +20,10 @@
 //                                                             prefill with the fp32 attention kernels, same rep)
 // (weight GFLOP = 2 × (layer matmul parameters × tokens + lm_head parameters): the
 // lm_head runs for the last token only.)
+// The summary adds two physical bounds from the same repetition's bf16 peak and
+// read bandwidth: the floor of each (b) ratio (a step can beat neither its matmul
+// FLOPs at the peak nor one read of the weights) and the ceiling of (c) (the
+// prefill's matmul FLOPs at the peak, all else free).
 #include <immintrin.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -261,6 +265,7 @@ int main(int argc, char** argv) {
   const double head = static_cast<double>(model.weights().lm_head.bytes()) / es;
   const double body = static_cast<double>(bytes_per_step) / es - head;
   const double prefill_flops = 2.0 * (body * static_cast<double>(prefill) + head);
+  const double decode_flops = 2.0 * (body + head);  // per token
   // Figures per repetition: name -> {wall series, cpu series}.
   std::map<std::string, std::pair<Series, Series>> fig;
   std::vector<std::string> order;
@@ -275,6 +280,12 @@ int main(int argc, char** argv) {
     const double bw = bw_bytes / bw_t.wall / 1e9, bw_cpu = bw_bytes / bw_t.cpu / 1e9;
     std::printf("{\"what\":\"read_bandwidth\",\"rep\":%d,\"gb_per_s\":%.2f,\"gb_per_s_cpu\":%.2f}\n", rep, bw, bw_cpu);
     add("read bandwidth GB/s", bw, bw_cpu);
+    // The bf16 peak of this repetition: what bounds (b) and (c) from below / above.
+    Timing peak_t{0, 0};
+    if (bf16_peak.name != nullptr) peak_t = Bf16PeakSeconds(pool, bf16_peak);
+    const double peak = peak_t.wall > 0 ? peak_flops / peak_t.wall / 1e9 : 0;
+    const double peak_cpu = peak_t.cpu > 0 ? peak_flops / peak_t.cpu / 1e9 : 0;
+    if (peak > 0) add(std::string(bf16_peak.name) + " bf16 peak GFLOP/s (all threads)", peak, peak_cpu);
     Timing step1{0, 0};
     for (size_t batch : batches) {
       auto blocks_of = [&](size_t r) {
@@ -314,8 +325,18 @@ int main(int argc, char** argv) {
         add("(a) decode b=1 tok/s", 1.0 / best.wall, 1.0 / best.cpu);
         add("(a) b=1 / roofline [>=0.95]", (1.0 / best.wall) / roof, (1.0 / best.cpu) / roof_cpu);
       } else if (step1.wall > 0) {
-        add("(b) step b=" + std::to_string(batch) + " / b=1" + (batch == 16 ? " [<=1.3]" : ""),
-            best.wall / step1.wall, best.cpu / step1.cpu);
+        const std::string b = std::to_string(batch);
+        add("(b) step b=" + b + " / b=1" + (batch == 16 ? " [<=1.3]" : ""), best.wall / step1.wall,
+            best.cpu / step1.cpu);
+        if (peak > 0) {
+          // No step can beat both its matmul FLOPs at the peak and one read of the weights.
+          auto floor_s = [&](double gflop_per_s, double gb_per_s) {
+            return std::max(static_cast<double>(batch) * decode_flops / (gflop_per_s * 1e9),
+                            static_cast<double>(bytes_per_step) / (gb_per_s * 1e9));
+          };
+          add("(b) floor of b=" + b + " / b=1 (peak, bandwidth)", floor_s(peak, bw) / step1.wall,
+              floor_s(peak_cpu, bw_cpu) / step1.cpu);
+        }
       }
       std::printf("}\n");
       std::fflush(stdout);
@@ -358,13 +379,13 @@ int main(int argc, char** argv) {
                   rep, prefill, t.wall, t.cpu, static_cast<double>(prefill) / t.wall, gflops);
       add("(c) prefill " + std::to_string(prefill) + " tok/s [>=800]", static_cast<double>(prefill) / t.wall,
           static_cast<double>(prefill) / t.cpu);
-      if (bf16_peak.name != nullptr) {
-        const Timing pk = Bf16PeakSeconds(pool, bf16_peak);
-        const double peak = peak_flops / pk.wall / 1e9, peak_cpu = peak_flops / pk.cpu / 1e9;
+      if (peak > 0) {
         std::printf(",\"peak\":\"%s\",\"peak_gflop_per_s\":%.0f,\"ratio_to_peak\":%.3f", bf16_peak.name, peak,
                     gflops / peak);
-        add(std::string(bf16_peak.name) + " bf16 peak GFLOP/s (all threads)", peak, peak_cpu);
         add("(c) prefill GFLOP/s / " + std::string(bf16_peak.name) + " peak", gflops / peak, gflops_cpu / peak_cpu);
+        // The matmuls alone at the peak, attention and everything else free.
+        const double tokens_per_gflop = static_cast<double>(prefill) / (prefill_flops / 1e9);
+        add("(c) prefill tok/s ceiling at that peak", peak * tokens_per_gflop, peak_cpu * tokens_per_gflop);
       }
       std::printf("}\n");
       std::fflush(stdout);
