@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/store_rows_avx512.h"
 
 // GCC 12 reports its own _mm512_undefined_* helpers as (maybe-)uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -52,24 +53,6 @@ LLMSERVE_AVX512BF16 __attribute__((always_inline)) inline void AccumulateTile(__
     for (int r = 0; r < MR; ++r) {
       const __m512bh x = BroadcastPair(at + r * 64 + q * 4);
       for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], x, wv[j]);
-    }
-  }
-}
-
-// The block's sums into rows of y (ldy apart); `width` = valid columns of
-// the last panel.
-template <int MR, int NR>
-LLMSERVE_AVX512BF16 __attribute__((always_inline)) inline void StoreRows(const __m512 (&acc)[MR][NR], float* y,
-                                                                        size_t ldy, size_t width) {
-  const __mmask16 last_mask = static_cast<__mmask16>((1u << width) - 1);
-  for (int r = 0; r < MR; ++r) {
-    for (int j = 0; j < NR; ++j) {
-      float* out = y + r * ldy + j * 16;
-      if (j + 1 < NR || width == 16) {
-        _mm512_storeu_ps(out, acc[r][j]);
-      } else {
-        _mm512_mask_storeu_ps(out, last_mask, acc[r][j]);
-      }
     }
   }
 }

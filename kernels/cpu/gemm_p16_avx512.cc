@@ -8,6 +8,7 @@
 #endif
 
 #include "kernels/cpu/gemm_p16.h"
+#include "kernels/cpu/store_rows_avx512.h"
 
 #define LLMSERVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define LLMSERVE_AVX512_INLINE LLMSERVE_AVX512 __attribute__((always_inline)) inline
@@ -44,17 +45,7 @@ LLMSERVE_AVX512 void Block(const float* x, size_t ldx, const uint8_t* w, size_t 
       for (int j = 0; j < NR; ++j) acc[r][j] = _mm512_fmadd_ps(xb, wv[j], acc[r][j]);
     }
   }
-  const __mmask16 last_mask = static_cast<__mmask16>((1u << width) - 1);
-  for (int r = 0; r < MR; ++r) {
-    for (int j = 0; j < NR; ++j) {
-      float* out = y + r * ldy + j * 16;
-      if (j + 1 < NR || width == 16) {
-        _mm512_storeu_ps(out, acc[r][j]);
-      } else {
-        _mm512_mask_storeu_ps(out, last_mask, acc[r][j]);
-      }
-    }
-  }
+  StoreRows<MR, NR>(acc, y, ldy, width);
 }
 
 template <WeightDType kDType, int MR, int NR>
