@@ -17,7 +17,7 @@
 #include <string>
 
 #include "coordinator/coordinator_state.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::coordinator {
 

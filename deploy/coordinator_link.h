@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "proto/coordinator.pb.h"
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::deploy {
 

@@ -24,7 +24,7 @@
 #include "deploy/coordinator_link.h"
 #include "deploy/elastic_plan.h"
 #include "frontend/handshake_server.h"
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::deploy {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "proto/engine_config.pb.h"
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::deploy {
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <string_view>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::engine_core {
 

@@ -15,7 +15,7 @@
 #include "engine_core/scheduler.h"
 #include "engine_core/scheduler_config.h"
 #include "proto/engine_core_request.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::engine_core {
 

@@ -30,7 +30,7 @@
 #include <variant>
 #include <vector>
 
-#include "common/blocking_queue.h"
+#include "base/blocking_queue.h"
 #include "engine_core/coordinator_reporter.h"
 #include "engine_core/engine_core.h"
 #include "engine_core/step_overhead.h"
@@ -120,11 +120,11 @@ class EngineCoreProc {
   CoordinatorReporter reporter_;  // main thread only
   uint64_t requests_added_ = 0;   // requests accepted by the scheduler (logged at exit)
 
-  common::BlockingQueue<Input> inputs_;
-  common::BlockingQueue<Output> outputs_;
+  base::BlockingQueue<Input> inputs_;
+  base::BlockingQueue<Output> outputs_;
   // Output buffers the output thread has sent, handed back for the scheduler
   // to fill again (no per-step allocation of output slots, ids and token lists).
-  common::BlockingQueue<proto::EngineCoreOutputs> recycled_;
+  base::BlockingQueue<proto::EngineCoreOutputs> recycled_;
   std::vector<ClientOutputs> step_outputs_;  // main thread: the last step's per-client outputs
   std::atomic<bool> stop_io_{false};
   std::atomic<bool> shutdown_requested_{false};

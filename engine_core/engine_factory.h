@@ -8,7 +8,7 @@
 
 #include "engine_core/engine_core.h"
 #include "proto/engine_config.pb.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::engine_core {
 

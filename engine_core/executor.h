@@ -8,7 +8,7 @@
 #include "engine_core/kv_cache_manager.h"
 #include "proto/model_runner_output.h"
 #include "proto/scheduler_output.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::engine_core {
 

@@ -14,7 +14,7 @@
 #include "engine_core/request_status.h"
 #include "proto/engine_core_request.h"
 #include "proto/sampling_params.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::engine_core {
 

@@ -26,7 +26,7 @@
 #include "proto/engine_core_request.h"
 #include "proto/model_runner_output.h"
 #include "proto/scheduler_output.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::engine_core {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::engine_core {
 

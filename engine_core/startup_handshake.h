@@ -12,7 +12,7 @@
 #include <string>
 
 #include "proto/handshake.pb.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::engine_core {
 

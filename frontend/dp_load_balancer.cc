@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <limits>
 
-#include "common/mix64.h"
+#include "base/mix64.h"
 
 namespace llmserve::frontend {
 
 namespace {
 
-using common::Mix64;
+using base::Mix64;
 
 uint64_t HashPrefix(std::span<const int32_t> tokens) {
   uint64_t h = 0x243f6a8885a308d3ULL;

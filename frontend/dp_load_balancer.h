@@ -52,7 +52,7 @@
 #include <string_view>
 #include <vector>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::frontend {
 

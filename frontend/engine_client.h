@@ -15,7 +15,7 @@
 
 #include "proto/engine_core_output.h"
 #include "proto/engine_core_request.h"
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::frontend {
 

@@ -42,7 +42,7 @@
 #include "proto/coordinator.pb.h"
 #include "proto/handshake.pb.h"
 #include "proto/messages.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::frontend {
 

@@ -15,7 +15,7 @@
 
 #include "common/ipc/curve_auth.h"
 #include "proto/handshake.pb.h"
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::frontend {
 

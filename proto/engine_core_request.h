@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "proto/sampling_params.h"
-#include "proto/status.h"
+#include "base/status.h"
 #include "proto/wire_codec.h"
 
 namespace llmserve::proto {

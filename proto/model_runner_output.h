@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "proto/engine_core_output.h"
-#include "proto/status.h"
+#include "base/status.h"
 #include "proto/wire_codec.h"
 
 namespace llmserve::proto {

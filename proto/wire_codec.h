@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::proto::wire {
 

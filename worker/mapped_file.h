@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::worker {
 

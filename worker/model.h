@@ -15,7 +15,7 @@
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/thread_pool.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 #include "common/ipc/communicator.h"
 #include "worker/forward_batch.h"
 #include "worker/kv_cache.h"

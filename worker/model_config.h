@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/rope.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::worker {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kernels/cpu/linear.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 #include "worker/model_config.h"
 #include "worker/model_weights.h"
 

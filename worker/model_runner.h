@@ -18,7 +18,7 @@
 #include "kernels/cpu/thread_pool.h"
 #include "proto/model_runner_output.h"
 #include "proto/scheduler_output.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 #include "common/ipc/communicator.h"
 #include "worker/kv_cache.h"
 #include "worker/model.h"

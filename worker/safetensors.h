@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/linear.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 #include "worker/mapped_file.h"
 
 namespace llmserve::worker {

@@ -6,14 +6,14 @@
 #include <random>
 #include <unordered_map>
 
-#include "common/mix64.h"
+#include "base/mix64.h"
 #include "worker/sampler_exp.h"
 #include "worker/sampler_select.h"
 
 namespace llmserve::worker {
 namespace {
 
-using common::Mix64;
+using base::Mix64;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kNegligibleLogRatio = 30.0;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/mix64.h"
 #include "kernels/cpu/linear.h"
 #include "worker/safetensors_writer.h"
 
@@ -62,13 +63,6 @@ StatusOr<std::string> FindQwen3TokenizerDir() {
 
 namespace {
 
-uint64_t SplitMix(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 uint64_t NameHash(const std::string& name) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
@@ -77,10 +71,10 @@ uint64_t NameHash(const std::string& name) {
 
 // n normals ~ N(mean, std²) from a stream seeded by (seed, name), Box–Muller.
 void Normals(uint64_t seed, const std::string& name, double mean, double std, size_t n, float* out) {
-  uint64_t state = seed * 0x9e3779b97f4a7c15ull ^ NameHash(name);
+  uint64_t state = seed * base::kSplitMix64Increment ^ NameHash(name);
   for (size_t i = 0; i < n; i += 2) {
-    const double u1 = (static_cast<double>(SplitMix(state) >> 11) + 1.0) * 0x1.0p-53;
-    const double u2 = static_cast<double>(SplitMix(state) >> 11) * 0x1.0p-53;
+    const double u1 = (static_cast<double>(base::SplitMix64Next(&state) >> 11) + 1.0) * 0x1.0p-53;
+    const double u2 = static_cast<double>(base::SplitMix64Next(&state) >> 11) * 0x1.0p-53;
     const double r = std::sqrt(-2.0 * std::log(u1));
     out[i] = static_cast<float>(mean + std * r * std::cos(2 * M_PI * u2));
     if (i + 1 < n) out[i + 1] = static_cast<float>(mean + std * r * std::sin(2 * M_PI * u2));

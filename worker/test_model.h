@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::worker {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::worker {
 

@@ -12,8 +12,8 @@
 
 #include "common/ipc/curve_auth.h"
 #include "common/ipc/zmq_socket.h"
-#include "proto/status.h"
-#include "proto/status_or.h"
+#include "base/status.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::ipc {
 

@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::common::ipc {
 

@@ -13,8 +13,8 @@
 #include <zmq.hpp>
 
 #include "common/ipc/curve_keys.h"
-#include "proto/status.h"
-#include "proto/status_or.h"
+#include "base/status.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::ipc {
 

@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "proto/status.h"
-#include "proto/status_or.h"
+#include "base/status.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::ipc {
 

@@ -15,8 +15,8 @@
 
 #include "common/ipc/communicator.h"
 #include "common/ipc/spin_wait.h"
-#include "proto/status.h"
-#include "proto/status_or.h"
+#include "base/status.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::ipc {
 

@@ -25,8 +25,8 @@
 #include <string_view>
 
 #include "common/ipc/spin_wait.h"
-#include "proto/status.h"
-#include "proto/status_or.h"
+#include "base/status.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::ipc {
 

@@ -67,7 +67,7 @@
 #include <string>
 #include <string_view>
 
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::common::ipc::shm_ring_internal {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "proto/status.h"
-#include "proto/status_or.h"
+#include "base/status.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::ipc {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utf8proc.h>
 
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 
@@ -18,13 +18,13 @@ char32_t CodePointBefore(std::string_view s, size_t end) {
   size_t start = end - 1;
   while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
   char32_t cp = 0;
-  DecodeUtf8(s, &start, &cp);
+  base::DecodeUtf8(s, &start, &cp);
   return cp;
 }
 char32_t CodePointAt(std::string_view s, size_t pos) {
   if (pos >= s.size()) return 0;
   char32_t cp = 0;
-  DecodeUtf8(s, &pos, &cp);
+  base::DecodeUtf8(s, &pos, &cp);
   return cp;
 }
 bool IsWordChar(char32_t cp) {
@@ -136,16 +136,16 @@ void AddedTokens::Split(std::string_view text, bool normalized, bool split_speci
     const AddedToken& tok = tokens_[best];
     size_t match_start = i, match_end = best_end;
     if (tok.lstrip) {
-      while (match_start > start && IsUnicodeWhitespace(CodePointBefore(text, match_start))) {
+      while (match_start > start && base::IsUnicodeWhitespace(CodePointBefore(text, match_start))) {
         const char32_t cp = CodePointBefore(text, match_start);
         std::string enc;
-        AppendUtf8(cp, &enc);
+        base::AppendUtf8(cp, &enc);
         match_start -= enc.size();
       }
     }
     if (tok.rstrip) {
-      while (match_end < text.size() && IsUnicodeWhitespace(CodePointAt(text, match_end))) {
-        match_end += Utf8SequenceLength(static_cast<unsigned char>(text[match_end]));
+      while (match_end < text.size() && base::IsUnicodeWhitespace(CodePointAt(text, match_end))) {
+        match_end += base::Utf8SequenceLength(static_cast<unsigned char>(text[match_end]));
       }
     }
     if (match_start > start) out->push_back({text.substr(start, match_start - start), -1});

@@ -14,7 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "common/tokenizer/json_context.h"
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::common::tokenizer {
 

@@ -1,6 +1,6 @@
 #include "common/tokenizer/byte_level.h"
 
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 namespace {
@@ -15,7 +15,7 @@ struct Tables {
     for (int b = 0; b < 256; ++b) {
       const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
       code_point[b] = printable ? static_cast<char32_t>(b) : next++;
-      AppendUtf8(code_point[b], &to_unicode[b]);
+      base::AppendUtf8(code_point[b], &to_unicode[b]);
     }
   }
 };

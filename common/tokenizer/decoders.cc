@@ -5,7 +5,7 @@
 #include "common/tokenizer/byte_level.h"
 #include "common/tokenizer/normalizers.h"
 #include "common/tokenizer/regex.h"
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 
@@ -25,7 +25,7 @@ class ByteLevelDecoder final : public Decoder {
       bool all_mapped = true;
       while (pos < t.size()) {
         char32_t cp;
-        const int b = DecodeUtf8(t, &pos, &cp) ? UnicodeToByte(cp) : -1;
+        const int b = base::DecodeUtf8(t, &pos, &cp) ? UnicodeToByte(cp) : -1;
         if (b < 0) {
           all_mapped = false;
           break;
@@ -37,14 +37,14 @@ class ByteLevelDecoder final : public Decoder {
         bytes += t;
       }
     }
-    tokens->assign(1, IsValidUtf8(bytes) ? std::move(bytes) : RepairUtf8(bytes));
+    tokens->assign(1, base::IsValidUtf8(bytes) ? std::move(bytes) : base::RepairUtf8(bytes));
   }
   void TokenBytes(std::string* token) const override {
     std::string bytes;
     size_t pos = 0;
     while (pos < token->size()) {
       char32_t cp;
-      const int b = DecodeUtf8(*token, &pos, &cp) ? UnicodeToByte(cp) : -1;
+      const int b = base::DecodeUtf8(*token, &pos, &cp) ? UnicodeToByte(cp) : -1;
       if (b < 0) return;  // not a byte-level token: its text as is
       bytes.push_back(static_cast<char>(b));
     }
@@ -103,7 +103,7 @@ class ByteFallbackDecoder final : public Decoder {
     std::string run;
     auto flush = [&] {
       if (run.empty()) return;
-      out.push_back(IsValidUtf8(run) ? run : RepairUtf8(run));
+      out.push_back(base::IsValidUtf8(run) ? run : base::RepairUtf8(run));
       run.clear();
     };
     for (auto& t : *tokens) {

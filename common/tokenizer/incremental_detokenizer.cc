@@ -3,14 +3,14 @@
 #include <algorithm>
 
 #include "common/tokenizer/tokenizer.h"
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 
 namespace {
 bool EndsWithReplacement(const std::string& s) {
-  return s.size() >= kReplacementChar.size() &&
-         s.compare(s.size() - kReplacementChar.size(), kReplacementChar.size(), kReplacementChar) == 0;
+  return s.size() >= base::kReplacementChar.size() &&
+         s.compare(s.size() - base::kReplacementChar.size(), base::kReplacementChar.size(), base::kReplacementChar) == 0;
 }
 bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::common::tokenizer {
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 
@@ -141,7 +141,7 @@ StatusOr<std::unique_ptr<BpeModel>> BpeModel::FromJson(const json& model, const 
     for (const auto& [tok, id] : m->token_to_id_) {
       size_t pos = 0;
       char32_t cp;
-      if (!tok.empty() && DecodeUtf8(tok, &pos, &cp) && pos == tok.size() && cp < 0x10000) {
+      if (!tok.empty() && base::DecodeUtf8(tok, &pos, &cp) && pos == tok.size() && cp < 0x10000) {
         m->bmp_char_id_[cp] = id;
       }
     }
@@ -218,7 +218,7 @@ int32_t BpeModel::CharId(std::string_view ch, bool first, bool last) const {
   if (!bmp_char_id_.empty()) {
     size_t pos = 0;
     char32_t cp;
-    if (DecodeUtf8(ch, &pos, &cp) && cp < 0x10000) return bmp_char_id_[cp];
+    if (base::DecodeUtf8(ch, &pos, &cp) && cp < 0x10000) return bmp_char_id_[cp];
     auto it = token_to_id_.find(ch);
     return it == token_to_id_.end() ? -1 : it->second;
   }
@@ -301,7 +301,7 @@ void BpeModel::TokenizeUncached(std::string_view piece, std::vector<int32_t>* id
   while (pos < piece.size()) {
     const size_t start = pos;
     char32_t cp;
-    DecodeUtf8(piece, &pos, &cp);
+    base::DecodeUtf8(piece, &pos, &cp);
     const std::string_view ch = piece.substr(start, pos - start);
     const int32_t id = CharId(ch, start == 0, pos == piece.size());
     if (id >= 0) {

@@ -7,7 +7,7 @@
 #include <utf8proc.h>
 
 #include "common/tokenizer/regex.h"
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 
@@ -38,7 +38,7 @@ class UnicodeNormalizer final : public Normalizer {
         continue;
       }
       char32_t cp = 0;
-      DecodeUtf8(in, &pos, &cp);
+      base::DecodeUtf8(in, &pos, &cp);
       if (Stable(cp)) {
         prev_start = start;
         continue;
@@ -48,7 +48,7 @@ class UnicodeNormalizer final : public Normalizer {
       while (end < in.size()) {
         size_t next = end;
         char32_t c2 = 0;
-        DecodeUtf8(in, &next, &c2);
+        base::DecodeUtf8(in, &next, &c2);
         if (c2 < 0x80 || Stable(c2)) break;
         end = next;
       }
@@ -125,7 +125,7 @@ class StripNormalizer final : public Normalizer {
       while (begin < end) {
         size_t pos = begin;
         char32_t cp;
-        if (!DecodeUtf8(*text, &pos, &cp) || !IsUnicodeWhitespace(cp)) break;
+        if (!base::DecodeUtf8(*text, &pos, &cp) || !base::IsUnicodeWhitespace(cp)) break;
         begin = pos;
       }
     }
@@ -135,7 +135,7 @@ class StripNormalizer final : public Normalizer {
         while (start > begin && (static_cast<unsigned char>((*text)[start]) & 0xC0) == 0x80) --start;
         size_t pos = start;
         char32_t cp;
-        if (!DecodeUtf8(*text, &pos, &cp) || !IsUnicodeWhitespace(cp)) break;
+        if (!base::DecodeUtf8(*text, &pos, &cp) || !base::IsUnicodeWhitespace(cp)) break;
         end = start;
       }
     }
@@ -156,7 +156,7 @@ class StripAccentsNormalizer final : public Normalizer {
     while (pos < text->size()) {
       const size_t start = pos;
       char32_t cp;
-      DecodeUtf8(*text, &pos, &cp);
+      base::DecodeUtf8(*text, &pos, &cp);
       if (utf8proc_category(static_cast<utf8proc_int32_t>(cp)) == UTF8PROC_CATEGORY_MN) continue;
       out.append(*text, start, pos - start);
     }
@@ -173,7 +173,7 @@ class LowercaseNormalizer final : public Normalizer {
     size_t pos = 0;
     while (pos < text->size()) {
       char32_t cp;
-      DecodeUtf8(*text, &pos, &cp);
+      base::DecodeUtf8(*text, &pos, &cp);
       cps.push_back(cp);
     }
     std::string out;
@@ -187,9 +187,9 @@ class LowercaseNormalizer final : public Normalizer {
       } else if (cp == 0x3A3) {
         const bool after_letter = i > 0 && IsCased(cps[i - 1]);
         const bool before_letter = i + 1 < cps.size() && IsCased(cps[i + 1]);
-        AppendUtf8(after_letter && !before_letter ? 0x3C2 : 0x3C3, &out);
+        base::AppendUtf8(after_letter && !before_letter ? 0x3C2 : 0x3C3, &out);
       } else {
-        AppendUtf8(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))), &out);
+        base::AppendUtf8(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))), &out);
       }
     }
     *text = std::move(out);

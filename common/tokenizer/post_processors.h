@@ -11,7 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "common/tokenizer/json_context.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::tokenizer {
 

@@ -9,7 +9,7 @@
 #include "common/tokenizer/byte_level.h"
 #include "common/tokenizer/normalizers.h"
 #include "common/tokenizer/regex.h"
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 
@@ -111,7 +111,7 @@ Ranges CharMatches(const std::string& s, const std::function<bool(char32_t)>& pr
   while (pos < s.size()) {
     const size_t start = pos;
     char32_t cp;
-    DecodeUtf8(s, &pos, &cp);
+    base::DecodeUtf8(s, &pos, &cp);
     if (pred(cp)) r.emplace_back(start, pos);
   }
   return r;
@@ -345,11 +345,11 @@ StatusOr<PreTokenizerPtr> MakePreTokenizer(const json& config, const JsonContext
     return PreTokenizerPtr(new RegexSplit(std::move(re), SplitBehavior::kRemoved, true));
   }
   if (type == "WhitespaceSplit") {
-    return PreTokenizerPtr(new CharSplit(IsUnicodeWhitespace, SplitBehavior::kRemoved));
+    return PreTokenizerPtr(new CharSplit(base::IsUnicodeWhitespace, SplitBehavior::kRemoved));
   }
   if (type == "BertPreTokenizer") {
     std::vector<PreTokenizerPtr> items;
-    items.emplace_back(new CharSplit(IsUnicodeWhitespace, SplitBehavior::kRemoved));
+    items.emplace_back(new CharSplit(base::IsUnicodeWhitespace, SplitBehavior::kRemoved));
     items.emplace_back(new CharSplit(IsPunctuation, SplitBehavior::kIsolated));
     return PreTokenizerPtr(new SequencePreTokenizer(std::move(items)));
   }

@@ -3,7 +3,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 namespace {
@@ -124,7 +124,7 @@ void Regex::FindAll(std::string_view text,
       start = e;
     } else {  // empty match: step over one character
       if (s >= text.size()) break;
-      start = s + Utf8SequenceLength(static_cast<unsigned char>(text[s]));
+      start = s + base::Utf8SequenceLength(static_cast<unsigned char>(text[s]));
     }
   }
 }

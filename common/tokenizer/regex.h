@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::tokenizer {
 

@@ -11,7 +11,7 @@
 #include "common/tokenizer/normalizers.h"
 #include "common/tokenizer/post_processors.h"
 #include "common/tokenizer/pre_tokenizers.h"
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 
@@ -186,8 +186,8 @@ void Tokenizer::EncodeSection(std::string_view text, bool first_section, std::ve
 
 std::vector<int32_t> Tokenizer::Encode(std::string_view input, bool add_special_tokens) const {
   std::string repaired;
-  if (!IsValidUtf8(input)) {
-    repaired = RepairUtf8(input);
+  if (!base::IsValidUtf8(input)) {
+    repaired = base::RepairUtf8(input);
     input = repaired;
   }
   std::vector<int32_t> ids;
@@ -226,7 +226,7 @@ std::string Tokenizer::Decode(std::span<const int32_t> ids, bool skip_special_to
   decoder_->DecodeChain(&tokens);
   std::string out;
   for (const auto& t : tokens) out += t;
-  return IsValidUtf8(out) ? out : RepairUtf8(out);
+  return base::IsValidUtf8(out) ? out : base::RepairUtf8(out);
 }
 
 void Tokenizer::ClearCache() const { model_->ClearCache(); }

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "common/tokenizer/tokenizer_config.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::tokenizer {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::common::tokenizer {
 

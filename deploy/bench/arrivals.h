@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::deploy::bench {
 

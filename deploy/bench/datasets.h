@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "common/tokenizer/tokenizer.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::deploy::bench {
 

@@ -20,7 +20,7 @@
 
 #include "deploy/bench/metrics.h"
 #include "deploy/bench/stream_accumulator.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::deploy::bench {
 

@@ -19,7 +19,7 @@
 
 #include "engine_core/engine_core.h"
 #include "proto/sampling_params.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::deploy {
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "deploy/bench/offline_batch.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::deploy {
 

@@ -106,9 +106,9 @@ Value GetItem(const Value& obj, const Value& key) {
         if (IsAscii(s)) {
           if (NormalizeIndex(&i, static_cast<int64_t>(s.size()))) return Value::String(s.substr(static_cast<size_t>(i), 1));
         } else {
-          std::u32string cps = DecodeUtf8(s);
+          std::u32string cps = ToCodePoints(s);
           if (NormalizeIndex(&i, static_cast<int64_t>(cps.size()))) {
-            return Value::String(EncodeUtf8(cps.substr(static_cast<size_t>(i), 1)));
+            return Value::String(FromCodePoints(cps.substr(static_cast<size_t>(i), 1)));
           }
         }
         return MissingItem(obj, key);
@@ -141,7 +141,7 @@ Value Slice(const Value& obj, const Value* start_v, const Value* stop_v, const V
   bool ascii = is_str && IsAscii(obj.str());
   int64_t n;
   if (is_str) {
-    if (!ascii) cps = DecodeUtf8(obj.str());
+    if (!ascii) cps = ToCodePoints(obj.str());
     n = static_cast<int64_t>(ascii ? obj.str().size() : cps.size());
   } else if (obj.is_sequence()) {
     n = static_cast<int64_t>(obj.items().size());
@@ -196,7 +196,7 @@ std::vector<Value> Iterate(const Value& v) {
     }
     case Value::Kind::kString: {
       std::vector<Value> chars;
-      for (char32_t cp : DecodeUtf8(v.str())) {
+      for (char32_t cp : ToCodePoints(v.str())) {
         std::string c;
         AppendUtf8(cp, &c);
         chars.push_back(Value::String(std::move(c)));
@@ -211,7 +211,7 @@ std::vector<Value> Iterate(const Value& v) {
 int64_t Length(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kUndefined: return 0;
-    case Value::Kind::kString: return static_cast<int64_t>(Utf8Length(v.str()));
+    case Value::Kind::kString: return static_cast<int64_t>(CountCodePoints(v.str()));
     case Value::Kind::kList:
     case Value::Kind::kTuple: return static_cast<int64_t>(v.items().size());
     case Value::Kind::kDict: return static_cast<int64_t>(v.dict().items.size());

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::frontend {
 

@@ -68,7 +68,7 @@ std::string JinjaTitle(const std::string& s) {
   bool first_of_run = true;
   bool prev_sep = false;
   bool started = false;
-  for (char32_t cp : DecodeUtf8(s)) {
+  for (char32_t cp : ToCodePoints(s)) {
     bool sep = is_sep(cp);
     if (!started || sep != prev_sep) first_of_run = true;
     started = true;
@@ -368,9 +368,9 @@ const std::map<std::string, FilterFn>& Filters() {
     m["reverse"] = [](Interpreter&, const Value& v, CallArgs& args) {
       BindArgs("reverse", args, {});
       if (v.is_string()) {
-        std::u32string cps = DecodeUtf8(v.str());
+        std::u32string cps = ToCodePoints(v.str());
         std::reverse(cps.begin(), cps.end());
-        return Value::String(EncodeUtf8(cps));
+        return Value::String(FromCodePoints(cps));
       }
       std::vector<Value> items = Iterate(v);
       std::reverse(items.begin(), items.end());
@@ -450,7 +450,7 @@ const std::map<std::string, FilterFn>& Filters() {
       BindArgs("wordcount", args, {});
       int64_t n = 0;
       bool in_word = false;
-      for (char32_t cp : DecodeUtf8(PyStr(v))) {
+      for (char32_t cp : ToCodePoints(PyStr(v))) {
         bool w = cp == '_' || IsAlpha(cp) || IsDigit(cp);
         if (w && !in_word) ++n;
         in_word = w;

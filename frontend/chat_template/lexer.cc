@@ -22,7 +22,7 @@ size_t SpaceAt(const std::string& s, size_t i) {
   if (c < 0x80) return IsPySpace(c) ? 1 : 0;
   size_t len = (c >= 0xF0) ? 4 : (c >= 0xE0) ? 3 : (c >= 0xC0) ? 2 : 1;
   if (i + len > s.size()) return 0;
-  std::u32string cp = DecodeUtf8(std::string_view(s).substr(i, len));
+  std::u32string cp = ToCodePoints(std::string_view(s).substr(i, len));
   return (cp.size() == 1 && IsPySpace(cp[0])) ? len : 0;
 }
 

@@ -62,7 +62,7 @@ bool IsSpaceSet(char32_t cp, const std::u32string* chars) {
 Value Split(const std::string& s, const Value& sep_v, int64_t maxsplit, bool from_right) {
   std::vector<Value> parts;
   if (sep_v.is_undefined() || sep_v.is_none()) {
-    std::u32string cps = DecodeUtf8(s);
+    std::u32string cps = ToCodePoints(s);
     std::vector<std::u32string> words;
     if (!from_right) {
       size_t i = 0;
@@ -94,7 +94,7 @@ Value Split(const std::string& s, const Value& sep_v, int64_t maxsplit, bool fro
       }
       std::reverse(words.begin(), words.end());
     }
-    for (const auto& w : words) parts.push_back(Value::String(EncodeUtf8(w)));
+    for (const auto& w : words) parts.push_back(Value::String(FromCodePoints(w)));
     return Value::List(std::move(parts));
   }
   const std::string& sep = ArgStr(sep_v, "split");
@@ -131,7 +131,7 @@ Value Split(const std::string& s, const Value& sep_v, int64_t maxsplit, bool fro
 std::string Replace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
   std::string out;
   if (from.empty()) {
-    std::u32string cps = DecodeUtf8(s);
+    std::u32string cps = ToCodePoints(s);
     int64_t n = 0;
     for (char32_t cp : cps) {
       if (count < 0 || n < count) {
@@ -160,7 +160,7 @@ std::string Replace(const std::string& s, const std::string& from, const std::st
 std::string Title(const std::string& s) {
   std::string out;
   bool prev_cased = false;
-  for (char32_t cp : DecodeUtf8(s)) {
+  for (char32_t cp : ToCodePoints(s)) {
     AppendUtf8(prev_cased ? ToLower(cp) : ToUpper(cp), &out);
     prev_cased = IsCased(cp);
   }
@@ -170,7 +170,7 @@ std::string Title(const std::string& s) {
 std::string Capitalize(const std::string& s) {
   std::string out;
   bool first = true;
-  for (char32_t cp : DecodeUtf8(s)) {
+  for (char32_t cp : ToCodePoints(s)) {
     AppendUtf8(first ? ToUpper(cp) : ToLower(cp), &out);
     first = false;
   }
@@ -179,7 +179,7 @@ std::string Capitalize(const std::string& s) {
 
 template <typename Pred>
 bool AllChars(const std::string& s, Pred pred) {
-  std::u32string cps = DecodeUtf8(s);
+  std::u32string cps = ToCodePoints(s);
   if (cps.empty()) return false;
   for (char32_t cp : cps) {
     if (!pred(cp)) return false;
@@ -268,7 +268,7 @@ std::string Format(const std::string& fmt, const CallArgs& args) {
 
 // Code point index of byte offset `at` in s.
 int64_t CpIndex(const std::string& s, size_t at) {
-  return static_cast<int64_t>(Utf8Length(std::string_view(s).substr(0, at)));
+  return static_cast<int64_t>(CountCodePoints(std::string_view(s).substr(0, at)));
 }
 
 bool StrMethod(const std::string& s, const std::string& name, CallArgs& args, Value* out) {
@@ -310,7 +310,7 @@ bool StrMethod(const std::string& s, const std::string& name, CallArgs& args, Va
   } else if (name == "swapcase") {
     BindArgs("swapcase", args, {});
     std::string r;
-    for (char32_t cp : DecodeUtf8(s)) AppendUtf8(IsUpper(cp) ? ToLower(cp) : IsLower(cp) ? ToUpper(cp) : cp, &r);
+    for (char32_t cp : ToCodePoints(s)) AppendUtf8(IsUpper(cp) ? ToLower(cp) : IsLower(cp) ? ToUpper(cp) : cp, &r);
     *out = Value::String(std::move(r));
   } else if (name == "format") {
     *out = Value::String(Format(s, args));
@@ -325,7 +325,7 @@ bool StrMethod(const std::string& s, const std::string& name, CallArgs& args, Va
     const std::string& sub = ArgStr(a[0], "count");
     int64_t n = 0;
     if (sub.empty()) {
-      n = static_cast<int64_t>(Utf8Length(s)) + 1;
+      n = static_cast<int64_t>(CountCodePoints(s)) + 1;
     } else {
       for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
     }
@@ -356,7 +356,7 @@ bool StrMethod(const std::string& s, const std::string& name, CallArgs& args, Va
   } else if (name == "isupper" || name == "islower") {
     BindArgs(name.c_str(), args, {});
     bool upper = name == "isupper", any_cased = false, ok = true;
-    for (char32_t cp : DecodeUtf8(s)) {
+    for (char32_t cp : ToCodePoints(s)) {
       if (IsCased(cp)) {
         any_cased = true;
         if (upper ? IsLower(cp) : IsUpper(cp)) ok = false;
@@ -381,9 +381,9 @@ bool StrMethod(const std::string& s, const std::string& name, CallArgs& args, Va
   } else if (name == "zfill" || name == "center" || name == "ljust" || name == "rjust") {
     auto a = BindArgs(name.c_str(), args, {"width", "fillchar"}, 1);
     if (!a[0].is_int()) Fail(name + "() width must be an integer");
-    int64_t width = a[0].as_int(), len = static_cast<int64_t>(Utf8Length(s));
+    int64_t width = a[0].as_int(), len = static_cast<int64_t>(CountCodePoints(s));
     std::string fill = a[1].is_string() ? a[1].str() : (name == "zfill" ? "0" : " ");
-    if (Utf8Length(fill) != 1) Fail("The fill character must be exactly one character long");
+    if (CountCodePoints(fill) != 1) Fail("The fill character must be exactly one character long");
     int64_t pad = std::max<int64_t>(0, std::min<int64_t>(width, 1 << 20) - len);
     auto rep = [&](int64_t n) { std::string r; for (int64_t i = 0; i < n; ++i) r += fill; return r; };
     if (name == "ljust") *out = Value::String(s + rep(pad));
@@ -435,12 +435,12 @@ std::string StripStr(const std::string& s, const std::string* chars, bool left, 
     return s.substr(b, e - b);
   }
   std::u32string set;
-  if (chars) set = DecodeUtf8(*chars);
-  std::u32string cps = DecodeUtf8(s);
+  if (chars) set = ToCodePoints(*chars);
+  std::u32string cps = ToCodePoints(s);
   size_t b = 0, e = cps.size();
   if (left) while (b < e && IsSpaceSet(cps[b], chars ? &set : nullptr)) ++b;
   if (right) while (e > b && IsSpaceSet(cps[e - 1], chars ? &set : nullptr)) --e;
-  return EncodeUtf8(std::u32string_view(cps).substr(b, e - b));
+  return FromCodePoints(std::u32string_view(cps).substr(b, e - b));
 }
 
 bool HasMethod(const Value& self, const std::string& name) {

@@ -14,7 +14,7 @@ namespace llmserve::frontend::jinja {
 namespace {
 
 std::string Pad(std::string s, size_t width, bool left) {
-  size_t len = Utf8Length(s);
+  size_t len = CountCodePoints(s);
   if (len >= width) return s;
   std::string fill(width - len, ' ');
   return left ? Cat({s, fill}) : Cat({fill, s});
@@ -76,7 +76,7 @@ std::string PercentFormat(const std::string& fmt, const Value& arg) {
       case 'r':
       case 'a': {
         std::string s = conv == 's' ? PyStr(*v) : PyRepr(*v);
-        if (precision >= 0) s = EncodeUtf8(DecodeUtf8(s).substr(0, static_cast<size_t>(precision)));
+        if (precision >= 0) s = FromCodePoints(ToCodePoints(s).substr(0, static_cast<size_t>(precision)));
         out += Pad(s, width, left);
         break;
       }

@@ -62,7 +62,7 @@ std::string ReprString(const std::string& s) {
   char quote = (has_single && !has_double) ? '"' : '\'';
   std::string out(1, quote);
   char buf[16];
-  for (char32_t cp : DecodeUtf8(s)) {
+  for (char32_t cp : ToCodePoints(s)) {
     if (cp == static_cast<char32_t>(quote) || cp == '\\') {
       out += '\\';
       out += static_cast<char>(cp);
@@ -194,7 +194,7 @@ void JsonString(const std::string& s, bool ensure_ascii, std::string* out) {
       }
     }
   } else {
-    for (char32_t cp : DecodeUtf8(s)) {
+    for (char32_t cp : ToCodePoints(s)) {
       if (cp < 0x80) {
         std::string one(1, static_cast<char>(cp));
         std::string tmp;

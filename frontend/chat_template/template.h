@@ -11,7 +11,7 @@
 #include "frontend/chat_template/ast.h"
 #include "frontend/chat_template/interpreter.h"
 #include "frontend/chat_template/value.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::frontend::jinja {
 

@@ -4,51 +4,6 @@
 
 namespace llmserve::frontend::jinja {
 
-std::u32string DecodeUtf8(std::string_view s) {
-  std::u32string out;
-  out.reserve(s.size());
-  size_t i = 0;
-  while (i < s.size()) {
-    utf8proc_int32_t cp = 0;
-    utf8proc_ssize_t n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(s.data() + i),
-                                          static_cast<utf8proc_ssize_t>(s.size() - i), &cp);
-    if (n <= 0) {
-      out.push_back(0xFFFD);
-      ++i;
-    } else {
-      out.push_back(static_cast<char32_t>(cp));
-      i += static_cast<size_t>(n);
-    }
-  }
-  return out;
-}
-
-void AppendUtf8(char32_t cp, std::string* out) {
-  utf8proc_uint8_t buf[4];
-  utf8proc_ssize_t n = utf8proc_encode_char(static_cast<utf8proc_int32_t>(cp), buf);
-  out->append(reinterpret_cast<const char*>(buf), static_cast<size_t>(n));
-}
-
-std::string EncodeUtf8(std::u32string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char32_t cp : s) AppendUtf8(cp, &out);
-  return out;
-}
-
-size_t Utf8Length(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-bool IsAscii(std::string_view s) {
-  for (unsigned char c : s) {
-    if (c >= 0x80) return false;
-  }
-  return true;
-}
-
 bool IsPySpace(char32_t cp) {
   switch (cp) {
     case ' ': case '\t': case '\n': case '\v': case '\f': case '\r':
@@ -111,7 +66,7 @@ std::string StrUpper(std::string_view s) {
     for (char c : s) out.push_back(static_cast<char>(ToUpper(static_cast<unsigned char>(c))));
     return out;
   }
-  for (char32_t cp : DecodeUtf8(s)) AppendUtf8(ToUpper(cp), &out);
+  for (char32_t cp : ToCodePoints(s)) AppendUtf8(ToUpper(cp), &out);
   return out;
 }
 
@@ -122,7 +77,7 @@ std::string StrLower(std::string_view s) {
     for (char c : s) out.push_back(static_cast<char>(ToLower(static_cast<unsigned char>(c))));
     return out;
   }
-  for (char32_t cp : DecodeUtf8(s)) AppendUtf8(ToLower(cp), &out);
+  for (char32_t cp : ToCodePoints(s)) AppendUtf8(ToLower(cp), &out);
   return out;
 }
 

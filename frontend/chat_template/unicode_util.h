@@ -1,22 +1,20 @@
 #pragma once
-// The few Unicode facts Python's str methods depend on: UTF-8 <-> code
-// points, str.isspace(), str.isprintable(), and simple case mapping (utf8proc).
+// The few Unicode facts Python's str methods depend on: str.isspace(),
+// str.isprintable() and simple case mapping (utf8proc). UTF-8 itself is
+// base/utf8.h, re-exported here for the interpreter's files.
 
 #include <string>
 #include <string_view>
 
+#include "base/utf8.h"
+
 namespace llmserve::frontend::jinja {
 
-// Decodes UTF-8; invalid bytes decode to U+FFFD (inputs are valid JSON strings).
-std::u32string DecodeUtf8(std::string_view s);
-// Encodes code points as UTF-8.
-std::string EncodeUtf8(std::u32string_view s);
-// Appends one code point as UTF-8.
-void AppendUtf8(char32_t cp, std::string* out);
-// Number of code points (Python's len(str)).
-size_t Utf8Length(std::string_view s);
-// True when every byte is ASCII (then bytes == code points).
-bool IsAscii(std::string_view s);
+using base::AppendUtf8;
+using base::CountCodePoints;
+using base::FromCodePoints;
+using base::IsAscii;
+using base::ToCodePoints;
 
 // Python's str.isspace() for one code point.
 bool IsPySpace(char32_t cp);

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "frontend/http/router.h"
-#include "proto/status_or.h"
+#include "base/status_or.h"
 
 namespace llmserve::frontend::http {
 

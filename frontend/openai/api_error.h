@@ -9,7 +9,7 @@
 
 #include "frontend/http/http_message.h"
 #include "frontend/http/router.h"
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::frontend::openai {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::kernels::cuda {
 

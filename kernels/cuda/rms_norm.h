@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "proto/status.h"
+#include "base/status.h"
 
 namespace llmserve::kernels::cuda {
 

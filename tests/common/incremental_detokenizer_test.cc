@@ -7,7 +7,7 @@
 
 #include "common/tokenizer/byte_level.h"
 #include "common/tokenizer/incremental_detokenizer.h"
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 #include "tests/common/tokenizer_test_util.h"
 
 namespace llmserve::common::tokenizer {
@@ -24,7 +24,7 @@ std::vector<int32_t> InterestingIds(const Tokenizer& t) {
     const bool byte_token = tok->size() == 6 && tok->compare(0, 3, "<0x") == 0;
     size_t pos = 0;
     char32_t cp = 0;
-    const bool single_char = DecodeUtf8(*tok, &pos, &cp) && pos == tok->size();
+    const bool single_char = base::DecodeUtf8(*tok, &pos, &cp) && pos == tok->size();
     if (byte_token || (single_char && cp >= 0x80 && cp < 0x180) || t.IsSpecial(id)) ids.push_back(id);
   }
   for (int32_t id : t.Encode("naïve 你好世界 🦀🚀 👨‍👩‍👧 e\xCC\x81 Ωμέγα ", false)) ids.push_back(id);
@@ -55,11 +55,11 @@ void CheckStreamingProperty(const Tokenizer& t, uint32_t seed) {
       std::string streamed;
       for (int32_t id : ids) {
         const auto u = d.Push(id);
-        EXPECT_TRUE(IsValidUtf8(u.delta));
+        EXPECT_TRUE(base::IsValidUtf8(u.delta));
         streamed += u.delta;
       }
       const auto last = d.Finish();
-      EXPECT_TRUE(IsValidUtf8(last.delta));
+      EXPECT_TRUE(base::IsValidUtf8(last.delta));
       streamed += last.delta;
       ASSERT_EQ(streamed, t.Decode(ids, skip)) << "seed " << seed << " sequence " << seq;
     }

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/mix64.h"
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define LLMSERVE_IPC_TEST_SANITIZED 1
 #elif defined(__has_feature)
@@ -126,11 +128,6 @@ class Child final {
 };
 
 // splitmix64: a tiny deterministic generator for payloads and test data.
-inline uint64_t SplitMix(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+inline uint64_t SplitMix(uint64_t* state) { return base::SplitMix64Next(state); }
 
 }  // namespace llmserve::common::ipc::testing

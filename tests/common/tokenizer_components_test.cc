@@ -13,7 +13,7 @@
 #include "common/tokenizer/normalizers.h"
 #include "common/tokenizer/pre_tokenizers.h"
 #include "common/tokenizer/tokenizer.h"
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace llmserve::common::tokenizer {
 namespace {
@@ -212,14 +212,7 @@ TEST(TokenizerPreTokenizers, DigitsPunctuationWhitespace) {
   EXPECT_EQ(t->Decode(t->Encode("he12, or", false), false), "he 1 2 , or");
 }
 
-TEST(TokenizerUtf8, RepairAndIncompletePrefix) {
-  EXPECT_EQ(RepairUtf8("a\xE4\xBD" "b"), "a\xEF\xBF\xBD" "b");
-  EXPECT_EQ(RepairUtf8("\xC0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");
-  EXPECT_EQ(CompleteUtf8PrefixLength("ab\xE4\xBD"), 2u);
-  EXPECT_EQ(CompleteUtf8PrefixLength("ab\xE4\xBD\xA0"), 5u);
-  EXPECT_EQ(CompleteUtf8PrefixLength("ab\xFF"), 3u);
-  EXPECT_TRUE(IsValidUtf8("h\xC3\xA9llo \xF0\x9F\x98\x80"));
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));  // a UTF-16 surrogate
+TEST(Tokenizer, CleanUpTokenizationSpaces) {
   EXPECT_EQ(Tokenizer::CleanUpTokenizationSpaces("a , b . c n't"), "a, b. cn't");
 }
 
@@ -245,7 +238,7 @@ TEST(TokenizerNormalizers, PiecewiseEqualsWholeText) {
     for (int iter = 0; iter < 2000; ++iter) {
       std::string s;
       const int len = static_cast<int>(rng() % 12);
-      for (int k = 0; k < len; ++k) AppendUtf8(pool[rng() % std::size(pool)], &s);
+      for (int k = 0; k < len; ++k) base::AppendUtf8(pool[rng() % std::size(pool)], &s);
       utf8proc_uint8_t* whole = nullptr;
       const auto m = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
                                   static_cast<utf8proc_ssize_t>(s.size()), &whole,

@@ -7,7 +7,7 @@
 #include <random>
 #include <thread>
 
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 #include "tests/common/tokenizer_test_util.h"
 
 namespace llmserve::common::tokenizer {
@@ -101,10 +101,10 @@ TEST(TokenizerReal, ArbitraryBytesAndIds) {
       for (int k = 0; k < len; ++k) s += alphabet[rng() % alphabet.size()];
       const auto ids = t->Encode(s, true);
       for (int32_t id : ids) ASSERT_TRUE(id >= 0 && id < t->vocab_size());
-      EXPECT_TRUE(IsValidUtf8(t->Decode(ids, false)));
+      EXPECT_TRUE(base::IsValidUtf8(t->Decode(ids, false)));
       std::vector<int32_t> random_ids;
       for (int k = 0; k < len; ++k) random_ids.push_back(static_cast<int32_t>(rng() % (t->vocab_size() + 10)) - 5);
-      EXPECT_TRUE(IsValidUtf8(t->Decode(random_ids, true)));
+      EXPECT_TRUE(base::IsValidUtf8(t->Decode(random_ids, true)));
     }
   }
 }

@@ -1,6 +1,6 @@
-#include "common/tokenizer/utf8.h"
+#include "base/utf8.h"
 
-namespace llmserve::common::tokenizer {
+namespace llmserve::base {
 
 bool DecodeUtf8(std::string_view s, size_t* pos, char32_t* cp) {
   const size_t n = s.size();
@@ -114,6 +114,35 @@ size_t CompleteUtf8PrefixLength(std::string_view s) {
   return n;
 }
 
+std::u32string ToCodePoints(std::string_view s) {
+  std::u32string out;
+  out.reserve(s.size());
+  size_t pos = 0;
+  char32_t cp;
+  while (pos < s.size()) out.push_back(DecodeUtf8(s, &pos, &cp) ? cp : U'\uFFFD');
+  return out;
+}
+
+std::string FromCodePoints(std::u32string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char32_t cp : s) AppendUtf8(cp, &out);
+  return out;
+}
+
+size_t CountCodePoints(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+bool IsAscii(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c >= 0x80) return false;
+  }
+  return true;
+}
+
 bool IsUnicodeWhitespace(char32_t cp) {
   switch (cp) {
     case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0x85:
@@ -125,4 +154,4 @@ bool IsUnicodeWhitespace(char32_t cp) {
   }
 }
 
-}  // namespace llmserve::common::tokenizer
+}  // namespace llmserve::base

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <optional>
 
-namespace llmserve::common {
+namespace llmserve::base {
 
 template <typename T>
 class BlockingQueue {
@@ -54,4 +54,4 @@ class BlockingQueue {
   std::deque<T> items_;
 };
 
-}  // namespace llmserve::common
+}  // namespace llmserve::base

@@ -1,4 +1,10 @@
-#include "proto/status.h"
+#include "base/status.h"
+
+#include <glog/logging.h>
+
+#include <cstdlib>
+
+#include "base/status_or.h"
 
 namespace llmserve {
 
@@ -27,5 +33,12 @@ Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;
   return Status(code_, std::string(context) + ": " + message_);
 }
+
+namespace status_internal {
+void DieOfStatusOrMisuse(const char* what, const Status& status) {
+  LOG(FATAL) << what << " (" << status.ToString() << ")";
+  std::abort();  // LOG(FATAL) does not return; this tells the compiler so
+}
+}  // namespace status_internal
 
 }  // namespace llmserve

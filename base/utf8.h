@@ -1,12 +1,13 @@
 #pragma once
-// UTF-8 helpers shared by the tokenizer components: decoding one code point,
-// encoding, validation and lossy repair (invalid bytes become U+FFFD).
+// UTF-8, the one module for it: decoding one code point, encoding,
+// validation, lossy repair (invalid bytes become U+FFFD), code-point strings
+// and the Unicode White_Space property. Used by the tokenizer and by Jinja.
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-namespace llmserve::common::tokenizer {
+namespace llmserve::base {
 
 // The replacement character U+FFFD, UTF-8 encoded.
 inline constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";
@@ -40,7 +41,20 @@ inline size_t Utf8SequenceLength(unsigned char lead) {
   return 4;
 }
 
+// Decodes all of `s` into code points; each maximal invalid subpart becomes
+// U+FFFD (what Python's bytes.decode('utf-8', 'replace') gives).
+std::u32string ToCodePoints(std::string_view s);
+
+// Encodes code points as UTF-8.
+std::string FromCodePoints(std::u32string_view s);
+
+// Number of code points in valid UTF-8 `s` (Python's len(str)).
+size_t CountCodePoints(std::string_view s);
+
+// True when every byte is ASCII (then bytes == code points).
+bool IsAscii(std::string_view s);
+
 // The Unicode White_Space property (what Rust's char::is_whitespace tests).
 bool IsUnicodeWhitespace(char32_t cp);
 
-}  // namespace llmserve::common::tokenizer
+}  // namespace llmserve::base

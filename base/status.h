@@ -1,8 +1,9 @@
 #pragma once
 // Status: the result of anything that can fail because of a user or a peer
 // (bad input, unknown model field, peer gone). Broken invariants use CHECK.
-// It lives in proto/ because every folder, the wire codecs included, reports
-// errors with it and proto/ depends on nothing.
+// It lives in base/ because every folder, the wire codecs included, reports
+// errors with it. Status and StatusOr are the vocabulary of the whole tree, so
+// they sit in namespace llmserve rather than llmserve::base.
 
 #include <string>
 #include <string_view>
