@@ -14,8 +14,8 @@
 // rank's load here is: own requests now + (snapshot - own requests when the
 // snapshot arrived) + the increments. With one frontend the view is exact at
 // every instant; with several, only the others' share is as old as the
-// snapshot. (On a 4-rank, two-namespace test, wholesale replacement sent
-// 87/74/41/38 of 240 short requests to the four ranks.)
+// snapshot. (Wholesale replacement left the ranks of a 4-rank test far from
+// even: docs/perf/2026-11-22-dp-routing.md.)
 //
 // Token-aware score (the default):
 //     score = waiting_tokens + request_tokens * (waiting_reqs + running_reqs)

@@ -48,7 +48,8 @@ class KvCache {
   // Writes zeros over the pools, so their memory is committed now: a host
   // without that memory fails at startup instead of in the middle of a
   // request, and requests never wait for the kernel to fault in (and zero)
-  // a page on their first write (a 2048-token prefill spent 0.2-0.6 s there).
+  // a page on their first write (figures:
+  // docs/perf/2026-11-25-zen5-attention-read-ahead.md).
   void Commit(kernels::cpu::ThreadPool& pool);
   void* keys(size_t layer) { return data_.get() + (2 * layer) * layer_bytes_; }        // layer's K pool
   void* values(size_t layer) { return data_.get() + (2 * layer + 1) * layer_bytes_; }  // layer's V pool

@@ -31,7 +31,7 @@ struct ModelRunnerConfig {
   std::string model_dir;
   size_t tp_rank = 0;
   size_t tp_size = 1;
-  // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX.
+  // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX or AVX512-BF16.
   kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32;
   size_t block_size = kDefaultCpuBlockSize;  // tokens per KV block
   kernels::cpu::KvDType kv_cache_dtype = kernels::cpu::KvDType::kF32;  // kBF16: half the KV memory

@@ -1,4 +1,4 @@
-// The only translation unit that includes Boost.Beast (each costs ~7 s to build).
+// The only translation unit that includes Boost.Beast (each one that does is slow to build).
 //
 // Threading: every connection owns a strand; all of its state is touched only
 // on that strand. ResponseWriter calls from other threads post closures to the

@@ -30,8 +30,8 @@ void GemmLarge(const uint8_t* ab, size_t m, const uint8_t* wb, size_t panel_byte
 
 // One k step of the 1 × 2 block both loops use: A tile 4 (rows of the row
 // block), B tiles 6, 7 (one or two panels), C tiles 0, 1 += A · B — the
-// MakeConfig(rows, 0) shape. On this machine it beat the 2 × 2 block and
-// four-panel groups (docs/cpu_kernels.md).
+// MakeConfig(rows, 0) shape. It beat the 2 × 2 block and four-panel groups
+// (figures: docs/perf/2026-11-22-amx-tile-blocks.md).
 template <bool kTwoPanels>
 inline void MultiplyStep(const uint8_t* a, const uint8_t* b0, const uint8_t* b1) {
   LLMSERVE_TILE_LOAD(4, a, 64L);

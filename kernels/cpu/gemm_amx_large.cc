@@ -9,12 +9,11 @@ namespace llmserve::kernels::cpu::amx::internal {
 namespace {
 
 // Large-m blocks prefetch (prefetcht0, into L1) the A tiles kL1Ahead k steps
-// ahead: on this machine tile loads do not overlap tdpbf16ps, so a load that
-// misses L1 stalls the block. A same-process A/B harness (512 × 1024 → 3072,
-// one thread, 24-40 interleaved trials, 3 runs) gave median times 10-13%
-// lower with it; 1, 2 and 4 steps ahead, and adding the B tiles, were within
-// 3% of each other. (Past the end of A it prefetches unrelated addresses,
-// which is harmless: prefetches never fault.)
+// ahead: tile loads do not overlap tdpbf16ps, so a load that misses L1 stalls
+// the block. One, two or four steps ahead, with or without the B tiles, did
+// about equally well (figures: docs/perf/2026-11-22-amx-gemm.md). (Past the
+// end of A it prefetches unrelated addresses, which is harmless: prefetches
+// never fault.)
 constexpr size_t kL1Ahead = 2;
 
 // One block of up to 16 rows (A tile a) × up to 2 panels (B tiles b0, b1)
@@ -24,10 +23,8 @@ constexpr size_t kL1Ahead = 2;
 // the block's first k step; successive k steps are 1 KiB apart.
 //
 // One row block rather than the textbook 2 × 2 (two A tiles sharing two B
-// tiles, one load per tdpbf16ps): on this machine the 2 × 2 block ran slower
-// per product. Interleaved in one process (512 rows, K 1024 → 3072 / 4096 and
-// K 3072 → 1024, two threads, 60 trials, median of per-trial ratios) the
-// 1 × 2 block took 0.79 / 0.81 / 0.85 of the 2 × 2 block's time.
+// tiles, one load per tdpbf16ps): the 2 × 2 block ran slower per product on
+// the prefill shapes (figures: docs/perf/2026-11-22-amx-tile-blocks.md).
 template <bool kTwoPanels>
 LLMSERVE_AVX512 void Block(const uint8_t* a, const uint8_t* b0, const uint8_t* b1, size_t kn,
                            uint8_t* const* c, bool load_c, bool to_y, float* y, size_t ldy, int rows,

@@ -4,13 +4,13 @@
 namespace llmserve::kernels::cpu::amx::internal {
 namespace {
 
-// Weight streaming. Measured here (decode-step layers at m = 1, one thread,
-// interleaved runs), tile loads that miss the caches stream weights more
+// Weight streaming. Tile loads that miss the caches stream weights more
 // slowly than the AVX-512 FMA kernel's plain loads, and the hardware
-// prefetchers alone leave ~10-25% of the bandwidth unused. Blocks that read
+// prefetchers alone leave part of the bandwidth unused. Blocks that read
 // weights from memory therefore prefetch (prefetcht1, into L2) each panel's
 // tile kL2Ahead steps ahead. Among 4..16 steps, and against touching the tiles
-// with ordinary loads, 8 streamed best.
+// with ordinary loads, 8 streamed best (figures:
+// docs/perf/2026-11-22-amx-gemm.md).
 constexpr size_t kL2Ahead = 8;
 
 inline void PrefetchTileL2(const uint8_t* t) {
@@ -44,12 +44,10 @@ LLMSERVE_AVX512 void BlockWide(const uint8_t* a, const uint8_t* b, size_t panel_
   if constexpr (kPanels > 1) LLMSERVE_STORE_C(1, y + 16, ldy, rows, last_width);
 }
 
-// Panels per group. Two rather than four (one A tile load per four products):
-// same-process interleaved trials of Linear at m = 1, 16, 32, 64 (K 1024 →
-// 3072 and 3072 → 1024) took 0.64-0.77 of the four-panel time, and the decode
-// step of the Qwen3-0.6B shape (`llmserve-bench-worker`, CPU time, three
-// alternating runs) 0.75-0.89 at batch 1, 0.81-0.86 at batch 16 and
-// 0.79-0.93 at batch 64; one and three panels were no better than two.
+// Panels per group. Two rather than four (one A tile load per four
+// products): two-panel groups were faster for Linear at decode sizes and for
+// the whole decode step, and one or three panels were no better than two
+// (figures: docs/perf/2026-11-22-amx-tile-blocks.md).
 constexpr size_t kGroupPanels = 2;
 
 }  // namespace

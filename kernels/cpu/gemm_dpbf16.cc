@@ -140,7 +140,8 @@ constexpr auto kSliceBlocks = TableOfSliceBlocks(std::make_index_sequence<kMaxRo
 // Decode batches of kSlicedMinRows <= m <= kSlicedMaxRows walk K in slices
 // of kSliceTiles k tiles, every row block per slice. Outside that range the
 // slices measured no faster (m = 32) or slower (m = 9: the second row block
-// is too short to cover its prefetches).
+// is too short to cover its prefetches; figures:
+// docs/perf/2026-11-25-zen5-k-sliced-decode.md).
 constexpr size_t kSlicedMinRows = 12;
 constexpr size_t kSlicedMaxRows = 24;
 constexpr size_t kSliceTiles = 4;
@@ -161,10 +162,10 @@ size_t PanelsFor(size_t m) {
 // the slice's weights (12 KiB for three panels) stay in L1 for the later row
 // blocks, and the second row block pulls the next slice in while it
 // computes, so the memory is busy throughout. (Slicing without that
-// prefetch was no faster.) One Linear::Apply at m = 16 with the weights from
-// memory: 0.85-0.9 of the whole-K loop's time on Zen 5; on Zen 4 the whole
-// batch-16 step took ~1.04x the whole-K loop's (PreferredDecodeLoop,
-// docs/cpu_kernels.md).
+// prefetch was no faster.) It pays only where the compute keeps up with the
+// streaming (PreferredDecodeLoop; figures:
+// docs/perf/2026-11-25-zen5-k-sliced-decode.md,
+// docs/perf/2026-11-25-zen4-decode-loop.md).
 void SlicedGemm(const uint8_t* ab, size_t m, size_t kb_count, const uint8_t* wb, size_t panel_bytes, size_t n, float* y,
                 size_t ldy, size_t panel_begin, size_t panel_end) {
   alignas(64) float park[(kSlicedMaxRows + kMaxRows - 1) / kMaxRows][kMaxRows * kSlicePanels * 16];
@@ -217,9 +218,9 @@ void Gemm(const uint16_t* a, size_t m, size_t kpad, const uint16_t* w, size_t n,
       const size_t mr = m - i < kMaxRows ? m - i : kMaxRows;
       const uint8_t* ap = ab + (i / 16) * kb_count * kTileBytes + (i % 16) * 64;
       // Beyond one tile block the hardware prefetcher does not keep up with
-      // A's 512-byte runs 1 KiB apart: at m = 2048 the K = 2048 / 3072
-      // matmuls (o, down) ran at ~0.6 of the vdpbf16ps peak without this
-      // hint, ~0.8 with it (docs/cpu_kernels.md).
+      // A's 512-byte runs 1 KiB apart, and the long-K prefill matmuls (o,
+      // down) waited on A without this hint (figures:
+      // docs/perf/2026-11-25-zen5-fused-producers.md).
       const size_t next = i + kMaxRows;
       const uint8_t* next_a =
           m > 16 && next < m ? ab + (next / 16) * kb_count * kTileBytes + (next % 16) * 64 : nullptr;

@@ -160,9 +160,10 @@ void LinearWeight::ApplyTiled(const uint16_t* a, size_t m, float* y, ThreadPool&
     if (m > kRowChunk && panel_chunks < 8 * pool.size()) {
       // Few panel chunks (o and down in a prefill: 64 panels, 11 chunks)
       // left the threads up to a chunk apart; items of kRowChunk rows × one
-      // panel chunk balance them (o, down at m = 2048: +3-6%,
-      // docs/cpu_kernels.md). Item rows start on a 16-row tile block, so
-      // every output keeps the bits of one call over all rows.
+      // panel chunk balance them (figures:
+      // docs/perf/2026-11-25-zen5-k-sliced-decode.md). Item rows start on a
+      // 16-row tile block, so every output keeps the bits of one call over
+      // all rows.
       const size_t row_chunks = (m + kRowChunk - 1) / kRowChunk;
       pool.ParallelForChunks(panel_chunks * row_chunks, 1, [&](size_t begin, size_t end, size_t) {
         for (size_t item = begin; item < end; ++item) {

@@ -48,10 +48,11 @@ inline size_t TileRows(const AttentionTile& t, size_t group, size_t hd, float* s
 // Read-ahead of the cache. One KV head's block is several KiB, the blocks of
 // a request are scattered, and the hardware prefetcher starts over at every
 // page, so a decode's attention waited on memory for most of its time
-// (figures in docs/cpu_kernels.md). While the keys of block b are scored, the
-// next block's keys come in (after the last, the first block's values);
-// while a value row is used, the row one block ahead. Hints only: they never
-// change a result, and an address they compute past the cache is harmless.
+// (figures: docs/perf/2026-11-25-zen5-attention-read-ahead.md). While the
+// keys of block b are scored, the next block's keys come in (after the last,
+// the first block's values); while a value row is used, the row one block
+// ahead. Hints only: they never change a result, and an address they compute
+// past the cache is harmless.
 
 // Where the score pass over block b reads ahead: the bytes of the next key
 // block, or of the first value block after the last key block.
