@@ -23,14 +23,14 @@
 #include "common/process/child_processes.h"
 #include "deploy/coordinator_link.h"
 #include "deploy/elastic_plan.h"
-#include "frontend/handshake_server.h"
+#include "deploy/handshake_server.h"
 #include "proto/status.h"
 
 namespace llmserve::deploy {
 
 struct ElasticScalerContext {
   common::ChildProcesses* children = nullptr;
-  frontend::HandshakeServer* handshake = nullptr;
+  HandshakeServer* handshake = nullptr;
   CoordinatorLink* coordinator = nullptr;
   // Spawns the local engine for `rank` as child "engine<rank>".
   std::function<Status(uint32_t rank)> spawn_local_engine;

@@ -17,7 +17,7 @@
 #include "deploy/elastic_scaler.h"
 #include "deploy/engine_flags.h"
 #include "deploy/serve_plan.h"
-#include "frontend/handshake_server.h"
+#include "deploy/handshake_server.h"
 #include "worker/test_model.h"
 
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
@@ -258,7 +258,7 @@ int RunServeCommand(int argc, char** argv) {
   }
 
   // The head node runs the handshake: it tells engines where the frontends are.
-  std::unique_ptr<frontend::HandshakeServer> handshake;
+  std::unique_ptr<HandshakeServer> handshake;
   if (!plan.headless) {
     proto::HandshakeReply reply;
     *reply.mutable_config() = config;
@@ -276,7 +276,7 @@ int RunServeCommand(int argc, char** argv) {
         return 1;
       }
     }
-    handshake = std::make_unique<frontend::HandshakeServer>(zmq_context, reply);
+    handshake = std::make_unique<HandshakeServer>(zmq_context, reply);
     if (Status s = handshake->Bind(plan.handshake_bind); !s.ok()) {
       LOG(ERROR) << s.message();
       return 1;

@@ -1,4 +1,4 @@
-// Engine and frontend run the startup handshake over real ZMQ TCP sockets on
+// Engine and launcher run the startup handshake over real ZMQ TCP sockets on
 // 127.0.0.1: HELLO -> reply with addresses and per-rank config -> READY.
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <thread>
 
 #include "engine_core/startup_handshake.h"
-#include "frontend/handshake_server.h"
+#include "deploy/handshake_server.h"
 
-namespace llmserve::frontend {
+namespace llmserve::deploy {
 namespace {
 
 using namespace std::chrono_literals;
@@ -106,4 +106,4 @@ TEST(Handshake, HelloFromALaterRankWaitsUntilAScaleUpAdmitsIt) {
 }
 
 }  // namespace
-}  // namespace llmserve::frontend
+}  // namespace llmserve::deploy
