@@ -14,6 +14,15 @@ namespace {
 constexpr std::chrono::milliseconds kMaxPoll{50};
 }
 
+Status CoordinatorOptions::Validate() const {
+  if (state.num_ranks < 1 || state.num_ranks > 65536)
+    return Status::InvalidArgument("--data-parallel-size must be in 1..65536");
+  if (state.publish_interval.count() < 1 || state.heartbeat_interval < state.publish_interval)
+    return Status::InvalidArgument(
+        "--publish-interval-ms must be at least 1 and --heartbeat-interval-ms at least that");
+  return Status::Ok();
+}
+
 Coordinator::Coordinator(zmq::context_t& context, CoordinatorOptions options)
     : options_(std::move(options)),
       state_(options_.state),

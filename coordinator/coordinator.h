@@ -31,6 +31,10 @@ struct CoordinatorOptions {
   std::string frontend_publish_bind = "tcp://127.0.0.1:*";  // XPUB to frontends
   std::string engine_publish_bind = "tcp://127.0.0.1:*";    // XPUB to engines
   std::string engine_stats_bind = "tcp://127.0.0.1:*";      // PULL from engines
+
+  // InvalidArgument, naming the llmserve-coordinator flag, for a rank count or
+  // publish intervals out of range.
+  Status Validate() const;
 };
 
 class Coordinator {

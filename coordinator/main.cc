@@ -1,14 +1,13 @@
 // llmserve-coordinator: collects engine load stats and DP waves, publishes them to frontends.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
-#include <signal.h>
 
+#include <algorithm>
 #include <atomic>
-#include <thread>
 
-#include "common/process/termination_signals.h"
 #include "common/flags.h"
 #include "common/ipc/cluster_key.h"
+#include "common/process/termination_signals.h"
 #include "coordinator/coordinator.h"
 
 DEFINE_int32(data_parallel_size, 1, "Number of data-parallel engines the coordinator tracks.");
@@ -25,26 +24,21 @@ int main(int argc, char** argv) {
       "and tracks DP waves. Started by the launcher on the head node.\n"
       "usage: llmserve-coordinator --data-parallel-size N --frontend-publish-address ADDR ...");
   using namespace llmserve;
-  if (FLAGS_data_parallel_size < 1 || FLAGS_data_parallel_size > 65536) {
-    LOG(ERROR) << "--data-parallel-size must be in 1..65536";
-    return 2;
-  }
-  if (FLAGS_publish_interval_ms < 1 || FLAGS_heartbeat_interval_ms < FLAGS_publish_interval_ms) {
-    LOG(ERROR) << "--publish-interval-ms must be at least 1 and --heartbeat-interval-ms at least that";
-    return 2;
-  }
-  std::atomic<bool> stop{false};
-  common::WatchTerminationSignals([&stop](int) { stop = true; });
-
   coordinator::CoordinatorOptions options;
-  options.state.num_ranks = static_cast<uint32_t>(FLAGS_data_parallel_size);
+  options.state.num_ranks = static_cast<uint32_t>(std::max(FLAGS_data_parallel_size, 0));
   options.state.publish_interval = std::chrono::milliseconds(FLAGS_publish_interval_ms);
   options.state.heartbeat_interval = std::chrono::milliseconds(FLAGS_heartbeat_interval_ms);
   options.frontend_publish_bind = FLAGS_frontend_publish_address;
   options.engine_publish_bind = FLAGS_engine_publish_address;
   options.engine_stats_bind = FLAGS_engine_stats_address;
+  if (Status s = options.Validate(); !s.ok()) {
+    LOG(ERROR) << s.message();
+    return 2;
+  }
+  std::atomic<bool> stop{false};
+  common::WatchTerminationSignals([&stop](int) { stop = true; });
   zmq::context_t context;
-  auto authenticator = llmserve::common::ipc::SecureProcess(FLAGS_cluster_key_dir, context);
+  auto authenticator = common::ipc::SecureProcess(FLAGS_cluster_key_dir, context);
   if (!authenticator.ok()) {
     LOG(ERROR) << authenticator.status().message();
     return 2;
@@ -54,8 +48,7 @@ int main(int argc, char** argv) {
     LOG(ERROR) << coord.status().message();
     return 1;
   }
-  Status s = (*coord)->Run(stop);
-  if (!s.ok()) {
+  if (Status s = (*coord)->Run(stop); !s.ok()) {
     LOG(ERROR) << s.message();
     return 1;
   }

@@ -17,8 +17,6 @@ constexpr auto kPublishWait = std::chrono::seconds(5);
 // in the engine's load within a report or two.
 constexpr auto kIdleHold = std::chrono::milliseconds(300);
 
-std::string EngineName(uint32_t rank) { return "engine" + std::to_string(rank); }
-
 std::string RankList(const std::vector<uint32_t>& ranks) {
   std::string s;
   for (uint32_t r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
@@ -26,12 +24,14 @@ std::string RankList(const std::vector<uint32_t>& ranks) {
 }
 }  // namespace
 
-bool ElasticScaler::ExpectedExit(const common::ChildExit& exit) { return expected_exits_.erase(exit.name) > 0; }
+bool ElasticScaler::ExpectedExit(const ChildId& id) {
+  return id.role == ChildRole::kEngine && expected_exits_.erase(id.index) > 0;
+}
 
-std::optional<common::ChildExit> ElasticScaler::TakeExit(const std::string& name) {
+std::optional<SupervisedExit> ElasticScaler::TakeExit(uint32_t rank) {
   for (auto it = ctx_.exits->begin(); it != ctx_.exits->end(); ++it) {
-    if (it->name != name) continue;
-    common::ChildExit e = *it;
+    if (it->id != ChildId::Engine(rank)) continue;
+    SupervisedExit e = *it;
     ctx_.exits->erase(it);
     return e;
   }
@@ -53,15 +53,14 @@ void ElasticScaler::Publish(const std::vector<uint32_t>& active, bool scaling, u
 }
 
 void ElasticScaler::StopLocal(const std::vector<uint32_t>& ranks) {
-  std::set<std::string> waiting;
+  std::set<uint32_t> waiting;
   for (uint32_t r : ranks) {
-    const std::string name = EngineName(r);
-    if (TakeExit(name)) continue;  // already gone
-    auto pid = ctx_.children->PidOf(name);
+    if (TakeExit(r)) continue;  // already gone
+    auto pid = ctx_.children->PidOf(ChildId::Engine(r));
     if (!pid) continue;
-    expected_exits_.insert(name);
+    expected_exits_.insert(r);
     kill(*pid, SIGTERM);
-    waiting.insert(name);
+    waiting.insert(r);
   }
   const auto kill_at = Clock::now() + ctx_.engine_stop_grace;
   bool killed = false;
@@ -70,16 +69,16 @@ void ElasticScaler::StopLocal(const std::vector<uint32_t>& ranks) {
     for (auto it = waiting.begin(); it != waiting.end();) {
       if (auto e = TakeExit(*it)) {
         expected_exits_.erase(*it);
-        LOG(INFO) << "launcher: " << *it << " (removed) " << e->Describe();
+        LOG(INFO) << "launcher: " << e->id.Name() << " (removed) " << e->exit.Describe();
         it = waiting.erase(it);
       } else {
         ++it;
       }
     }
     if (!killed && Clock::now() >= kill_at) {
-      for (const auto& name : waiting) {
-        LOG(WARNING) << "launcher: " << name << " did not stop within the grace period; killing it";
-        if (auto pid = ctx_.children->PidOf(name)) kill(*pid, SIGKILL);
+      for (uint32_t r : waiting) {
+        LOG(WARNING) << "launcher: " << ChildId::Engine(r).Name() << " did not stop within the grace period; killing it";
+        if (auto pid = ctx_.children->PidOf(ChildId::Engine(r))) kill(*pid, SIGKILL);
       }
       killed = true;
     }
@@ -125,7 +124,7 @@ proto::ScaleResponse ElasticScaler::ScaleUp(const ScaleStep& step) {
     });
     if (all) break;
     for (uint32_t r : local)
-      if (auto e = TakeExit(EngineName(r))) failure = "engine rank " + std::to_string(r) + " " + e->Describe() + " while starting";
+      if (auto e = TakeExit(r)) failure = "engine rank " + std::to_string(r) + " " + e->exit.Describe() + " while starting";
     if (!failure.empty()) break;
     if (ctx_.should_stop && ctx_.should_stop()) failure = "the deployment is shutting down";
     else if (Clock::now() >= deadline)

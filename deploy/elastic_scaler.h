@@ -20,24 +20,24 @@
 #include <set>
 #include <string>
 
-#include "common/process/child_processes.h"
+#include "base/status.h"
 #include "deploy/coordinator_link.h"
 #include "deploy/elastic_plan.h"
-#include "frontend/handshake_server.h"
-#include "base/status.h"
+#include "deploy/handshake_server.h"
+#include "deploy/supervised_children.h"
 
 namespace llmserve::deploy {
 
 struct ElasticScalerContext {
-  common::ChildProcesses* children = nullptr;
-  frontend::HandshakeServer* handshake = nullptr;
+  SupervisedChildren* children = nullptr;
+  HandshakeServer* handshake = nullptr;
   CoordinatorLink* coordinator = nullptr;
-  // Spawns the local engine for `rank` as child "engine<rank>".
+  // Spawns the local engine for `rank` (child ChildId::Engine(rank)).
   std::function<Status(uint32_t rank)> spawn_local_engine;
   // Serves the handshake and the control socket for ~`timeout` and reaps
   // child exits into `exits` (the supervisor handles the ones the scaler leaves).
   std::function<void(std::chrono::milliseconds timeout)> tick;
-  std::deque<common::ChildExit>* exits = nullptr;
+  std::deque<SupervisedExit>* exits = nullptr;
   // True when the scale must give up: the launcher is shutting down or a
   // process other than an engine died (the supervisor then ends the deployment).
   std::function<bool()> should_stop;
@@ -56,9 +56,9 @@ class ElasticScaler {
   // The data-parallel size in effect.
   uint32_t size() const { return size_; }
 
-  // Whether `exit` is an engine this scaler stopped (or gave up starting):
-  // not a failure, not to be restarted. Consumes the expectation.
-  bool ExpectedExit(const common::ChildExit& exit);
+  // Whether the exit of child `id` is an engine this scaler stopped (or gave
+  // up starting): not a failure, not to be restarted. Consumes the expectation.
+  bool ExpectedExit(const ChildId& id);
 
  private:
   proto::ScaleResponse ScaleUp(const ScaleStep& step);
@@ -67,13 +67,13 @@ class ElasticScaler {
   void Publish(const std::vector<uint32_t>& active, bool scaling, uint32_t tracked);
   // Stops local engines `ranks` (SIGTERM, SIGKILL after the grace) and waits for their exits.
   void StopLocal(const std::vector<uint32_t>& ranks);
-  // Takes the exit of child `name` out of `exits`, if it is there.
-  std::optional<common::ChildExit> TakeExit(const std::string& name);
+  // Takes the exit of the engine of `rank` out of `exits`, if it is there.
+  std::optional<SupervisedExit> TakeExit(uint32_t rank);
 
   ElasticScalerContext ctx_;
   uint32_t size_;
   uint64_t epoch_ = 0;
-  std::set<std::string> expected_exits_;  // children stopped on purpose, not yet reaped by the supervisor
+  std::set<uint32_t> expected_exits_;     // engines stopped on purpose, not yet reaped by the supervisor
   std::set<uint32_t> remote_;             // ranks admitted from held HELLOs (other nodes)
 };
 

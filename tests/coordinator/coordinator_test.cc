@@ -59,6 +59,18 @@ class CoordinatorTest : public ::testing::Test {
   Status run_status_;
 };
 
+TEST(CoordinatorOptions, ValidateNamesTheFlagOutOfRange) {
+  CoordinatorOptions options;
+  EXPECT_TRUE(options.Validate().ok());
+  options.state.num_ranks = 0;
+  EXPECT_NE(options.Validate().message().find("--data-parallel-size"), std::string::npos);
+  options.state.num_ranks = 65537;
+  EXPECT_EQ(options.Validate().code(), StatusCode::kInvalidArgument);
+  options.state.num_ranks = 2;
+  options.state.heartbeat_interval = options.state.publish_interval / 2;
+  EXPECT_NE(options.Validate().message().find("--heartbeat-interval-ms"), std::string::npos);
+}
+
 TEST_F(CoordinatorTest, RelaysLoadsAndRunsAWave) {
   CoordinatorOptions o;
   o.state = {2, 20ms, 200ms};

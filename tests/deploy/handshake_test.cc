@@ -1,14 +1,15 @@
-// Engine and frontend run the startup handshake over real ZMQ TCP sockets on
+// Engine and launcher run the startup handshake over real ZMQ TCP sockets on
 // 127.0.0.1: HELLO -> reply with addresses and per-rank config -> READY.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include "engine_core/startup_handshake.h"
-#include "frontend/handshake_server.h"
+#include "deploy/handshake_server.h"
 
-namespace llmserve::frontend {
+namespace llmserve::deploy {
 namespace {
 
 using namespace std::chrono_literals;
@@ -28,17 +29,21 @@ TEST(Handshake, LocalAndHeadlessEnginesBecomeReady) {
   ASSERT_TRUE(server.Bind("tcp://127.0.0.1:*").ok());
   server.Expect(0, /*local=*/true);
   server.Expect(1, /*local=*/false);
+  // Engines keep their sockets open until the server has seen their READY.
+  std::promise<void> seen_promise;
+  std::shared_future<void> seen = seen_promise.get_future().share();
   auto engine = [&](uint32_t rank, bool local, bool headless) {
     auto h = engine_core::StartupHandshake::Connect(ctx, server.address(), rank, local, headless, 10s);
     ASSERT_TRUE(h.ok()) << h.status().ToString();
     EXPECT_EQ((*h)->reply().config().parallel().data_parallel_rank(), rank);
     EXPECT_EQ((*h)->reply().addresses().inputs(0), "tcp://127.0.0.1:5555");
     ASSERT_TRUE((*h)->SendReady(42).ok());
-    std::this_thread::sleep_for(200ms);  // keep the socket open until READY is delivered
+    seen.wait();
   };
   std::thread e0(engine, 0, true, false), e1(engine, 1, false, true);
   std::vector<std::string> progress;
   Status s = server.WaitForEngines(10s, 1s, [&](const std::string& line) { progress.push_back(line); });
+  seen_promise.set_value();
   e0.join();
   e1.join();
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -81,13 +86,15 @@ TEST(Handshake, HelloFromALaterRankWaitsUntilAScaleUpAdmitsIt) {
   server.Expect(0, /*local=*/true);
   // A headless engine for rank 2 starts before the deployment has a rank 2.
   std::atomic<bool> answered{false};
+  std::promise<void> seen_promise;  // the late engine keeps its socket open until then
+  std::shared_future<void> seen = seen_promise.get_future().share();
   std::thread late([&] {
     auto h = engine_core::StartupHandshake::Connect(ctx, server.address(), 2, false, true, 10s);
     ASSERT_TRUE(h.ok()) << h.status().ToString();
     answered = true;
     EXPECT_EQ((*h)->reply().config().parallel().data_parallel_rank(), 2u);
     ASSERT_TRUE((*h)->SendReady(7).ok());
-    std::this_thread::sleep_for(200ms);
+    seen.wait();
   });
   for (int i = 0; i < 50 && !server.HasHeldHello(2); ++i) server.PollOnce(20ms);
   ASSERT_TRUE(server.HasHeldHello(2));
@@ -97,6 +104,7 @@ TEST(Handshake, HelloFromALaterRankWaitsUntilAScaleUpAdmitsIt) {
   EXPECT_FALSE(server.HasHeldHello(2));
   std::vector<uint32_t> ready;
   for (int i = 0; i < 100 && ready.empty(); ++i) ready = server.PollOnce(50ms);
+  seen_promise.set_value();
   late.join();
   EXPECT_TRUE(answered);
   EXPECT_EQ(ready, std::vector<uint32_t>{2});
@@ -106,4 +114,4 @@ TEST(Handshake, HelloFromALaterRankWaitsUntilAScaleUpAdmitsIt) {
 }
 
 }  // namespace
-}  // namespace llmserve::frontend
+}  // namespace llmserve::deploy

@@ -1,8 +1,9 @@
 #pragma once
-// The frontend's side of the engine startup handshake (vLLM V1 §1.3): binds
-// the handshake ROUTER and walks every expected engine rank through
-// NEW -(HELLO)-> CONNECTED -(READY)-> READY, answering each HELLO with the
-// addresses and configuration for that rank. Runs on one thread.
+// The head node's side of the engine startup handshake (vLLM V1 §1.3), run
+// by the launcher (`llmserve serve`): binds the handshake ROUTER and walks
+// every expected engine rank through NEW -(HELLO)-> CONNECTED -(READY)->
+// READY, answering each HELLO with the frontends' addresses and the
+// configuration for that rank. Runs on one thread.
 
 #include <zmq.hpp>
 
@@ -17,7 +18,7 @@
 #include "proto/handshake.pb.h"
 #include "base/status.h"
 
-namespace llmserve::frontend {
+namespace llmserve::deploy {
 
 class HandshakeServer {
  public:
@@ -85,4 +86,4 @@ class HandshakeServer {
   std::map<uint32_t, HeldHello> held_;  // HELLOs from ranks not expected (yet)
 };
 
-}  // namespace llmserve::frontend
+}  // namespace llmserve::deploy

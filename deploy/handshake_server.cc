@@ -1,10 +1,10 @@
-#include "frontend/handshake_server.h"
+#include "deploy/handshake_server.h"
 
 #include <glog/logging.h>
 
 #include "common/ipc/cluster_key.h"
 
-namespace llmserve::frontend {
+namespace llmserve::deploy {
 
 HandshakeServer::HandshakeServer(zmq::context_t& context, proto::HandshakeReply reply_template)
     : context_(context), socket_(context, zmq::socket_type::router), reply_template_(std::move(reply_template)) {
@@ -158,4 +158,4 @@ Status HandshakeServer::WaitForEngines(std::chrono::milliseconds timeout,
   return Status::Ok();
 }
 
-}  // namespace llmserve::frontend
+}  // namespace llmserve::deploy

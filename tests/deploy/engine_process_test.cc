@@ -11,15 +11,17 @@
 #include <thread>
 
 #include "common/process/child_processes.h"
+#include "deploy/handshake_server.h"
 #include "engine_core/engine_factory.h"
 #include "frontend/engine_core_client.h"
-#include "frontend/handshake_server.h"
 #include "worker/test_model.h"
 
-namespace llmserve::frontend {
+namespace llmserve::deploy {
 namespace {
 
 using namespace std::chrono_literals;
+using frontend::EngineCoreClient;
+using frontend::OutputSink;
 
 class CollectingSink : public OutputSink {
  public:
@@ -253,4 +255,4 @@ TEST(EngineProcess, ServesGreedyTokensLikeTheInProcessEngine) {
 }
 
 }  // namespace
-}  // namespace llmserve::frontend
+}  // namespace llmserve::deploy

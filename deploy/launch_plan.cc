@@ -1,0 +1,97 @@
+#include "deploy/launch_plan.h"
+
+#include <algorithm>
+
+namespace llmserve::deploy {
+
+std::vector<ChildId> LaunchPlan::Children() const {
+  std::vector<ChildId> children;
+  if (!plan_.headless) {
+    if (plan_.run_coordinator) children.push_back(ChildId::Coordinator());
+    for (int i = 0; i < plan_.api_server_count; ++i) children.push_back(ChildId::Frontend(static_cast<uint32_t>(i)));
+  }
+  for (uint32_t rank : plan_.local_ranks) children.push_back(ChildId::Engine(rank));
+  return children;
+}
+
+std::vector<std::string> LaunchPlan::Argv(const ChildId& id, int data_parallel_size) const {
+  switch (id.role) {
+    case ChildRole::kCoordinator: return CoordinatorArgv();
+    case ChildRole::kFrontend: return FrontendArgv(id.index, data_parallel_size);
+    case ChildRole::kEngine: return EngineArgv(id.index);
+  }
+  return {};
+}
+
+bool LaunchPlan::IsLocal(uint32_t rank) const {
+  return std::find(plan_.local_ranks.begin(), plan_.local_ranks.end(), rank) != plan_.local_ranks.end();
+}
+
+proto::HandshakeReply LaunchPlan::HandshakeReply() const {
+  proto::HandshakeReply reply;
+  *reply.mutable_config() = config_;
+  for (int i = 0; i < plan_.api_server_count; ++i) {
+    reply.mutable_addresses()->add_inputs(plan_.frontend_inputs[static_cast<size_t>(i)].address);
+    reply.mutable_addresses()->add_outputs(plan_.frontend_outputs[static_cast<size_t>(i)].address);
+  }
+  if (plan_.run_coordinator) {
+    reply.mutable_addresses()->set_coordinator_input(plan_.coordinator_engine_publish_address);
+    reply.mutable_addresses()->set_coordinator_output(plan_.coordinator_engine_stats_address);
+    reply.mutable_addresses()->set_frontend_stats_publish_address(plan_.coordinator_frontend_address);
+  }
+  return reply;
+}
+
+std::vector<std::string> LaunchPlan::EngineArgv(uint32_t rank) const {
+  return {options_.bin_dir + "/llmserve-engine",
+          "--handshake-address=" + plan_.handshake_address,
+          "--data-parallel-rank=" + std::to_string(rank),
+          plan_.headless ? "--headless" : "--noheadless",
+          plan_.headless ? "--nolocal" : "--local",
+          "--engine-ready-timeout=" + std::to_string(static_cast<int>(options_.engine_ready_timeout_s)),
+          "--cluster-key-dir=" + options_.cluster_key_dir};
+}
+
+std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_parallel_size) const {
+  std::string ranks;
+  for (int r = 0; r < data_parallel_size; ++r) {
+    if (r > 0) ranks += ',';
+    ranks += std::to_string(r);
+  }
+  std::vector<std::string> argv = {
+      options_.bin_dir + "/llmserve-frontend",
+      "--model=" + config_.model().model_dir(),
+      "--served-model-name=" + config_.model().served_model_name(),
+      "--host=" + options_.host,
+      "--port=" + std::to_string(options_.port),
+      "--client-index=" + std::to_string(index),
+      "--api-server-count=" + std::to_string(plan_.api_server_count),
+      "--input-address=" + plan_.frontend_inputs[index].bind,
+      "--output-address=" + plan_.frontend_outputs[index].bind,
+      "--engine-ranks=" + ranks,
+      "--max-request-body-bytes=" + std::to_string(options_.max_request_body_bytes)};
+  if (!options_.api_key.empty()) argv.push_back("--api-key=" + options_.api_key);
+  argv.push_back("--cluster-key-dir=" + options_.cluster_key_dir);
+  if (plan_.run_coordinator) argv.push_back("--coordinator-address=" + plan_.coordinator_frontend_address);
+  if (!plan_.control_address.empty()) {
+    argv.push_back("--control-address=" + plan_.control_address);
+    argv.push_back("--admin-api-key=" + options_.admin_api_key);
+  }
+  const uint32_t block_size = config_.cache().block_size() > 0 ? config_.cache().block_size() : 16;
+  argv.push_back("--dp-routing=" + options_.dp_routing);
+  argv.push_back("--dp-prefix-affinity-tokens=" +
+                 std::to_string(options_.dp_prefix_blocks * static_cast<int64_t>(block_size)));
+  argv.push_back("--dp-prefix-overload-tokens=" + std::to_string(options_.dp_prefix_overload_tokens));
+  return argv;
+}
+
+std::vector<std::string> LaunchPlan::CoordinatorArgv() const {
+  return {options_.bin_dir + "/llmserve-coordinator",
+          "--data-parallel-size=" + std::to_string(plan_.data_parallel_size),
+          "--frontend-publish-address=" + plan_.coordinator_frontend_address,
+          "--engine-publish-address=" + plan_.coordinator_engine_publish_bind,
+          "--engine-stats-address=" + plan_.coordinator_engine_stats_bind,
+          "--cluster-key-dir=" + options_.cluster_key_dir};
+}
+
+}  // namespace llmserve::deploy

@@ -1,0 +1,38 @@
+#pragma once
+// ServeOptions: what `llmserve serve`'s flags ask of the launcher beyond the
+// process layout (ServePlan) and the engine configuration: what it passes its
+// children and how it supervises them.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status_or.h"
+
+namespace llmserve::deploy {
+
+// What the launcher does when an engine or a frontend dies.
+enum class RestartPolicy {
+  kNever,      // stop the deployment, exit 1
+  kOnFailure,  // start it again
+};
+
+// "never" or "on-failure" (the --restart-policy values); anything else is an error.
+StatusOr<RestartPolicy> ParseRestartPolicy(std::string_view text);
+
+struct ServeOptions {
+  std::string bin_dir;                        // holds llmserve-frontend, -engine, -coordinator
+  std::string host = "0.0.0.0";               // the frontends' HTTP address
+  int32_t port = 8000;                        // the frontends' HTTP port (shared)
+  std::string api_key;                        // "": /v1/* is open
+  int64_t max_request_body_bytes = 8 << 20;   // frontends answer 413 beyond
+  double engine_ready_timeout_s = 600;        // every engine loads and reports READY within this
+  std::string dp_routing = "score";           // frontends' rank choice: score or prefix
+  int32_t dp_prefix_blocks = 4;               // with prefix routing: leading KV blocks that pick the rank
+  int64_t dp_prefix_overload_tokens = 2048;   // with prefix routing: load margin beyond which affinity yields
+  std::string cluster_key_dir;                // CURVE keys for TCP between nodes; "": none
+  std::string admin_api_key;                  // "": elastic scaling disabled
+  RestartPolicy restart_policy = RestartPolicy::kNever;
+};
+
+}  // namespace llmserve::deploy

@@ -1,0 +1,81 @@
+#include "frontend/frontend_flags.h"
+
+#include <gflags/gflags.h>
+
+#include <sstream>
+
+DEFINE_string(model, "", "Hugging Face model directory (tokenizer, chat template, generation_config.json).");
+DEFINE_string(served_model_name, "", "Model name in the API; defaults to the model directory's name.");
+DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
+DEFINE_int32(port, 8000, "Port the HTTP server listens on.");
+DEFINE_string(api_key, "", "If set, /v1/* requests must send 'Authorization: Bearer KEY'.");
+DEFINE_int32(client_index, 0, "Index of this frontend among the API servers (--api-server-count).");
+DEFINE_int32(api_server_count, 1, "Number of API servers sharing the engines.");
+DEFINE_string(input_address, "tcp://127.0.0.1:*", "Address to bind for requests to engines (ROUTER).");
+DEFINE_string(output_address, "tcp://127.0.0.1:*", "Address to bind for outputs from engines (PULL).");
+DEFINE_string(engine_ranks, "0", "Comma-separated data-parallel ranks this frontend routes to.");
+DEFINE_string(coordinator_address, "", "DP coordinator address publishing engine loads (empty: no coordinator).");
+DEFINE_string(dp_routing, "score", "How requests without a pinned rank pick a DP rank: score (token-aware load) or prefix.");
+DEFINE_int32(dp_prefix_affinity_tokens, 64, "With --dp-routing prefix: leading prompt tokens that choose the preferred rank.");
+DEFINE_int64(dp_prefix_overload_tokens, 2048,
+             "With --dp-routing prefix: load score margin (tokens) over the least-loaded rank beyond which affinity yields.");
+DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes.");
+DEFINE_int64(max_request_body_bytes, 8 << 20, "Largest HTTP request body accepted (HTTP 413 beyond).");
+DEFINE_int32(max_logprobs, 20, "Most top logprobs a request may ask for.");
+DEFINE_string(admin_api_key, "",
+              "Key for the admin endpoints (POST /scale_elastic_ep), sent as 'Authorization: Bearer KEY'; "
+              "empty: elastic scaling is disabled (403).");
+DEFINE_string(control_address, "", "The launcher's control socket for elastic scaling (set by `llmserve serve`).");
+
+namespace llmserve::frontend {
+
+namespace {
+
+StatusOr<std::vector<uint32_t>> ParseRanks(const std::string& text) {
+  std::vector<uint32_t> ranks;
+  std::stringstream in(text);
+  try {
+    for (std::string part; std::getline(in, part, ',');)
+      if (!part.empty()) ranks.push_back(static_cast<uint32_t>(std::stoul(part)));
+  } catch (const std::exception&) {
+    return Status::InvalidArgument("--engine-ranks must be comma-separated integers, got '" + text + "'");
+  }
+  return ranks;
+}
+
+}  // namespace
+
+StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
+  if (FLAGS_model.empty()) return Status::InvalidArgument("--model is required");
+  if (FLAGS_port < 0 || FLAGS_port > 65535)
+    return Status::InvalidArgument("--port must be in 0..65535, got " + std::to_string(FLAGS_port));
+  FrontendFlags flags;
+  flags.cluster_key_dir = FLAGS_cluster_key_dir;
+  FrontendServerOptions& o = flags.server;
+  o.model_dir = FLAGS_model;
+  o.served_model_name = FLAGS_served_model_name;
+  o.host = FLAGS_host;
+  o.port = static_cast<uint16_t>(FLAGS_port);
+  o.api_key = FLAGS_api_key;
+  o.client_index = FLAGS_client_index;
+  o.api_server_count = FLAGS_api_server_count;
+  o.input_address = FLAGS_input_address;
+  o.output_address = FLAGS_output_address;
+  auto ranks = ParseRanks(FLAGS_engine_ranks);
+  if (!ranks.ok()) return ranks.status();
+  o.engine_ranks = std::move(ranks).value();
+  o.coordinator_address = FLAGS_coordinator_address;
+  auto routing = ParseDpRouting(FLAGS_dp_routing);
+  if (!routing.ok()) return routing.status();
+  o.dp_routing = *routing;
+  o.dp_prefix_affinity_tokens = FLAGS_dp_prefix_affinity_tokens;
+  o.dp_prefix_overload_tokens = FLAGS_dp_prefix_overload_tokens;
+  o.max_request_body_bytes = static_cast<size_t>(FLAGS_max_request_body_bytes);
+  o.max_logprobs = FLAGS_max_logprobs;
+  o.admin_api_key = FLAGS_admin_api_key;
+  o.control_address = FLAGS_control_address;
+  LLMSERVE_RETURN_IF_ERROR(o.Validate());
+  return flags;
+}
+
+}  // namespace llmserve::frontend

@@ -1,0 +1,180 @@
+#include "frontend/frontend_server.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "frontend/metrics/metrics_route.h"
+#include "frontend/openai/elastic_routes.h"
+#include "frontend/openai/info_routes.h"
+#include "frontend/serving/generation_routes.h"
+
+namespace llmserve::frontend {
+
+namespace {
+
+// Sampling defaults from generation_config.json (absent file: none).
+openai::GenerationDefaults LoadDefaults(const std::string& dir) {
+  openai::GenerationDefaults d;
+  std::ifstream in(dir + "/generation_config.json");
+  if (!in) return d;
+  std::stringstream text;
+  text << in.rdbuf();
+  auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return d;
+  if (json.contains("temperature") && json["temperature"].is_number()) d.temperature = json["temperature"].get<double>();
+  if (json.contains("top_p") && json["top_p"].is_number()) d.top_p = json["top_p"].get<double>();
+  if (json.contains("top_k") && json["top_k"].is_number_integer()) d.top_k = json["top_k"].get<int32_t>();
+  if (json.contains("min_p") && json["min_p"].is_number()) d.min_p = json["min_p"].get<double>();
+  if (json.contains("repetition_penalty") && json["repetition_penalty"].is_number())
+    d.repetition_penalty = json["repetition_penalty"].get<double>();
+  return d;
+}
+
+// The model directory's last component ("/models/qwen3/" -> "qwen3").
+std::string DirectoryName(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir.substr(dir.rfind('/') + 1);
+}
+
+// Waits, at most `timeout`, until `engine` routes to exactly ranks 0..size-1:
+// each is active and has sent its ReadyResponse, and every other rank is inactive.
+void WaitUntilRouting(const EngineCoreClient& engine, uint32_t size, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    uint32_t routed = 0;
+    bool exact = true;
+    for (const auto& e : engine.Engines()) {
+      if (e.rank < size) routed += e.active && e.ready ? 1 : 0;
+      else exact = exact && !e.active;
+    }
+    if (exact && routed == size) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace
+
+Status FrontendServerOptions::Validate() const {
+  if (model_dir.empty()) return Status::InvalidArgument("--model is required");
+  if (dp_prefix_affinity_tokens < 1 || dp_prefix_overload_tokens < 0)
+    return Status::InvalidArgument(
+        "--dp-prefix-affinity-tokens must be at least 1 and --dp-prefix-overload-tokens not negative");
+  return Status::Ok();
+}
+
+FrontendServer::FrontendServer(FrontendServerOptions options) : options_(std::move(options)) {
+  if (options_.served_model_name.empty()) options_.served_model_name = DirectoryName(options_.model_dir);
+}
+
+FrontendServer::~FrontendServer() { Stop(); }
+
+StatusOr<std::unique_ptr<FrontendServer>> FrontendServer::Start(zmq::context_t& context,
+                                                                FrontendServerOptions options) {
+  LLMSERVE_RETURN_IF_ERROR(options.Validate());
+  std::unique_ptr<FrontendServer> server(new FrontendServer(std::move(options)));
+  LLMSERVE_RETURN_IF_ERROR(server->StartEngineSide(context));
+  http::HttpServerConfig http_config;
+  http_config.host = server->options_.host;
+  http_config.port = server->options_.port;
+  http_config.max_request_body_bytes = server->options_.max_request_body_bytes;
+  http_config.reuse_port = server->options_.api_server_count > 1;
+  auto http = http::HttpServer::Start(http_config, server->MakeRouter(context));
+  if (!http.ok()) return http.status();
+  server->http_ = std::move(http).value();
+  return server;
+}
+
+Status FrontendServer::StartEngineSide(zmq::context_t& context) {
+  auto tokenizer = common::tokenizer::Tokenizer::FromDirectory(options_.model_dir);
+  if (!tokenizer.ok()) return tokenizer.status();
+  tokenizer_ = std::move(tokenizer).value();
+  if (auto t = ChatTemplate::FromModelDir(options_.model_dir); t.ok()) {
+    chat_template_ = std::move(t).value();
+  } else {
+    LOG(WARNING) << "no usable chat template (" << t.status().message() << "); /v1/chat/completions will answer 400";
+  }
+  metrics_ = std::make_unique<metrics::FrontendMetrics>(
+      metrics::FrontendMetricsConfig{options_.served_model_name, options_.engine_ranks});
+  EngineCoreClient::Options client_options{options_.client_index, options_.input_address, options_.output_address,
+                                           options_.engine_ranks};
+  client_options.coordinator_address = options_.coordinator_address;
+  client_options.client_count = std::max(options_.api_server_count, 1);
+  client_options.lb.routing = options_.dp_routing;
+  client_options.lb.affinity_tokens = options_.dp_prefix_affinity_tokens;
+  client_options.lb.affinity_threshold = options_.dp_prefix_overload_tokens;
+  auto client = EngineCoreClient::Start(context, client_options);
+  if (!client.ok()) return client.status();
+  client_ = std::move(client).value();
+  client_->SetStatsListener([metrics = metrics_.get()](uint32_t rank, const proto::SchedulerStats& stats) {
+    metrics->RecordSchedulerStats(rank, stats);
+  });
+  serving_.engine = client_.get();
+  serving_.tokenizer = tokenizer_.get();
+  serving_.chat_template = chat_template_ ? &*chat_template_ : nullptr;
+  serving_.served_model_names = {options_.served_model_name};
+  serving_.defaults = LoadDefaults(options_.model_dir);
+  serving_.eos_token_ids = tokenizer_->eos_token_ids();
+  serving_.parse_options.max_logprobs = options_.max_logprobs;
+  serving_.metrics = metrics_.get();
+  return Status::Ok();
+}
+
+http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
+  http::Router router;
+  EngineCoreClient* engine = client_.get();
+  openai::InfoRoutesConfig info;
+  info.served_model_names = serving_.served_model_names;
+  info.model_root = options_.model_dir;
+  info.version = "0.1.0";
+  info.api_key = options_.api_key;
+  info.created = static_cast<int64_t>(std::time(nullptr));
+  info.healthy = [engine] { return engine->IsReady() && !engine->IsDead(); };
+  info.dead_ranks = [engine] {
+    std::vector<uint32_t> dead;
+    for (const auto& e : engine->Engines())
+      if (e.dead && e.active) dead.push_back(e.rank);  // a rank removed by a scale-down is not missed
+    return dead;
+  };
+  openai::RegisterInfoRoutes(info, &router);
+  if (!options_.control_address.empty())
+    scale_control_ = std::make_unique<ScaleControlClient>(context, options_.control_address);
+  openai::ElasticRoutesConfig elastic;
+  elastic.admin_api_key = options_.admin_api_key;
+  if (scale_control_) {
+    elastic.scale = [control = scale_control_.get(), engine](const proto::ScaleRequest& request,
+                                                             std::function<void(const proto::ScaleResponse&)> done) {
+      const uint32_t size = request.new_data_parallel_size();
+      return control->Scale(request, [engine, size, done = std::move(done)](const proto::ScaleResponse& response) {
+        // The launcher answers once the coordinator published the membership;
+        // this frontend's I/O thread may not have applied it (or a new rank's
+        // ReadyResponse) yet. Answer when a request sent now is routed by it.
+        if (response.ok()) WaitUntilRouting(*engine, size, std::chrono::seconds(5));
+        done(response);
+      });
+    };
+  }
+  elastic.is_scaling = [engine, control = scale_control_.get()] {
+    return (control && control->busy()) || engine->scaling();
+  };
+  openai::RegisterElasticRoutes(elastic, &router);
+  serving::RegisterGenerationRoutes(serving_, &router);
+  metrics::RegisterMetricsRoute(metrics_.get(), &router);
+  return router;
+}
+
+void FrontendServer::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (http_) http_->Stop();
+  scale_control_.reset();
+  if (client_) client_->Stop();
+}
+
+}  // namespace llmserve::frontend

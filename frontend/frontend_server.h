@@ -1,0 +1,90 @@
+#pragma once
+// FrontendServer: one API server — the model's tokenizer and chat template,
+// the engine client (ZMQ to the engine cores), the OpenAI, admin and metrics
+// routes, and the HTTP server — built from FrontendServerOptions.
+// llmserve-frontend's main builds one from its flags and stops it on SIGTERM;
+// tests construct it directly and play the engines' side of the sockets.
+
+#include <zmq.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/tokenizer/tokenizer.h"
+#include "frontend/chat_template/chat_template.h"
+#include "frontend/dp_load_balancer.h"
+#include "frontend/engine_core_client.h"
+#include "frontend/http/http_server.h"
+#include "frontend/metrics/frontend_metrics.h"
+#include "frontend/scale_control_client.h"
+#include "frontend/serving/serving_context.h"
+#include "base/status_or.h"
+
+namespace llmserve::frontend {
+
+struct FrontendServerOptions {
+  std::string model_dir;          // Hugging Face model directory: tokenizer, chat template, generation_config.json
+  std::string served_model_name;  // the model's name in the API; "": the model directory's name
+  std::string host = "0.0.0.0";   // address the HTTP server listens on
+  uint16_t port = 8000;           // 0: an ephemeral port (see FrontendServer::port)
+  std::string api_key;            // "": /v1/* needs no Authorization header
+  int32_t client_index = 0;       // this server's index among the API servers
+  int32_t api_server_count = 1;   // API servers sharing the engines (> 1: SO_REUSEPORT)
+  std::string input_address = "tcp://127.0.0.1:*";   // bound: requests to engines (ROUTER)
+  std::string output_address = "tcp://127.0.0.1:*";  // bound: outputs from engines (PULL)
+  std::vector<uint32_t> engine_ranks = {0};          // data-parallel ranks routed to
+  std::string coordinator_address;                   // DP coordinator's XPUB; "": none
+  DpRouting dp_routing = DpRouting::kScore;          // rank choice for requests without a pinned rank
+  int32_t dp_prefix_affinity_tokens = 64;            // with kPrefix: leading prompt tokens that pick the rank
+  int64_t dp_prefix_overload_tokens = 2048;          // with kPrefix: load margin beyond which affinity yields
+  size_t max_request_body_bytes = 8 << 20;           // larger bodies get HTTP 413
+  int32_t max_logprobs = 20;                         // most top logprobs a request may ask for
+  std::string admin_api_key;                         // "": elastic scaling answers 403
+  std::string control_address;                       // the launcher's control socket; "": no elastic scaling
+
+  // InvalidArgument naming the first option a user got wrong.
+  Status Validate() const;
+};
+
+class FrontendServer {
+ public:
+  // Validates `options`, loads the tokenizer (the chat template when the model
+  // has a usable one), starts the engine client and serves HTTP. Sockets use
+  // `context`, which must outlive the server.
+  static StatusOr<std::unique_ptr<FrontendServer>> Start(zmq::context_t& context, FrontendServerOptions options);
+  // Stops, if Stop() was not called.
+  ~FrontendServer();
+  FrontendServer(const FrontendServer&) = delete;
+  FrontendServer& operator=(const FrontendServer&) = delete;
+
+  // The port the HTTP server listens on (the ephemeral one when options.port was 0).
+  uint16_t port() const { return http_->port(); }
+  // The engine client (its bound addresses are where engines connect).
+  EngineCoreClient& engine() { return *client_; }
+
+  // Stops accepting, lets in-flight requests finish (bounded), then closes the
+  // engine client. Idempotent.
+  void Stop();
+
+ private:
+  explicit FrontendServer(FrontendServerOptions options);
+  // The tokenizer, chat template, metrics and engine client.
+  Status StartEngineSide(zmq::context_t& context);
+  // Every route, on a router for the HTTP server.
+  http::Router MakeRouter(zmq::context_t& context);
+
+  FrontendServerOptions options_;
+  std::unique_ptr<common::tokenizer::Tokenizer> tokenizer_;
+  std::optional<ChatTemplate> chat_template_;
+  std::unique_ptr<metrics::FrontendMetrics> metrics_;  // this server's requests and the engine stats sent to it
+  std::unique_ptr<EngineCoreClient> client_;
+  serving::ServingContext serving_;                     // the generation routes point at it
+  std::unique_ptr<ScaleControlClient> scale_control_;   // null without a control address
+  std::unique_ptr<http::HttpServer> http_;
+  bool stopped_ = false;
+};
+
+}  // namespace llmserve::frontend
