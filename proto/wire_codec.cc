@@ -1,5 +1,6 @@
 #include "proto/wire_codec.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -66,6 +67,22 @@ Status Unpack(const char* data, size_t len, msgpack::object_handle* out) {
   }
   return Status::Ok();
 }
+
+namespace {
+// Appends a msgpack float: the type byte, then the IEEE bits big-endian.
+template <typename Bits>
+void PackFloatBits(Packer& p, uint8_t type, Bits bits) {
+  char buf[1 + sizeof(Bits)];
+  buf[0] = static_cast<char>(type);
+  for (size_t i = 0; i < sizeof(Bits); ++i)
+    buf[1 + i] = static_cast<char>(bits >> (8 * (sizeof(Bits) - 1 - i)));
+  // pack_str_body appends raw bytes with no header.
+  p.pack_str_body(buf, static_cast<uint32_t>(sizeof(buf)));
+}
+}  // namespace
+
+void Pack(Packer& p, double v) { PackFloatBits(p, 0xcb, std::bit_cast<uint64_t>(v)); }
+void Pack(Packer& p, float v) { PackFloatBits(p, 0xca, std::bit_cast<uint32_t>(v)); }
 
 void ArrayEncoder::Finish(Packer& out) {
   out.pack_array(static_cast<uint32_t>(used_));

@@ -59,8 +59,11 @@ inline void Pack(Packer& p, int32_t v) { p.pack(v); }
 inline void Pack(Packer& p, int64_t v) { p.pack(v); }
 inline void Pack(Packer& p, uint32_t v) { p.pack(v); }
 inline void Pack(Packer& p, uint64_t v) { p.pack(v); }
-inline void Pack(Packer& p, double v) { p.pack(v); }
-inline void Pack(Packer& p, float v) { p.pack(v); }
+// A float is always a msgpack float (float64 / float32), as msgspec and
+// python-msgpack write it; msgpack-c's own packer would write 0.0 as the
+// integer 0 and -0.0 as 0, losing the sign.
+void Pack(Packer& p, double v);
+void Pack(Packer& p, float v);
 inline void Pack(Packer& p, const std::string& v) { p.pack(v); }
 template <typename E>
   requires std::is_enum_v<E>
