@@ -17,9 +17,7 @@ namespace {
 
 // vLLM EngineCoreRequest's field order; positions we carry no data for are nil.
 struct EngineCoreRequestFields {
-  // vLLM's struct has 20 fields: a newer frontend may send those past priority.
-  static constexpr wire::Layout kLayout{
-      .name = "EngineCoreRequest", .omit_defaults = true, .peer_fields = 20};
+  static constexpr wire::Layout kLayout{.name = "EngineCoreRequest", .omit_defaults = true};
   template <typename S, typename F>
   void operator()(S& s, F&& field) const {
     field("request_id", s.request_id, wire::kRequired);
@@ -36,6 +34,13 @@ struct EngineCoreRequestFields {
     field("client_index", s.client_index);
     field("current_wave", s.current_wave);
     field("priority", s.priority);
+    // vLLM's fields past priority: accepted from a peer, never written by us.
+    field("trace_headers", wire::Nil());
+    field("resumable", wire::Nil());
+    field("external_req_id", wire::Nil());
+    field("reasoning_ended", wire::Nil());
+    field("reasoning_parser_kwargs", wire::Nil());
+    field("abort_immediately", wire::Nil());
   }
 };
 

@@ -30,7 +30,6 @@
 
 #include <msgpack.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -52,9 +51,6 @@ struct Layout {
   const char* name;             // the struct's name in error messages
   Shape shape = Shape::kArray;  // msgspec array_like, or a map keyed by field name
   bool omit_defaults = false;   // msgspec omit_defaults
-  // Arrays: a peer may send up to this many fields (vLLM's longer struct); the
-  // ones past ours are ignored. 0: no more than ours.
-  size_t peer_fields = 0;
 };
 
 // A position of vLLM's struct we carry no data for: written as nil; whatever a
@@ -167,7 +163,7 @@ Status ReadArray(const msgpack::object& o, S* out) {
   if (o.type != msgpack::type::ARRAY)
     return Status::InvalidArgument(std::string(layout.name) + ": expected an array-encoded struct");
   const size_t size = o.via.array.size;
-  const size_t most = std::max(DefaultEncodings<Fields, S>().size(), layout.peer_fields);
+  const size_t most = DefaultEncodings<Fields, S>().size();
   if (size > most)
     return Status::InvalidArgument(std::string(layout.name) + ": " + std::to_string(size) +
                                    " fields, at most " + std::to_string(most) + " expected");

@@ -111,7 +111,9 @@ ENGINE_CORE_REQUEST = [  # array, omit_defaults, vLLM EngineCoreRequest order
     ("sampling_params", REQUIRED), ("pooling_params", REQUIRED), ("arrival_time", REQUIRED),
     ("lora_request", None), ("cache_salt", None), ("data_parallel_rank", None),
     ("prompt_embeds", None), ("prompt_is_token_ids", False), ("client_index", 0),
-    ("current_wave", 0), ("priority", 0),
+    ("current_wave", 0), ("priority", 0), ("trace_headers", None), ("resumable", None),
+    ("external_req_id", None), ("reasoning_ended", None), ("reasoning_parser_kwargs", None),
+    ("abort_immediately", None),  # vLLM's fields past priority: we never set them
 ]
 UTILITY_REQUEST = [("client_index", 0), ("call_id", 0), ("method_name", ""), ("args", [])]
 START_DP_WAVE = [("wave", 0), ("exclude_engine_index", -1)]

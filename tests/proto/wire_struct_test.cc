@@ -19,8 +19,7 @@ struct Sample {
 
 template <wire::Shape kShape, bool kOmit>
 struct SampleFields {
-  static constexpr wire::Layout kLayout{.name = "Sample", .shape = kShape, .omit_defaults = kOmit,
-                                        .peer_fields = 6};
+  static constexpr wire::Layout kLayout{.name = "Sample", .shape = kShape, .omit_defaults = kOmit};
   template <typename S, typename F>
   void operator()(S& s, F&& field) const {
     field("id", s.id, wire::kRequired);
@@ -28,6 +27,7 @@ struct SampleFields {
     field("count", s.count);
     field("items", wire::NilOrList(s.items));
     field("note", s.note);
+    field("newer_field", wire::Nil());  // a peer's field we ignore
   }
 };
 using OmittingArray = SampleFields<wire::Shape::kArray, true>;
@@ -66,7 +66,7 @@ TEST(WireStruct, OmitDefaultsDropsTrailingDefaultsButKeepsRequiredFields) {
 }
 
 TEST(WireStruct, WithoutOmitDefaultsEveryFieldIsWritten) {
-  EXPECT_EQ(EncodeAs<FullArray>(Sample{}), std::string("\x95\xa0\xc0\x07\x90\xc0", 6));
+  EXPECT_EQ(EncodeAs<FullArray>(Sample{}), std::string("\x96\xa0\xc0\x07\x90\xc0\xc0", 7));
 }
 
 TEST(WireStruct, MapsHoldOnlyNonDefaultAndRequiredFields) {
@@ -104,18 +104,18 @@ TEST(WireStruct, DecoderAcceptsAnythingInNilPositionsAndNilForLists) {
   EXPECT_TRUE(back.items.empty());
 }
 
-TEST(WireStruct, DecoderIgnoresPeerFieldsUpToTheLimitAndRejectsMore) {
+TEST(WireStruct, DecoderRejectsMoreFieldsThanTheList) {
   auto with_fields = [](uint32_t n) {
     return Bytes([n](wire::Packer& p) {
       p.pack_array(n);
       p.pack(std::string("x"));
       p.pack_nil();
       p.pack(7);
-      for (uint32_t i = 3; i < n; ++i) p.pack_nil();  // items, note, then fields we do not know
+      for (uint32_t i = 3; i < n; ++i) p.pack_nil();  // items, note, newer_field, ...
     });
   };
   Sample back;
-  EXPECT_TRUE(DecodeAs<OmittingArray>(with_fields(6), &back).ok());  // peer_fields = 6
+  EXPECT_TRUE(DecodeAs<OmittingArray>(with_fields(6), &back).ok());
   Status too_many = DecodeAs<OmittingArray>(with_fields(7), &back);
   ASSERT_FALSE(too_many.ok());
   EXPECT_NE(too_many.message().find("7 fields, at most 6"), std::string::npos) << too_many.message();
@@ -138,7 +138,7 @@ TEST(WireStruct, DecoderNamesTheStructAndFieldOnATypeError) {
 TEST(WireStruct, MapDecoderIgnoresUnknownKeys) {
   const std::string bytes = Bytes([](wire::Packer& p) {
     p.pack_map(2);
-    p.pack(std::string("newer_field"));
+    p.pack(std::string("unknown_key"));
     p.pack(true);
     p.pack(std::string("count"));
     p.pack(5);
@@ -148,7 +148,8 @@ TEST(WireStruct, MapDecoderIgnoresUnknownKeys) {
   EXPECT_EQ(back.count, 5);
 }
 
-// The same rules on real messages: vLLM peers send nil events and a longer EngineCoreRequest.
+// The same rules on real messages: vLLM peers send nil events, and
+// EngineCoreRequest's fields past priority that we do not carry.
 TEST(WireStruct, MessagesAcceptVllmsNilEventsAndLongerRequests) {
   const std::string output = Bytes([](wire::Packer& p) {
     p.pack_array(8);
@@ -159,7 +160,7 @@ TEST(WireStruct, MessagesAcceptVllmsNilEventsAndLongerRequests) {
   EngineCoreOutput o;
   ASSERT_TRUE(Decode(output, &o).ok());
   EXPECT_TRUE(o.events.empty());
-  // A request with vLLM's 20 fields: ours, then six we ignore.
+  // A request with vLLM's 20 fields: the 14 we write, then six we ignore.
   EngineCoreRequest r;
   r.request_id = "id";
   r.prompt_token_ids = {1, 2};
