@@ -1,5 +1,7 @@
 #include "proto/engine_core_output.h"
 
+#include "proto/wire_struct.h"
+
 namespace llmserve::proto {
 
 const char* FinishReasonName(FinishReason reason) {
@@ -12,21 +14,158 @@ const char* FinishReasonName(FinishReason reason) {
   return "error";
 }
 
-// ---- Logprobs: [token_ids, logprobs, sampled_token_ranks] ----------------------
-void Pack(wire::Packer& p, const Logprobs& v) {
-  p.pack_array(3);
-  wire::Pack(p, v.token_ids);
-  wire::Pack(p, v.logprobs);
-  wire::Pack(p, v.sampled_token_ranks);
+namespace {
+
+// vLLM's prefill_stats, where num_cached_tokens travels.
+struct PrefillStats {
+  int32_t num_cached_tokens = 0;
+  bool operator==(const PrefillStats&) const = default;
+};
+
+struct PrefillStatsFields {
+  static constexpr wire::Layout kLayout{
+      .name = "prefill_stats", .shape = wire::Shape::kMap, .omit_defaults = true};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("num_cached_tokens", s.num_cached_tokens);
+  }
+};
+
+void Pack(wire::Packer& p, const PrefillStats& v) { wire::PackStruct<PrefillStatsFields>(p, v); }
+Status Read(const msgpack::object& o, std::string_view, PrefillStats* out) {
+  return wire::ReadStruct<PrefillStatsFields>(o, out);
 }
 
+// EngineCoreOutput's stop_reason position: the stop token id (int), the stop
+// string (str) or nil.
+template <typename Output>  // EngineCoreOutput, const or not
+struct StopReason {
+  explicit StopReason(Output& o) : output(o) {}
+  Output& output;
+};
+
+void Pack(wire::Packer& p, const StopReason<const EngineCoreOutput>& r) {
+  if (r.output.stop_string) wire::Pack(p, *r.output.stop_string);
+  else wire::Pack(p, r.output.stop_token_id);
+}
+Status Read(const msgpack::object& o, std::string_view field, StopReason<EngineCoreOutput>* r) {
+  if (o.type == msgpack::type::STR) return wire::Read(o, field, &r->output.stop_string.emplace());
+  return wire::Read(o, field, &r->output.stop_token_id);
+}
+
+// EngineCoreOutput's prefill_stats position: nil, or {num_cached_tokens} when
+// prompt tokens came from the prefix cache.
+template <typename Output>
+struct PrefillStatsOf {
+  explicit PrefillStatsOf(Output& o) : output(o) {}
+  Output& output;
+};
+
+void Pack(wire::Packer& p, const PrefillStatsOf<const EngineCoreOutput>& r) {
+  if (r.output.num_cached_tokens == 0) p.pack_nil();
+  else Pack(p, PrefillStats{r.output.num_cached_tokens});
+}
+Status Read(const msgpack::object& o, std::string_view field, PrefillStatsOf<EngineCoreOutput>* r) {
+  std::optional<PrefillStats> stats;
+  LLMSERVE_RETURN_IF_ERROR(wire::Read(o, field, &stats));
+  r->output.num_cached_tokens = stats ? stats->num_cached_tokens : 0;
+  return Status::Ok();
+}
+
+// vLLM LogprobsLists: [logprob_token_ids, logprobs, sampled_token_ranks].
+struct LogprobsFields {
+  static constexpr wire::Layout kLayout{.name = "Logprobs"};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("logprob_token_ids", s.token_ids);
+    field("logprobs", s.logprobs);
+    field("sampled_token_ranks", s.sampled_token_ranks);
+  }
+};
+
+struct EngineCoreEventFields {
+  static constexpr wire::Layout kLayout{
+      .name = "EngineCoreEvent", .shape = wire::Shape::kMap, .omit_defaults = true};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("type", s.type);
+    field("timestamp", s.timestamp);
+  }
+};
+
+// vLLM EngineCoreOutput's field order; positions we carry no data for are nil.
+struct EngineCoreOutputFields {
+  static constexpr wire::Layout kLayout{.name = "EngineCoreOutput", .omit_defaults = true};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    int32_t num_nans_in_logits = 0;  // not carried: written as 0, read to check its type
+    field("request_id", s.request_id, wire::kRequired);
+    field("new_token_ids", s.new_token_ids, wire::kRequired);
+    field("new_logprobs", s.new_logprobs);
+    field("new_prompt_logprobs_tensors", wire::Nil());
+    field("pooling_output", wire::Nil());
+    field("finish_reason", s.finish_reason);
+    field("stop_reason", StopReason(s));
+    field("events", wire::NilOrList(s.events));
+    field("kv_transfer_params", wire::Nil());
+    field("trace_headers", wire::Nil());
+    field("prefill_stats", PrefillStatsOf(s));
+    field("routed_experts", wire::Nil());
+    field("num_nans_in_logits", num_nans_in_logits);
+    field("error_code", s.error_code);  // our extension
+    field("error_message", s.error_message);
+  }
+};
+
+struct SchedulerStatsFields {
+  static constexpr wire::Layout kLayout{
+      .name = "SchedulerStats", .shape = wire::Shape::kMap, .omit_defaults = true};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("num_running_reqs", s.num_running_reqs);
+    field("num_waiting_reqs", s.num_waiting_reqs);
+    field("num_waiting_tokens", s.num_waiting_tokens);
+    field("kv_cache_usage", s.kv_cache_usage);
+    field("prefix_cache_queries", s.prefix_cache_queries);
+    field("prefix_cache_hits", s.prefix_cache_hits);
+    field("num_preemptions", s.num_preemptions);
+    field("step_counter", s.step_counter);
+    field("current_wave", s.current_wave);
+    field("iteration_tokens", s.iteration_tokens);
+  }
+};
+
+struct UtilityOutputFields {
+  static constexpr wire::Layout kLayout{.name = "UtilityOutput"};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("call_id", s.call_id);
+    field("failure_message", s.failure_message);
+    field("result", s.result);
+  }
+};
+
+struct EngineCoreOutputsFields {
+  static constexpr wire::Layout kLayout{.name = "EngineCoreOutputs", .omit_defaults = true};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("engine_index", s.engine_index);
+    field("outputs", s.outputs);
+    field("scheduler_stats", s.scheduler_stats);
+    field("timestamp", s.timestamp);
+    field("utility_output", s.utility_output);
+    field("finished_requests", s.finished_requests);
+    field("wave_complete", s.wave_complete);
+    field("start_wave", s.start_wave);
+  }
+};
+
+}  // namespace
+
+void Pack(wire::Packer& p, const Logprobs& v) { wire::PackStruct<LogprobsFields>(p, v); }
+
 Status Read(const msgpack::object& o, std::string_view, Logprobs* out) {
-  wire::ArrayDecoder d(o, "Logprobs");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(3));
-  *out = Logprobs();
-  LLMSERVE_RETURN_IF_ERROR(d.Field("logprob_token_ids", &out->token_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("logprobs", &out->logprobs));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("sampled_token_ranks", &out->sampled_token_ranks));
+  LLMSERVE_RETURN_IF_ERROR(wire::ReadStruct<LogprobsFields>(o, out));
   if (out->token_ids.size() != out->logprobs.size() ||
       out->token_ids.size() != out->sampled_token_ranks.size())
     return Status::InvalidArgument("Logprobs: rows of token_ids, logprobs and ranks differ");
@@ -36,171 +175,41 @@ Status Read(const msgpack::object& o, std::string_view, Logprobs* out) {
   return Status::Ok();
 }
 
-// ---- EngineCoreEvent: map {type, timestamp} ------------------------------------
-namespace {
-struct VisitEvent {
-  template <typename S, typename V>
-  void operator()(S& s, V&& v) const {
-    v("type", s.type);
-    v("timestamp", s.timestamp);
-  }
-};
-}  // namespace
+void Pack(wire::Packer& p, const EngineCoreEvent& v) { wire::PackStruct<EngineCoreEventFields>(p, v); }
 
-void Pack(wire::Packer& p, const EngineCoreEvent& v) { wire::PackMap(p, v, VisitEvent()); }
 Status Read(const msgpack::object& o, std::string_view, EngineCoreEvent* out) {
-  return wire::ReadMap(o, "EngineCoreEvent", out, VisitEvent());
+  return wire::ReadStruct<EngineCoreEventFields>(o, out);
 }
 
-// ---- EngineCoreOutput: array in vLLM's field order -----------------------------
-// request_id, new_token_ids, new_logprobs, new_prompt_logprobs_tensors,
-// pooling_output, finish_reason, stop_reason (int | str), events,
-// kv_transfer_params, trace_headers, prefill_stats {num_cached_tokens}, ...
-namespace {
-struct PrefillStats {
-  int32_t num_cached_tokens = 0;
-  bool operator==(const PrefillStats&) const = default;
-};
-struct VisitPrefillStats {
-  template <typename S, typename V>
-  void operator()(S& s, V&& v) const { v("num_cached_tokens", s.num_cached_tokens); }
-};
-void Pack(wire::Packer& p, const PrefillStats& v) { wire::PackMap(p, v, VisitPrefillStats()); }
-Status Read(const msgpack::object& o, std::string_view, PrefillStats* out) {
-  return wire::ReadMap(o, "prefill_stats", out, VisitPrefillStats());
-}
-}  // namespace
-
-void Pack(wire::Packer& p, const EngineCoreOutput& v) {
-  const std::optional<int32_t> none;
-  wire::ArrayEncoder e;
-  e.Field(v.request_id, false);
-  e.Field(v.new_token_ids, false);
-  e.Field(v.new_logprobs, !v.new_logprobs);
-  e.Field(none, true);  // new_prompt_logprobs_tensors
-  e.Field(none, true);  // pooling_output
-  e.Field(v.finish_reason, !v.finish_reason);
-  if (v.stop_string) e.Field(*v.stop_string, false);
-  else e.Field(v.stop_token_id, !v.stop_token_id);
-  e.Field(v.events, v.events.empty());
-  e.Field(none, true);  // kv_transfer_params
-  e.Field(none, true);  // trace_headers
-  std::optional<PrefillStats> prefill;
-  if (v.num_cached_tokens != 0) prefill = PrefillStats{v.num_cached_tokens};
-  e.Field(prefill, !prefill);
-  e.Field(none, true);  // routed_experts
-  e.Field(int32_t{0}, true);  // num_nans_in_logits
-  e.Field(v.error_code, !v.error_code);
-  e.Field(v.error_message, !v.error_message);
-  e.Finish(p);
-}
+void Pack(wire::Packer& p, const EngineCoreOutput& v) { wire::PackStruct<EngineCoreOutputFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, EngineCoreOutput* out) {
-  *out = EngineCoreOutput();
-  wire::ArrayDecoder d(o, "EngineCoreOutput");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(15));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("request_id", &out->request_id));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("new_token_ids", &out->new_token_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("new_logprobs", &out->new_logprobs));
-  d.Skip();
-  d.Skip();
-  LLMSERVE_RETURN_IF_ERROR(d.Field("finish_reason", &out->finish_reason));
+  LLMSERVE_RETURN_IF_ERROR(wire::ReadStruct<EngineCoreOutputFields>(o, out));
   if (out->finish_reason && (static_cast<int32_t>(*out->finish_reason) < 0 ||
                              static_cast<int32_t>(*out->finish_reason) > 3))
     return Status::InvalidArgument("EngineCoreOutput: finish_reason out of range");
-  // stop_reason is an int (token id), a str (stop string) or nil.
-  const msgpack::object* items = o.via.array.ptr;
-  if (o.via.array.size > 6 && items[6].type == msgpack::type::STR) {
-    out->stop_string.emplace(items[6].via.str.ptr, items[6].via.str.size);
-    d.Skip();
-  } else {
-    LLMSERVE_RETURN_IF_ERROR(d.Field("stop_reason", &out->stop_token_id));
-  }
-  std::optional<std::vector<EngineCoreEvent>> events;
-  LLMSERVE_RETURN_IF_ERROR(d.Field("events", &events));
-  if (events) out->events = std::move(*events);
-  d.Skip();
-  d.Skip();
-  std::optional<PrefillStats> prefill;
-  LLMSERVE_RETURN_IF_ERROR(d.Field("prefill_stats", &prefill));
-  if (prefill) out->num_cached_tokens = prefill->num_cached_tokens;
-  d.Skip();  // routed_experts
-  int32_t nans = 0;
-  LLMSERVE_RETURN_IF_ERROR(d.Field("num_nans_in_logits", &nans));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("error_code", &out->error_code));
   if (out->error_code && (static_cast<int>(*out->error_code) < 0 ||
                           static_cast<int>(*out->error_code) > static_cast<int>(StatusCode::kInternal)))
     return Status::InvalidArgument("EngineCoreOutput: error_code out of range");
-  return d.Field("error_message", &out->error_message);
+  return Status::Ok();
 }
 
-// ---- SchedulerStats: map ----------------------------------------------------------
-namespace {
-struct VisitSchedulerStats {
-  template <typename S, typename V>
-  void operator()(S& s, V&& v) const {
-    v("num_running_reqs", s.num_running_reqs);
-    v("num_waiting_reqs", s.num_waiting_reqs);
-    v("num_waiting_tokens", s.num_waiting_tokens);
-    v("kv_cache_usage", s.kv_cache_usage);
-    v("prefix_cache_queries", s.prefix_cache_queries);
-    v("prefix_cache_hits", s.prefix_cache_hits);
-    v("num_preemptions", s.num_preemptions);
-    v("step_counter", s.step_counter);
-    v("current_wave", s.current_wave);
-    v("iteration_tokens", s.iteration_tokens);
-  }
-};
-}  // namespace
+void Pack(wire::Packer& p, const SchedulerStats& v) { wire::PackStruct<SchedulerStatsFields>(p, v); }
 
-void Pack(wire::Packer& p, const SchedulerStats& v) { wire::PackMap(p, v, VisitSchedulerStats()); }
 Status Read(const msgpack::object& o, std::string_view, SchedulerStats* out) {
-  return wire::ReadMap(o, "SchedulerStats", out, VisitSchedulerStats());
+  return wire::ReadStruct<SchedulerStatsFields>(o, out);
 }
 
-// ---- UtilityOutput: [call_id, failure_message, result] --------------------------
-void Pack(wire::Packer& p, const UtilityOutput& v) {
-  p.pack_array(3);
-  wire::Pack(p, v.call_id);
-  wire::Pack(p, v.failure_message);
-  wire::Pack(p, v.result);
-}
+void Pack(wire::Packer& p, const UtilityOutput& v) { wire::PackStruct<UtilityOutputFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, UtilityOutput* out) {
-  wire::ArrayDecoder d(o, "UtilityOutput");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(3));
-  *out = UtilityOutput();
-  LLMSERVE_RETURN_IF_ERROR(d.Field("call_id", &out->call_id));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("failure_message", &out->failure_message));
-  return d.Field("result", &out->result);
+  return wire::ReadStruct<UtilityOutputFields>(o, out);
 }
 
-// ---- EngineCoreOutputs: array ------------------------------------------------------
-void Pack(wire::Packer& p, const EngineCoreOutputs& v) {
-  wire::ArrayEncoder e;
-  e.Field(v.engine_index, v.engine_index == 0);
-  e.Field(v.outputs, v.outputs.empty());
-  e.Field(v.scheduler_stats, !v.scheduler_stats);
-  e.Field(v.timestamp, v.timestamp == 0.0);
-  e.Field(v.utility_output, !v.utility_output);
-  e.Field(v.finished_requests, !v.finished_requests);
-  e.Field(v.wave_complete, !v.wave_complete);
-  e.Field(v.start_wave, !v.start_wave);
-  e.Finish(p);
-}
+void Pack(wire::Packer& p, const EngineCoreOutputs& v) { wire::PackStruct<EngineCoreOutputsFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, EngineCoreOutputs* out) {
-  *out = EngineCoreOutputs();
-  wire::ArrayDecoder d(o, "EngineCoreOutputs");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(8));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("engine_index", &out->engine_index));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("outputs", &out->outputs));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("scheduler_stats", &out->scheduler_stats));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("timestamp", &out->timestamp));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("utility_output", &out->utility_output));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("finished_requests", &out->finished_requests));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("wave_complete", &out->wave_complete));
-  return d.Field("start_wave", &out->start_wave);
+  return wire::ReadStruct<EngineCoreOutputsFields>(o, out);
 }
 
 }  // namespace llmserve::proto

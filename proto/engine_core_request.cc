@@ -1,5 +1,7 @@
 #include "proto/engine_core_request.h"
 
+#include "proto/wire_struct.h"
+
 namespace llmserve::proto {
 
 Status ParseRequestType(const void* frame, size_t size, RequestType* out) {
@@ -11,82 +13,80 @@ Status ParseRequestType(const void* frame, size_t size, RequestType* out) {
   return Status::Ok();
 }
 
-void Pack(wire::Packer& p, const EngineCoreRequest& v) {
-  static const EngineCoreRequest d;
-  const std::optional<int32_t> none;
-  wire::ArrayEncoder e;
-  e.Field(v.request_id, false);
-  e.Field(v.prompt_token_ids, false);
-  e.Field(none, true);  // mm_features
-  e.Field(v.sampling_params, false);
-  e.Field(none, true);  // pooling_params
-  e.Field(v.arrival_time, false);
-  e.Field(v.lora_name, v.lora_name == d.lora_name);
-  e.Field(v.cache_salt, v.cache_salt == d.cache_salt);
-  e.Field(v.data_parallel_rank, v.data_parallel_rank == d.data_parallel_rank);
-  e.Field(none, true);  // prompt_embeds
-  e.Field(v.prompt_is_token_ids, v.prompt_is_token_ids == d.prompt_is_token_ids);
-  e.Field(v.client_index, v.client_index == d.client_index);
-  e.Field(v.current_wave, v.current_wave == d.current_wave);
-  e.Field(v.priority, v.priority == d.priority);
-  e.Finish(p);
-}
+namespace {
+
+// vLLM EngineCoreRequest's field order; positions we carry no data for are nil.
+struct EngineCoreRequestFields {
+  static constexpr wire::Layout kLayout{.name = "EngineCoreRequest", .omit_defaults = true};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("request_id", s.request_id, wire::kRequired);
+    field("prompt_token_ids", s.prompt_token_ids, wire::kRequired);
+    field("mm_features", wire::Nil(), wire::kRequired);
+    field("sampling_params", s.sampling_params, wire::kRequired);
+    field("pooling_params", wire::Nil(), wire::kRequired);
+    field("arrival_time", s.arrival_time, wire::kRequired);
+    field("lora_request", s.lora_name);
+    field("cache_salt", s.cache_salt);
+    field("data_parallel_rank", s.data_parallel_rank);
+    field("prompt_embeds", wire::Nil());
+    field("prompt_is_token_ids", s.prompt_is_token_ids);
+    field("client_index", s.client_index);
+    field("current_wave", s.current_wave);
+    field("priority", s.priority);
+    // vLLM's fields past priority: accepted from a peer, never written by us.
+    field("trace_headers", wire::Nil());
+    field("resumable", wire::Nil());
+    field("external_req_id", wire::Nil());
+    field("reasoning_ended", wire::Nil());
+    field("reasoning_parser_kwargs", wire::Nil());
+    field("abort_immediately", wire::Nil());
+  }
+};
+
+// vLLM: (client_index, call_id, method_name, args).
+struct UtilityRequestFields {
+  static constexpr wire::Layout kLayout{.name = "UtilityRequest"};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("client_index", s.client_index);
+    field("call_id", s.call_id);
+    field("method_name", s.method);
+    field("args", s.args);
+  }
+};
+
+struct StartDpWaveFields {
+  static constexpr wire::Layout kLayout{.name = "StartDpWave"};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("wave", s.wave);
+    field("exclude_engine_index", s.exclude_engine_index);
+  }
+};
+
+}  // namespace
+
+void Pack(wire::Packer& p, const EngineCoreRequest& v) { wire::PackStruct<EngineCoreRequestFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, EngineCoreRequest* out) {
-  *out = EngineCoreRequest();
-  wire::ArrayDecoder d(o, "EngineCoreRequest");
-  // vLLM's struct has 20 fields; ones past priority are accepted and ignored.
-  LLMSERVE_RETURN_IF_ERROR(d.Check(20));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("request_id", &out->request_id));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("prompt_token_ids", &out->prompt_token_ids));
-  d.Skip();  // mm_features
-  LLMSERVE_RETURN_IF_ERROR(d.Field("sampling_params", &out->sampling_params));
-  d.Skip();  // pooling_params
-  LLMSERVE_RETURN_IF_ERROR(d.Field("arrival_time", &out->arrival_time));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("lora_request", &out->lora_name));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("cache_salt", &out->cache_salt));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("data_parallel_rank", &out->data_parallel_rank));
-  d.Skip();  // prompt_embeds
-  LLMSERVE_RETURN_IF_ERROR(d.Field("prompt_is_token_ids", &out->prompt_is_token_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("client_index", &out->client_index));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("current_wave", &out->current_wave));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("priority", &out->priority));
+  LLMSERVE_RETURN_IF_ERROR(wire::ReadStruct<EngineCoreRequestFields>(o, out));
   if (out->request_id.empty()) return Status::InvalidArgument("EngineCoreRequest: empty request_id");
   return Status::Ok();
 }
 
-void Pack(wire::Packer& p, const UtilityRequest& v) {
-  p.pack_array(4);
-  wire::Pack(p, v.client_index);
-  wire::Pack(p, v.call_id);
-  wire::Pack(p, v.method);
-  wire::Pack(p, v.args);
-}
+void Pack(wire::Packer& p, const UtilityRequest& v) { wire::PackStruct<UtilityRequestFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, UtilityRequest* out) {
-  wire::ArrayDecoder d(o, "UtilityRequest");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(4));
-  *out = UtilityRequest();
-  LLMSERVE_RETURN_IF_ERROR(d.Field("client_index", &out->client_index));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("call_id", &out->call_id));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("method_name", &out->method));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("args", &out->args));
+  LLMSERVE_RETURN_IF_ERROR(wire::ReadStruct<UtilityRequestFields>(o, out));
   if (out->method.empty()) return Status::InvalidArgument("UtilityRequest: empty method name");
   return Status::Ok();
 }
 
-void Pack(wire::Packer& p, const StartDpWave& v) {
-  p.pack_array(2);
-  wire::Pack(p, v.wave);
-  wire::Pack(p, v.exclude_engine_index);
-}
+void Pack(wire::Packer& p, const StartDpWave& v) { wire::PackStruct<StartDpWaveFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, StartDpWave* out) {
-  wire::ArrayDecoder d(o, "StartDpWave");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(2));
-  *out = StartDpWave();
-  LLMSERVE_RETURN_IF_ERROR(d.Field("wave", &out->wave));
-  return d.Field("exclude_engine_index", &out->exclude_engine_index);
+  return wire::ReadStruct<StartDpWaveFields>(o, out);
 }
 
 }  // namespace llmserve::proto

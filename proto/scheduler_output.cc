@@ -1,51 +1,66 @@
 #include "proto/scheduler_output.h"
 
+#include "proto/wire_struct.h"
+
 namespace llmserve::proto {
 
-void Pack(wire::Packer& p, const NewRequestData& v) {
-  p.pack_array(6);
-  wire::Pack(p, v.req_id);
-  wire::Pack(p, v.prompt_token_ids);
-  Pack(p, v.sampling_params);
-  wire::Pack(p, v.block_ids);
-  wire::Pack(p, v.num_computed_tokens);
-  wire::Pack(p, v.lora_name);
-}
+namespace {
+
+// vLLM NewRequestData's order, for the fields we carry.
+struct NewRequestDataFields {
+  static constexpr wire::Layout kLayout{.name = "NewRequestData"};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("req_id", s.req_id);
+    field("prompt_token_ids", s.prompt_token_ids);
+    field("sampling_params", s.sampling_params);
+    field("block_ids", s.block_ids);
+    field("num_computed_tokens", s.num_computed_tokens);
+    field("lora_request", s.lora_name);
+  }
+};
+
+struct CachedRequestDataFields {
+  static constexpr wire::Layout kLayout{.name = "CachedRequestData"};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("req_ids", s.req_ids);
+    field("resumed_req_ids", s.resumed_req_ids);
+    field("new_token_ids", s.new_token_ids);
+    field("all_token_ids", s.all_token_ids);
+    field("new_block_ids", s.new_block_ids);
+    field("num_computed_tokens", s.num_computed_tokens);
+    field("num_output_tokens", s.num_output_tokens);
+  }
+};
+
+struct SchedulerOutputFields {
+  static constexpr wire::Layout kLayout{.name = "SchedulerOutput"};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("scheduled_new_reqs", s.scheduled_new_reqs);
+    field("scheduled_cached_reqs", s.scheduled_cached_reqs);
+    field("num_scheduled_tokens", s.num_scheduled_tokens);
+    field("total_num_scheduled_tokens", s.total_num_scheduled_tokens);
+    field("scheduled_spec_decode_tokens", s.scheduled_spec_decode_tokens);
+    field("num_common_prefix_blocks", s.num_common_prefix_blocks);
+    field("finished_req_ids", s.finished_req_ids);
+    field("preempted_req_ids", s.preempted_req_ids);
+  }
+};
+
+}  // namespace
+
+void Pack(wire::Packer& p, const NewRequestData& v) { wire::PackStruct<NewRequestDataFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, NewRequestData* out) {
-  wire::ArrayDecoder d(o, "NewRequestData");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(6));
-  *out = NewRequestData();
-  LLMSERVE_RETURN_IF_ERROR(d.Field("req_id", &out->req_id));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("prompt_token_ids", &out->prompt_token_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("sampling_params", &out->sampling_params));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("block_ids", &out->block_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("num_computed_tokens", &out->num_computed_tokens));
-  return d.Field("lora_request", &out->lora_name);
+  return wire::ReadStruct<NewRequestDataFields>(o, out);
 }
 
-void Pack(wire::Packer& p, const CachedRequestData& v) {
-  p.pack_array(7);
-  wire::Pack(p, v.req_ids);
-  wire::Pack(p, v.resumed_req_ids);
-  wire::Pack(p, v.new_token_ids);
-  wire::Pack(p, v.all_token_ids);
-  wire::Pack(p, v.new_block_ids);
-  wire::Pack(p, v.num_computed_tokens);
-  wire::Pack(p, v.num_output_tokens);
-}
+void Pack(wire::Packer& p, const CachedRequestData& v) { wire::PackStruct<CachedRequestDataFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, CachedRequestData* out) {
-  wire::ArrayDecoder d(o, "CachedRequestData");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(7));
-  *out = CachedRequestData();
-  LLMSERVE_RETURN_IF_ERROR(d.Field("req_ids", &out->req_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("resumed_req_ids", &out->resumed_req_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("new_token_ids", &out->new_token_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("all_token_ids", &out->all_token_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("new_block_ids", &out->new_block_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("num_computed_tokens", &out->num_computed_tokens));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("num_output_tokens", &out->num_output_tokens));
+  LLMSERVE_RETURN_IF_ERROR(wire::ReadStruct<CachedRequestDataFields>(o, out));
   const size_t n = out->req_ids.size();
   if (out->new_block_ids.size() != n || out->num_computed_tokens.size() != n ||
       out->num_output_tokens.size() != n || (!out->new_token_ids.empty() && out->new_token_ids.size() != n))
@@ -53,30 +68,10 @@ Status Read(const msgpack::object& o, std::string_view, CachedRequestData* out) 
   return Status::Ok();
 }
 
-void Pack(wire::Packer& p, const SchedulerOutput& v) {
-  p.pack_array(8);
-  wire::Pack(p, v.scheduled_new_reqs);
-  Pack(p, v.scheduled_cached_reqs);
-  wire::Pack(p, v.num_scheduled_tokens);
-  wire::Pack(p, v.total_num_scheduled_tokens);
-  wire::Pack(p, v.scheduled_spec_decode_tokens);
-  wire::Pack(p, v.num_common_prefix_blocks);
-  wire::Pack(p, v.finished_req_ids);
-  wire::Pack(p, v.preempted_req_ids);
-}
+void Pack(wire::Packer& p, const SchedulerOutput& v) { wire::PackStruct<SchedulerOutputFields>(p, v); }
 
 Status Read(const msgpack::object& o, std::string_view, SchedulerOutput* out) {
-  wire::ArrayDecoder d(o, "SchedulerOutput");
-  LLMSERVE_RETURN_IF_ERROR(d.Check(8));
-  *out = SchedulerOutput();
-  LLMSERVE_RETURN_IF_ERROR(d.Field("scheduled_new_reqs", &out->scheduled_new_reqs));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("scheduled_cached_reqs", &out->scheduled_cached_reqs));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("num_scheduled_tokens", &out->num_scheduled_tokens));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("total_num_scheduled_tokens", &out->total_num_scheduled_tokens));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("scheduled_spec_decode_tokens", &out->scheduled_spec_decode_tokens));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("num_common_prefix_blocks", &out->num_common_prefix_blocks));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("finished_req_ids", &out->finished_req_ids));
-  LLMSERVE_RETURN_IF_ERROR(d.Field("preempted_req_ids", &out->preempted_req_ids));
+  LLMSERVE_RETURN_IF_ERROR(wire::ReadStruct<SchedulerOutputFields>(o, out));
   int64_t total = 0;
   for (const auto& [id, n] : out->num_scheduled_tokens) {
     if (n < 0) return Status::InvalidArgument("SchedulerOutput: negative token count for " + id);

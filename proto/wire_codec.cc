@@ -1,5 +1,6 @@
 #include "proto/wire_codec.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -67,11 +68,21 @@ Status Unpack(const char* data, size_t len, msgpack::object_handle* out) {
   return Status::Ok();
 }
 
-void ArrayEncoder::Finish(Packer& out) {
-  out.pack_array(static_cast<uint32_t>(used_));
-  // pack_str_body appends raw bytes with no header: the already-packed fields.
-  if (used_ > 0) out.pack_str_body(body_.data(), static_cast<uint32_t>(ends_[used_ - 1]));
+namespace {
+// Appends a msgpack float: the type byte, then the IEEE bits big-endian.
+template <typename Bits>
+void PackFloatBits(Packer& p, uint8_t type, Bits bits) {
+  char buf[1 + sizeof(Bits)];
+  buf[0] = static_cast<char>(type);
+  for (size_t i = 0; i < sizeof(Bits); ++i)
+    buf[1 + i] = static_cast<char>(bits >> (8 * (sizeof(Bits) - 1 - i)));
+  // pack_str_body appends raw bytes with no header.
+  p.pack_str_body(buf, static_cast<uint32_t>(sizeof(buf)));
 }
+}  // namespace
+
+void Pack(Packer& p, double v) { PackFloatBits(p, 0xcb, std::bit_cast<uint64_t>(v)); }
+void Pack(Packer& p, float v) { PackFloatBits(p, 0xca, std::bit_cast<uint32_t>(v)); }
 
 Status TypeError(std::string_view field, std::string_view expected, const msgpack::object& got) {
   return Status::InvalidArgument("field '" + std::string(field) + "': expected " +
@@ -108,22 +119,6 @@ Status Read(const msgpack::object& o, std::string_view field, float* out) {
 Status Read(const msgpack::object& o, std::string_view field, std::string* out) {
   if (o.type != msgpack::type::STR) return TypeError(field, "str", o);
   out->assign(o.via.str.ptr, o.via.str.size);
-  return Status::Ok();
-}
-
-ArrayDecoder::ArrayDecoder(const msgpack::object& o, std::string_view what) : what_(what) {
-  if (o.type == msgpack::type::ARRAY) {
-    is_array_ = true;
-    items_ = o.via.array.ptr;
-    size_ = o.via.array.size;
-  }
-}
-
-Status ArrayDecoder::Check(size_t max_fields) const {
-  if (!is_array_) return Status::InvalidArgument(what_ + ": expected an array-encoded struct");
-  if (size_ > max_fields)
-    return Status::InvalidArgument(what_ + ": " + std::to_string(size_) + " fields, at most " +
-                                   std::to_string(max_fields) + " expected");
   return Status::Ok();
 }
 

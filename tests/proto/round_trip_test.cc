@@ -2,6 +2,8 @@
 // and non-default field values; the encoding follows vLLM's conventions.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "proto/messages.h"
 
 namespace llmserve::proto {
@@ -167,6 +169,15 @@ TEST(RoundTrip, ModelRunnerOutput) {
   ModelRunnerOutput failed;
   failed.error = "worker 1: out of memory";
   EXPECT_EQ(RoundTrip(failed), failed);
+}
+
+TEST(RoundTrip, FloatsTravelAsFloatsAndKeepTheirSign) {
+  // msgpack-c alone would write integral floats as integers (0.0 as 0x00).
+  EXPECT_EQ(Encode(0.0), std::string("\xcb\0\0\0\0\0\0\0\0", 9));
+  EXPECT_EQ(Encode(-2.0f), std::string("\xca\xc0\0\0\0", 5));
+  double negative_zero = 1.0;
+  ASSERT_TRUE(Decode(Encode(-0.0), &negative_zero).ok());
+  EXPECT_TRUE(std::signbit(negative_zero));
 }
 
 TEST(Decode, RejectsWrongTypesWithTheFieldName) {
