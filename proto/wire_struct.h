@@ -35,7 +35,7 @@
 #include <string_view>
 #include <vector>
 
-#include "proto/status.h"
+#include "base/status.h"
 #include "proto/wire_codec.h"
 
 namespace llmserve::proto::wire {
