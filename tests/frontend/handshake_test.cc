@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <latch>
 #include <thread>
 
 #include "engine_core/startup_handshake.h"
@@ -28,17 +29,19 @@ TEST(Handshake, LocalAndHeadlessEnginesBecomeReady) {
   ASSERT_TRUE(server.Bind("tcp://127.0.0.1:*").ok());
   server.Expect(0, /*local=*/true);
   server.Expect(1, /*local=*/false);
+  std::latch server_done(1);  // each engine keeps its socket open until then, so READY arrives
   auto engine = [&](uint32_t rank, bool local, bool headless) {
     auto h = engine_core::StartupHandshake::Connect(ctx, server.address(), rank, local, headless, 10s);
     ASSERT_TRUE(h.ok()) << h.status().ToString();
     EXPECT_EQ((*h)->reply().config().parallel().data_parallel_rank(), rank);
     EXPECT_EQ((*h)->reply().addresses().inputs(0), "tcp://127.0.0.1:5555");
     ASSERT_TRUE((*h)->SendReady(42).ok());
-    std::this_thread::sleep_for(200ms);  // keep the socket open until READY is delivered
+    server_done.wait();
   };
   std::thread e0(engine, 0, true, false), e1(engine, 1, false, true);
   std::vector<std::string> progress;
   Status s = server.WaitForEngines(10s, 1s, [&](const std::string& line) { progress.push_back(line); });
+  server_done.count_down();
   e0.join();
   e1.join();
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -81,13 +84,14 @@ TEST(Handshake, HelloFromALaterRankWaitsUntilAScaleUpAdmitsIt) {
   server.Expect(0, /*local=*/true);
   // A headless engine for rank 2 starts before the deployment has a rank 2.
   std::atomic<bool> answered{false};
+  std::latch server_done(1);  // the engine keeps its socket open until then, so READY arrives
   std::thread late([&] {
     auto h = engine_core::StartupHandshake::Connect(ctx, server.address(), 2, false, true, 10s);
     ASSERT_TRUE(h.ok()) << h.status().ToString();
     answered = true;
     EXPECT_EQ((*h)->reply().config().parallel().data_parallel_rank(), 2u);
     ASSERT_TRUE((*h)->SendReady(7).ok());
-    std::this_thread::sleep_for(200ms);
+    server_done.wait();
   });
   for (int i = 0; i < 50 && !server.HasHeldHello(2); ++i) server.PollOnce(20ms);
   ASSERT_TRUE(server.HasHeldHello(2));
@@ -97,6 +101,7 @@ TEST(Handshake, HelloFromALaterRankWaitsUntilAScaleUpAdmitsIt) {
   EXPECT_FALSE(server.HasHeldHello(2));
   std::vector<uint32_t> ready;
   for (int i = 0; i < 100 && ready.empty(); ++i) ready = server.PollOnce(50ms);
+  server_done.count_down();
   late.join();
   EXPECT_TRUE(answered);
   EXPECT_EQ(ready, std::vector<uint32_t>{2});
