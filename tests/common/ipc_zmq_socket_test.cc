@@ -1,7 +1,7 @@
 #include <unistd.h>
 
-#include <string>
 #include <chrono>
+#include <string>
 
 #include <gtest/gtest.h>
 
