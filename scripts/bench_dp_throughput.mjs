@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
+import { waitUntil } from '../tests/e2e/serve_harness.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
   if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
@@ -41,13 +42,11 @@ async function run(dp, cores) {
                        { stdio: ['ignore', 'pipe', 'pipe'] });
   server.stdout.on('data', (d) => { log += d; });
   server.stderr.on('data', (d) => { log += d; });
-  const start = Date.now();
-  for (;;) {
+  const healthy = await waitUntil(async () => {
     if (server.exitCode !== null) throw new Error(`server exited:\n${log}`);
-    try { if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 200) break; } catch {}
-    if (Date.now() - start > 120_000) throw new Error(`server not healthy:\n${log}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    try { return (await fetch(`http://127.0.0.1:${port}/health`)).status === 200; } catch { return false; }
+  }, 120_000, 200);
+  if (!healthy) throw new Error(`server not healthy:\n${log}`);
   const one = async (i) => {
     const prompt = Array.from({ length: 48 }, (_, k) => `w${(i * 13 + k) % 97}`).join(' ');
     const r = await fetch(`http://127.0.0.1:${port}/v1/completions`, {

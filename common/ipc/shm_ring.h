@@ -91,7 +91,8 @@ class ShmRingWriter final {
   // What readers attach with.
   const ShmRingHandle& handle() const;
   // Blocks until every local and remote reader is attached and subscribed,
-  // then tells them READY and unlinks the shm name.
+  // then tells them READY and unlinks the shm name. A call that timed out may
+  // be repeated: it keeps what the earlier ones saw.
   Status WaitUntilReady(Timeout timeout = std::nullopt);
   // Broadcasts one message (the concatenation of `parts`). Blocks while the
   // next chunk is still held by a slow reader; on timeout nothing is written.

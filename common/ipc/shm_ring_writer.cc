@@ -35,6 +35,9 @@ struct ShmRingWriter::Impl {
   uint64_t notifications = 0;
   bool ready = false;
   bool closed = false;
+  // Subscriptions seen so far; kept across WaitUntilReady calls, so one that
+  // times out does not lose the ones it consumed.
+  uint32_t local_subs = 0, notify_subs = 0, remote_subs = 0;
   AdaptiveSpin spin{WaitPolicy{}};
 
   // Waits until every local reader has released chunk `c`'s previous message.
@@ -137,7 +140,6 @@ Status ShmRingWriter::WaitUntilReady(Timeout timeout) {
   const Deadline deadline(timeout);
   const uint32_t n_local = m.config.num_local_readers;
   const uint32_t n_remote = m.config.num_remote_readers;
-  uint32_t local_subs = 0, notify_subs = 0, remote_subs = 0;
   Poller poller;
   const size_t kNone = ~size_t{0};
   const size_t local_i = m.local ? poller.AddSocket(*m.local) : kNone;
@@ -151,21 +153,21 @@ Status ShmRingWriter::WaitUntilReady(Timeout timeout) {
   for (;;) {
     const uint32_t attached = m.ring.header().attached.load(std::memory_order_acquire);
     const uint32_t n_notify = m.notify ? n_local : 0;
-    if (local_subs >= n_local && notify_subs >= n_notify && remote_subs >= n_remote &&
+    if (m.local_subs >= n_local && m.notify_subs >= n_notify && m.remote_subs >= n_remote &&
         attached >= n_local) {
       break;
     }
     if (deadline.Expired()) {
       return TimeoutError("shm ring: readers not ready (" + std::to_string(attached) + "/" +
                           std::to_string(n_local) + " local attached, " +
-                          std::to_string(remote_subs) + "/" + std::to_string(n_remote) +
+                          std::to_string(m.remote_subs) + "/" + std::to_string(n_remote) +
                           " remote subscribed)");
     }
     LLMSERVE_ASSIGN_OR_RETURN(int n, poller.Wait(deadline.Remaining(std::chrono::milliseconds(50))));
     if (n == 0) continue;
-    if (poller.Readable(local_i)) LLMSERVE_RETURN_IF_ERROR(count(*m.local, &local_subs));
-    if (poller.Readable(notify_i)) LLMSERVE_RETURN_IF_ERROR(count(*m.notify, &notify_subs));
-    if (poller.Readable(remote_i)) LLMSERVE_RETURN_IF_ERROR(count(*m.remote, &remote_subs));
+    if (poller.Readable(local_i)) LLMSERVE_RETURN_IF_ERROR(count(*m.local, &m.local_subs));
+    if (poller.Readable(notify_i)) LLMSERVE_RETURN_IF_ERROR(count(*m.notify, &m.notify_subs));
+    if (poller.Readable(remote_i)) LLMSERVE_RETURN_IF_ERROR(count(*m.remote, &m.remote_subs));
   }
   if (m.local) LLMSERVE_RETURN_IF_ERROR(SendBytes(*m.local, kReady));
   if (m.remote) LLMSERVE_RETURN_IF_ERROR(SendBytes(*m.remote, kReady));

@@ -51,6 +51,8 @@ class ThreadPool {
 
   // How long idle threads spin before sleeping, in microseconds (default 100).
   void set_spin_us(uint32_t us) { spin_us_.store(us, std::memory_order_relaxed); }
+  // Helpers asleep (or about to sleep) on the futex now; tests wait on it.
+  uint32_t sleeping_helpers() const { return sleepers_.load(std::memory_order_seq_cst); }
 
  private:
   void WorkerLoop(size_t index);

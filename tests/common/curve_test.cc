@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "common/ipc/curve_auth.h"
 #include "common/ipc/curve_keys.h"
 #include "common/ipc/zmq_socket.h"
+#include "tests/common/wait_until.h"
 
 namespace llmserve::common::ipc {
 namespace {
@@ -37,14 +37,10 @@ CurveKeyPair NewKey() {
   return *key;
 }
 
+// The auth handler counts refusals on its own thread: poll the counters.
 template <typename Pred>
-bool WaitFor(Pred pred, milliseconds limit = milliseconds(3000)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return true;
+bool WaitFor(Pred pred) {
+  return test_util::WaitUntil(pred, milliseconds(3000));
 }
 
 TEST(ClusterKey, WriteThenReadRoundTripsWithPrivateModes) {

@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/mix64.h"
+#include "tests/common/wait_until.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define LLMSERVE_IPC_TEST_SANITIZED 1
@@ -84,22 +84,15 @@ class Child final {
   // Waits up to `timeout` for the child; returns its exit code, or -1 if it
   // was killed (timeout or signal).
   int Wait(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      int status = 0;
-      const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        reaped_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      if (std::chrono::steady_clock::now() >= deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-        reaped_ = true;
-        return -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    int status = 0;
+    const bool exited = test_util::WaitUntil(
+        [&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout, std::chrono::milliseconds(2));
+    if (!exited) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
     }
+    reaped_ = true;
+    return exited && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
   // Kills the child now (simulated crash).
   void Kill() {

@@ -1,11 +1,12 @@
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "common/ipc/zmq_socket.h"
+#include "tests/common/wait_until.h"
 
 namespace llmserve::common::ipc {
 namespace {
@@ -163,11 +164,25 @@ TEST(ZmqSocket, ConflatedSubKeepsOnlyTheNewest) {
   auto subscription = RecvMultipart(*pub, milliseconds(5000));  // XPUB_VERBOSE: we see it
   ASSERT_TRUE(subscription.ok());
   EXPECT_EQ((*subscription)[0].data<char>()[0], 1);
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(SendBytes(*pub, std::to_string(i)).ok());
-  std::this_thread::sleep_for(milliseconds(100));
-  auto got = RecvMultipart(*sub, milliseconds(5000));
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(FrameText((*got)[0]), "4");
+  // Conflation shows when a burst of five is queued at the SUB before the
+  // first read: the read gets the fifth alone. Nothing says when a burst has
+  // arrived, so bursts are sent until one read finds one whole; without
+  // conflation every burst's first read is its first message.
+  int burst = 0;
+  const bool newest_only = test_util::WaitUntil(
+      [&] {
+        const std::string prefix = std::to_string(++burst) + ":";
+        for (int i = 0; i < 5; ++i) {
+          if (!SendBytes(*pub, prefix + std::to_string(i)).ok()) return false;
+        }
+        for (int reads = 1;; ++reads) {
+          auto got = RecvMultipart(*sub, milliseconds(5000));
+          if (!got.ok()) return false;
+          if (FrameText((*got)[0]) == prefix + "4") return reads == 1;
+        }
+      },
+      milliseconds(5000));
+  EXPECT_TRUE(newest_only) << "after " << burst << " bursts";
   EXPECT_TRUE(IsTimeout(RecvMultipart(*sub, milliseconds(20)).status()));
 }
 

@@ -10,6 +10,7 @@
 #include "common/ipc/shm_ring.h"
 #include "common/ipc/zmq_socket.h"
 #include "tests/common/ipc_test_util.h"
+#include "tests/common/wait_until.h"
 
 namespace llmserve::common::ipc {
 namespace {
@@ -85,9 +86,7 @@ struct StressSpec {
 // Body of a reader: attaches and reads verified messages until the writer's
 // end marker (an 8-byte message holding the count), then expects the ring to
 // be closed. Returns 0 on success.
-int ReaderBody(const std::string& handle_text, int local_rank, const StressSpec& spec,
-               milliseconds attach_delay = milliseconds(0)) {
-  std::this_thread::sleep_for(attach_delay);
+int ReaderBody(const std::string& handle_text, int local_rank, const StressSpec& spec) {
   auto handle = ShmRingHandle::Parse(handle_text);
   if (!handle.ok()) {
     std::fprintf(stderr, "parse: %s\n", handle.status().ToString().c_str());
@@ -364,27 +363,24 @@ TEST_P(ShmRingWake, SleepingReaderIsWokenByWriteAndByClose) {
   InProcessRing ring = MakeRing(1, 4, 256, GetParam());
   ShmRingReader& reader = *ring.readers[0];
   std::atomic<int> stage{0};
+  uint64_t sleeps_in_first = 0;  // written before stage becomes 1
   std::string first;
   Status second;
   std::thread t([&] {
     auto msg = reader.Read();  // no timeout: sleeps on the notification socket
     if (msg.ok()) first = std::string(*msg);
+    sleeps_in_first = reader.sleeps();
     stage = 1;
     second = reader.Read().status();  // woken by Close
     stage = 2;
   });
   // Wait until the reader has gone to sleep, so the wake-up path is exercised.
-  const auto deadline = std::chrono::steady_clock::now() + kLong;
-  while (reader.sleeps() == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  EXPECT_GE(reader.sleeps(), 1u);
+  EXPECT_TRUE(test_util::WaitUntil([&] { return reader.sleeps() >= 1; }, kLong));
   ASSERT_TRUE(ring.writer->Write("wake").ok());
-  while (stage.load() < 1 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
+  EXPECT_TRUE(test_util::WaitUntil([&] { return stage.load() >= 1; }, kLong));
   EXPECT_GE(ring.writer->notifications_sent(), 1u);
-  std::this_thread::sleep_for(milliseconds(20));
+  // And asleep again in its second Read, so that Close has someone to wake.
+  EXPECT_TRUE(test_util::WaitUntil([&] { return reader.sleeps() > sleeps_in_first; }, kLong));
   ring.writer->Close();
   t.join();
   EXPECT_EQ(first, "wake");
@@ -410,10 +406,7 @@ TEST_P(ShmRingWake, CancelWakesASleepingReader) {
   InProcessRing ring = MakeRing(1, 4, 256, GetParam());
   Status status;
   std::thread t([&] { status = ring.readers[0]->Read().status(); });
-  const auto deadline = std::chrono::steady_clock::now() + kLong;
-  while (ring.readers[0]->sleeps() == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
+  EXPECT_TRUE(test_util::WaitUntil([&] { return ring.readers[0]->sleeps() >= 1; }, kLong));
   ring.readers[0]->Cancel();
   t.join();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
@@ -438,14 +431,20 @@ TEST(ShmRing, WriterBlockedBySlowReaderTimesOutThenResumes) {
   ASSERT_TRUE(held.ok());
   EXPECT_EQ(*held, "0");
   EXPECT_TRUE(IsTimeout(ring.writer->Write("3", milliseconds(10))));
-  std::thread slow([&] {
-    std::this_thread::sleep_for(milliseconds(50));
-    ring.readers[1]->Release();
+  // A write without a timeout waits for the release and then goes through; it
+  // cannot have finished before the release began.
+  std::atomic<bool> releasing{false};
+  bool finished_after_release = false;
+  Status resumed;
+  std::thread writer([&] {
+    resumed = ring.writer->Write("3", kLong);
+    finished_after_release = releasing.load();
   });
-  const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(ring.writer->Write("3", kLong).ok());  // blocks until the release
-  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(40));
-  slow.join();
+  releasing = true;
+  ring.readers[1]->Release();
+  writer.join();
+  ASSERT_TRUE(resumed.ok()) << resumed.ToString();
+  EXPECT_TRUE(finished_after_release);
   for (int i = 1; i < 4; ++i) {
     ASSERT_TRUE(ring.readers[1]->ReadCopy(&got).ok());
     EXPECT_EQ(got, std::to_string(i));
@@ -484,7 +483,7 @@ TEST(ShmRingStress, LocalAndRemoteReaders) {
 TEST(ShmRing, LateReaderGetsEverythingAfterReadiness) {
   const StressSpec spec{Scaled(20000), 100, 1024, Scaled(20000)};
   Child early([spec](const std::string& h) { return ReaderBody(h, 0, spec); });
-  Child late([spec](const std::string& h) { return ReaderBody(h, 1, spec, milliseconds(300)); });
+  Child late([spec](const std::string& h) { return ReaderBody(h, 1, spec); });
   ShmRingConfig config;
   config.num_chunks = 8;
   config.chunk_bytes = spec.chunk_bytes;
@@ -492,10 +491,11 @@ TEST(ShmRing, LateReaderGetsEverythingAfterReadiness) {
   auto writer = ShmRingWriter::Create(config);
   ASSERT_TRUE(writer.ok());
   early.Send((*writer)->handle().Serialize());
+  // The late reader has not been given the handle: the ring cannot be ready.
+  Status without_late = (*writer)->WaitUntilReady(milliseconds(100));
+  EXPECT_TRUE(IsTimeout(without_late)) << without_late.ToString();
   late.Send((*writer)->handle().Serialize());
-  const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE((*writer)->WaitUntilReady(kLong).ok());
-  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(250));
   auto written = WriteAll(**writer, spec);
   ASSERT_TRUE(written.ok());
   EXPECT_EQ(*written, spec.messages);
@@ -509,6 +509,8 @@ TEST_P(ShmRingWake, ReaderNoticesWriterDeath) {
   // The writer is the child; it writes one message and dies without Close.
   int handle_pipe[2];
   ASSERT_EQ(::pipe(handle_pipe), 0);
+  int die_pipe[2];  // the parent closes its end once the last words have arrived
+  ASSERT_EQ(::pipe(die_pipe), 0);
   Child writer_child([&](const std::string&) {
     ShmRingConfig config;
     config.wake = wake;
@@ -521,10 +523,13 @@ TEST_P(ShmRingWake, ReaderNoticesWriterDeath) {
     ::close(handle_pipe[1]);
     if (!(*writer)->WaitUntilReady(kLong).ok()) return 4;
     if (!(*writer)->Write("last words").ok()) return 5;
-    std::this_thread::sleep_for(milliseconds(300));  // lets ZeroMQ deliver READY
+    ::close(die_pipe[1]);
+    char byte;
+    (void)!::read(die_pipe[0], &byte, 1);  // EOF once the reader has the message
     ::_exit(0);  // crash: no Close, no destructors
   });
   ::close(handle_pipe[1]);
+  ::close(die_pipe[0]);
   writer_child.Send("");
   std::string text;
   char buf[1024];
@@ -539,6 +544,7 @@ TEST_P(ShmRingWake, ReaderNoticesWriterDeath) {
   std::string got;
   ASSERT_TRUE((*reader)->ReadCopy(&got, kLong).ok());
   EXPECT_EQ(got, "last words");
+  ::close(die_pipe[1]);
   EXPECT_EQ(writer_child.Wait(kLong), 0);
   const auto start = std::chrono::steady_clock::now();
   Status status = (*reader)->Read().status();  // no timeout: must not hang
@@ -553,7 +559,7 @@ TEST(ShmRing, WriterNoticesReaderDeath) {
     if (!handle.ok()) return 2;
     auto reader = ShmRingReader::AttachLocal(*handle, 0);
     if (!reader.ok() || !(*reader)->WaitUntilReady(kLong).ok()) return 3;
-    std::this_thread::sleep_for(milliseconds(100000));  // killed before this ends
+    ::pause();  // until the parent kills it
     return 0;
   });
   ShmRingConfig config;

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import OpenAI from 'openai';
-import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, recordTree, sleep, raceTimeout } from './serve_harness.mjs';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, recordTree, raceTimeout, waitUntil, waitForLog }
+  from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-apiservers-'));
 let server;
@@ -21,11 +22,8 @@ before(async () => {
   server = startServe(join(work, 'tiny'), await freePort(), ['--api-server-count', '2', '--max-num-seqs', '16']);
   await waitHealthy(server);
   // /health reached one frontend; wait until both listen and have their engine.
-  const count = (re) => (server.log.match(re) ?? []).length;
-  for (let start = Date.now(); Date.now() - start < 60_000;) {
-    if (count(/frontend \d listening on/g) >= 2 && count(/engine rank 0 ready/g) >= 2) break;
-    await sleep(100);
-  }
+  assert.ok(await waitForLog(server, /frontend \d listening on/, 60_000, 2), server.log);
+  assert.ok(await waitForLog(server, /engine rank 0 ready/, 60_000, 2), server.log);
 });
 
 after(async () => {
@@ -70,12 +68,11 @@ function ownerOf(inode, pids) {
 async function completionOnNewConnection(frontends) {
   const socket = net.connect(server.port, '127.0.0.1');
   await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
-  let pid = null;
-  for (let i = 0; i < 100 && pid === null; i++) {
+  // Accepting is the frontend's business: /proc shows when it has happened.
+  const pid = await waitUntil(() => {
     const inode = serverSocketInode(server.port, socket.localPort);
-    if (inode) pid = ownerOf(inode, frontends);
-    if (pid === null) await sleep(20);
-  }
+    return inode ? ownerOf(inode, frontends) : null;
+  }, 2_000);
   const body = JSON.stringify({ model: 'tiny', prompt: 'Hello there', max_tokens: 5, temperature: 0, ignore_eos: true });
   const chunks = [];
   socket.on('data', (d) => chunks.push(d));

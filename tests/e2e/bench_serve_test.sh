@@ -8,12 +8,13 @@
 # and a two-rate sweep that draws a PNG.
 set -euo pipefail
 bin=$1
+. "$(dirname "$0")/../common/wait_until.sh"
 tmp=$(mktemp -d)
 server_pid=""
 cleanup() {
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill -TERM "$server_pid"
-    for _ in $(seq 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    wait_until 10 gone "$server_pid" || true
   fi
   rm -rf "$tmp"
 }
@@ -43,11 +44,9 @@ port=$(free_port)
   --kv-cache-memory 64M --max-num-seqs 64 --dtype float32 > "$tmp/server.log" 2>&1 &
 server_pid=$!
 url="http://127.0.0.1:$port"
-for _ in $(seq 450); do
-  if ! kill -0 "$server_pid" 2>/dev/null; then cat "$tmp/server.log"; echo "server exited early"; exit 1; fi
-  /usr/bin/python3 -c "import urllib.request,sys; urllib.request.urlopen('$url/health', timeout=1)" 2>/dev/null && break
-  sleep 0.2
-done
+healthy_or_gone() { http_ok "$url/health" || gone "$server_pid"; }
+wait_until 90 healthy_or_gone || { cat "$tmp/server.log"; echo "server not healthy in 90 s"; exit 1; }
+if gone "$server_pid"; then cat "$tmp/server.log"; echo "server exited early"; exit 1; fi
 
 # 1. Completions, random dataset, Poisson arrivals, bounded concurrency, goodput.
 "$bin/llmserve" bench serve --base-url "$url" --model tiny --tokenizer "$tmp/tiny" --dataset-name random \

@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, recordTree, sleep } from './serve_harness.mjs';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, recordTree, waitUntil, waitForLog, logCount }
+  from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-dead-rank-'));
 let server;
@@ -94,24 +95,20 @@ test('a SIGKILLed rank: others untouched, unstarted requests retried, the rank r
   const long = { model: 'tiny', max_tokens: 800, temperature: 0, ignore_eos: true };
   const before = Array.from({ length: 16 }, (_, i) => stream(port, { ...long, prompt: `story number ${i}` }));
   // Kill once rank 1 streams, so it has requests in flight.
-  const deadline = Date.now() + 30_000;
-  while (!before.some((s) => s.rank === '1' && s.chunks > 2)) {
-    assert.ok(Date.now() < deadline, 'rank 1 never started streaming');
-    await sleep(20);
-  }
+  assert.ok(await waitUntil(() => before.some((s) => s.rank === '1' && s.chunks > 2), 30_000),
+            'rank 1 never started streaming');
   const startedOnVictim = new Set(before.filter((s) => s.rank === '1' && s.chunks > 0));
   process.kill(victim, 'SIGKILL');
   // Sent before the frontend can know: some go to the dead rank and must be moved.
   const short = { model: 'tiny', max_tokens: 16, temperature: 0, ignore_eos: true };
   const afterKill = Array.from({ length: 12 }, (_, i) => stream(port, { ...short, prompt: `after the kill ${i}` }));
   // /health: still 200, and it names the dead rank until the restart is back.
-  let degraded = null;
-  for (const until = Date.now() + 5_000; !degraded && Date.now() < until; await sleep(20)) {
+  const degraded = await waitUntil(async () => {
     const r = await fetch(`http://127.0.0.1:${port}/health`);
     assert.equal(r.status, 200, '/health stays 200 while rank 0 serves');
     const body = await r.text();
-    if (body) degraded = JSON.parse(body);
-  }
+    return body ? JSON.parse(body) : null;
+  }, 5_000);
   assert.deepEqual(degraded, { status: 'degraded', dead_data_parallel_ranks: [1] });
   await Promise.all([...before, ...afterKill].map((s) => s.promise));
   const healthLater = await fetch(`http://127.0.0.1:${port}/health`);
@@ -137,28 +134,23 @@ test('a SIGKILLed rank: others untouched, unstarted requests retried, the rank r
   console.log(moved[0]);
 
   // The launcher restarts rank 1; pinned requests reach it again.
-  const rejoin = Date.now() + 60_000;
-  for (;;) {
-    const s = stream(port, { ...short, prompt: 'back again' }, { 'X-data-parallel-rank': '1' });
-    await s.promise;
-    if (s.end === 'done') {
-      assert.equal(s.rank, '1');
-      break;
-    }
-    assert.ok(Date.now() < rejoin, `rank 1 did not come back: ${JSON.stringify(s)}\n${server.log.slice(-3000)}`);
-    await sleep(250);
-  }
+  let pinned;
+  const rejoined = await waitUntil(async () => {
+    pinned = stream(port, { ...short, prompt: 'back again' }, { 'X-data-parallel-rank': '1' });
+    await pinned.promise;
+    return pinned.end === 'done';
+  }, 60_000, 250);
+  assert.ok(rejoined, `rank 1 did not come back: ${JSON.stringify(pinned)}\n${server.log.slice(-3000)}`);
+  assert.equal(pinned.rank, '1');
   assert.notEqual(enginePid(1), victim, 'a new engine process serves rank 1');
 
   // An idle rank that dies is noticed without any request touching it: the
   // launcher tells the coordinator, whose next snapshot makes the frontends
   // check the rank.
-  const deathsBefore = server.log.match(/engine rank 1 is dead/g).length;
+  const deathsBefore = logCount(server, /engine rank 1 is dead/);
   process.kill(enginePid(1), 'SIGKILL');
   const killed = Date.now();
-  for (const until = killed + 3_000; ; await sleep(20)) {
-    if (server.log.match(/engine rank 1 is dead/g).length > deathsBefore) break;
-    assert.ok(Date.now() < until, `the idle dead rank was not noticed within 3 s\n${server.log.slice(-2000)}`);
-  }
+  assert.ok(await waitForLog(server, /engine rank 1 is dead/, 3_000, deathsBefore + 1),
+            `the idle dead rank was not noticed within 3 s\n${server.log.slice(-2000)}`);
   console.log(`an idle rank killed with SIGKILL was out of routing ${Date.now() - killed} ms later`);
 });

@@ -16,7 +16,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { makeTinyModel, freePort, freePortRange, startServe, waitHealthy, waitExit, stopServe, processTree, waitGone, sleep } from './serve_harness.mjs';
+import { makeTinyModel, freePort, freePortRange, startServe, waitHealthy, waitExit, stopServe, processTree, waitGone,
+         sleep, waitUntil, waitForLog } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-elastic-'));
 const servers = [];
@@ -106,12 +107,11 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
       healthCodes.set(h.status, (healthCodes.get(h.status) ?? 0) + 1);
       await h.arrayBuffer();
       if (await isScaling(port)) sawScaling = true;
-      await sleep(10);
+      await sleep(10);  // paces the observer; not synchronisation
     }
   })();
   const workers = Array.from({ length: 8 }, (_, i) => worker(i));
-  await sleep(1500);
-  assert.ok(served.length > 0, 'the load is flowing before the scale');
+  assert.ok(await waitUntil(() => served.length >= 8, 30_000), 'the load is flowing before the scale');
 
   // 2 -> 4.
   const up = await scale(port, { new_data_parallel_size: 4 });
@@ -120,22 +120,23 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
   assert.equal(await isScaling(port), false, 'not scaling once the scale answered');
   assert.ok(sawScaling, '/is_scaling_elastic_ep was true during the scale');
   for (const rank of ['2', '3']) {
-    const deadline = joined + 5_000;
-    while (!served.some((s) => s.rank === rank && s.at >= joined)) {
-      assert.ok(Date.now() < deadline, `rank ${rank} served nothing within 5 s of joining: ${JSON.stringify(served.slice(-20))}`);
-      await sleep(20);
-    }
+    assert.ok(await waitUntil(() => served.some((s) => s.rank === rank && s.at >= joined), joined + 5_000 - Date.now()),
+              `rank ${rank} served nothing within 5 s of joining: ${JSON.stringify(served.slice(-20))}`);
     console.log(`rank ${rank} served its first request ${served.find((s) => s.rank === rank).at - joined} ms after the scale answered`);
   }
   assert.equal(enginePids(server, 2).length, 1);
   assert.equal(enginePids(server, 3).length, 1);
-  await sleep(1000);
+  // Let the new ranks carry some of the load, so the scale-down has requests to drain.
+  const servedBy = (rank) => served.filter((s) => s.rank === rank && s.at >= joined).length;
+  assert.ok(await waitUntil(() => servedBy('2') >= 3 && servedBy('3') >= 3, 30_000), 'ranks 2 and 3 carry load');
 
   // 4 -> 2, with a second scale sent at the same time: one runs, the other gets 409.
   sawScaling = false;
   const removed = [...enginePids(server, 2), ...enginePids(server, 3)];
-  const [down, second] = await Promise.all([scale(port, { new_data_parallel_size: 2, drain_timeout: 30 }),
-                                            sleep(50).then(() => scale(port, { new_data_parallel_size: 3 }))]);
+  const scalingDown = scale(port, { new_data_parallel_size: 2, drain_timeout: 30 });
+  assert.ok(await waitUntil(() => isScaling(port), 10_000), 'the scale-down is running');
+  const second = await scale(port, { new_data_parallel_size: 3 });
+  const down = await scalingDown;
   const shrunk = Date.now();
   assert.deepEqual(down, { status: 200, body: { message: 'Scaled to 2 data parallel engines' } });
   assert.equal(second.status, 409, JSON.stringify(second));
@@ -145,7 +146,9 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
   assert.deepEqual(await waitGone(removed, 10_000), [], 'the engines of ranks 2 and 3 exited');
   assert.deepEqual([...enginePids(server, 2), ...enginePids(server, 3)], [], 'no engine of rank 2 or 3 remains');
   const countAfter = served.length;
-  await sleep(1500);
+  // Requests that were already on ranks 2 and 3 may finish up to 500 ms late.
+  const servedLate = () => served.filter((s) => s.at > shrunk + 500).length;
+  assert.ok(await waitUntil(() => servedLate() >= 8, 30_000), 'the load went on after the scale-down');
   running = false;
   await Promise.all([...workers, poller]);
 
@@ -174,7 +177,7 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
       finish = part.choices?.[0]?.finish_reason ?? finish;
     }
   })();
-  while (tokens < 3) await sleep(10);
+  assert.ok(await waitUntil(() => tokens >= 3, 30_000), 'the long request streams');
   const timedOut = await scale(port, { new_data_parallel_size: 2, drain_timeout: 1 });
   assert.equal(timedOut.status, 408, JSON.stringify(timedOut));
   assert.match(timedOut.body.error.message, /Scaled to 2 data parallel engines, but ranks 2 did not finish/);
@@ -206,10 +209,8 @@ test('a headless node waits for the scale-up, serves, and leaves cleanly on the 
                           ['--headless', '--data-parallel-size', '2', '--data-parallel-start-rank', '1', ...common]);
   servers.push(node);
   // Its engine says HELLO and is held: rank 1 is not part of the deployment yet.
-  for (const until = Date.now() + 20_000; !/engine rank 1 is not part of this deployment \(yet\)/.test(head.log);) {
-    assert.ok(Date.now() < until, `the head never saw rank 1's HELLO:\n${head.log}\n${node.log}`);
-    await sleep(50);
-  }
+  assert.ok(await waitForLog(head, /engine rank 1 is not part of this deployment \(yet\)/, 20_000),
+            `the head never saw rank 1's HELLO:\n${head.log}\n${node.log}`);
   const up = await scale(port, { new_data_parallel_size: 2 });
   assert.equal(up.status, 200, JSON.stringify(up));
   assert.match(head.log, /admitting the waiting remote engine rank 1/);

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { makeTinyModel, freePort, startServe, waitHealthy, stopServe } from './serve_harness.mjs';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, waitUntil } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-metrics-'));
 const modelDir = join(work, 'tiny');
@@ -292,11 +292,10 @@ test('a stop string finishes as stop, a client abort as abort', async () => {
   }
   // The server notices the disconnect on its own time: poll (bounded).
   let c;
-  for (let i = 0; i < 50; i++) {
+  await waitUntil(async () => {
     c = await scrape();
-    if (delta(b, c, 'vllm:request_success_total', { ...E0, finished_reason: 'abort' }) >= 1) break;
-    await new Promise((res) => setTimeout(res, 100));
-  }
+    return delta(b, c, 'vllm:request_success_total', { ...E0, finished_reason: 'abort' }) >= 1;
+  }, 5_000, 100);
   assertCountersGrew(b, c);
   assert.equal(delta(b, c, 'vllm:request_success_total', { ...E0, finished_reason: 'abort' }), 1);
   const generated = delta(b, c, 'vllm:generation_tokens_total');

@@ -11,6 +11,7 @@
 set -euo pipefail
 bin=$(realpath "$1")
 root=$(realpath "$(dirname "$0")/../..")
+. "$root/tests/common/wait_until.sh"
 if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then echo "SKIP: needs root and ip netns"; exit 77; fi
 if ! command -v haproxy >/dev/null; then echo "SKIP: haproxy is not installed (scripts/setup installs it)"; exit 77; fi
 
@@ -26,9 +27,11 @@ export LLMSERVE_RUNTIME_DIR=$tmp/run
 mkdir -p "$LLMSERVE_RUNTIME_DIR"
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM -- -"$pid" 2>/dev/null || true; done
-  sleep 1
-  for pid in "${pids[@]}"; do kill -KILL -- -"$pid" 2>/dev/null || true; done
+  local groups=()
+  for pid in "${pids[@]}"; do groups+=(-"$pid"); done
+  for group in "${groups[@]}"; do kill -TERM -- "$group" 2>/dev/null || true; done
+  wait_until 5 gone "${groups[@]}" || true
+  for group in "${groups[@]}"; do kill -KILL -- "$group" 2>/dev/null || true; done
   ip netns del "$head_ns" 2>/dev/null || true
   ip netns del "$node_ns" 2>/dev/null || true
   rm -rf "$tmp"
@@ -75,11 +78,8 @@ start_node() {  # start_node LOG KEY_DIR
 # A headless node with another deployment's key is refused, and the head says so.
 start_node stranger.log "$tmp/stranger-key"
 stranger=${pids[-1]}
-deadline=$((SECONDS + 60))
-until grep -q "refused a connection on the handshake socket" "$tmp/head.log"; do
-  [ $SECONDS -lt $deadline ] || fail "the head did not log refusing the node with the wrong key"
-  sleep 0.5
-done
+wait_until 60 grep -q "refused a connection on the handshake socket" "$tmp/head.log" ||
+  fail "the head did not log refusing the node with the wrong key"
 grep -m1 "refused a connection" "$tmp/head.log" | sed "s/^[^]]*] //"
 if ip netns exec "$head_ns" curl -sf "http://$head_ip:8000/health" >/dev/null 2>&1; then
   fail "the head reports healthy although ranks 2-3 never joined"
@@ -106,11 +106,8 @@ backend llmserve
 CFG
 start_in "$head_ns" haproxy.log haproxy -db -f "$tmp/haproxy.cfg"
 
-deadline=$((SECONDS + 150))
-until ip netns exec "$head_ns" curl -sf "http://$head_ip:8080/health" >/dev/null 2>&1; do
-  [ $SECONDS -lt $deadline ] || fail "the deployment did not become healthy through haproxy"
-  sleep 0.5
-done
+wait_until 150 ip netns exec "$head_ns" curl -sf -o /dev/null --max-time 1 "http://$head_ip:8080/health" ||
+  fail "the deployment did not become healthy through haproxy"
 echo "deployment healthy: 4 ranks over two namespaces, haproxy on $head_ip:8080"
 
 ip netns exec "$head_ns" env NODE_PATH="$root/node_modules" \

@@ -1,6 +1,11 @@
 // Helpers for end-to-end tests that start `llmserve serve` on 127.0.0.1:
 // model generation, free ports, health waits, bounded stops, and the process
 // tree read from /proc (to find workers and check that nothing is left).
+//
+// Tests wait on what they need, never for a fixed time: on a promise (a
+// response, an exit), on a log line (waitForLog), or, where the only
+// observable is a state read again and again (/health, /proc, a counter), by
+// polling it with a deadline (waitUntil).
 import { spawn, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +43,48 @@ export function freePort() {
   return freePortRange(1);
 }
 
+// Resolves after `ms`. Only for pacing a load on purpose; to wait for
+// something, use waitUntil or waitForLog.
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Calls `predicate` (sync or async) every `pollMs` until it returns a truthy
+// value, and returns that value; after `timeoutMs` returns the last (falsy)
+// one. The predicate is asked once more at the deadline.
+export async function waitUntil(predicate, timeoutMs, pollMs = 20) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value || Date.now() >= deadline) return value;
+    await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
+  }
+}
+
+// How many times `re` matches the server's log so far.
+export function logCount(server, re) {
+  return (server.log.match(new RegExp(re.source, 'g')) ?? []).length;
+}
+
+// Resolves true once the server's log holds `count` matches of `re`, checked
+// as each piece of output arrives; false after `ms` or when the server exits.
+export function waitForLog(server, re, ms, count = 1) {
+  return new Promise((resolve) => {
+    const streams = [server.proc.stdout, server.proc.stderr];
+    let timer;
+    const done = (value) => {
+      clearTimeout(timer);
+      for (const s of streams) s.off('data', check);
+      server.proc.off('exit', gone);
+      resolve(value);
+    };
+    // Registered after startServe's listeners, so server.log already has the piece.
+    const check = () => { if (logCount(server, re) >= count) done(true); };
+    const gone = () => done(logCount(server, re) >= count);
+    if (logCount(server, re) >= count) return resolve(true);
+    timer = setTimeout(() => done(false), ms);
+    for (const s of streams) s.on('data', check);
+    server.proc.on('exit', gone);
+  });
+}
 
 // Every launched server, so that a failing test still leaves nothing behind.
 const launched = new Set();
@@ -65,17 +111,16 @@ export function startServe(modelDir, port, args = []) {
 
 // Resolves once GET /health answers 200; throws (with the log) on exit or timeout.
 export async function waitHealthy(server, deadlineMs = 90_000) {
-  const start = Date.now();
-  while (Date.now() - start < deadlineMs) {
+  const healthy = await waitUntil(async () => {
     if (server.proc.exitCode !== null || server.proc.signalCode !== null)
       throw new Error(`server exited early (${server.proc.exitCode}):\n${server.log}`);
     try {
-      const r = await fetch(`http://127.0.0.1:${server.port}/health`);
-      if (r.status === 200) return;
-    } catch {}
-    await sleep(200);
-  }
-  throw new Error(`server not healthy in time:\n${server.log}`);
+      return (await fetch(`http://127.0.0.1:${server.port}/health`)).status === 200;
+    } catch {
+      return false;  // not listening yet
+    }
+  }, deadlineMs, 100);
+  if (!healthy) throw new Error(`server not healthy in time:\n${server.log}`);
 }
 
 // Waits up to `ms` for the launcher to exit; null when it did not.
@@ -161,11 +206,6 @@ export function alive(pid) {
 
 // Waits up to `ms` until none of `pids` is alive; returns those still alive.
 export async function waitGone(pids, ms) {
-  const start = Date.now();
-  let left = [...pids].filter(alive);
-  while (left.length && Date.now() - start < ms) {
-    await sleep(50);
-    left = left.filter(alive);
-  }
-  return left;
+  await waitUntil(() => ![...pids].some(alive), ms, 50);
+  return [...pids].filter(alive);
 }

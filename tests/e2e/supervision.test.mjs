@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeTinyModel, freePort, startServe, waitHealthy, waitExit, stopServe, recordTree, waitGone, sleep }
+import { makeTinyModel, freePort, startServe, waitHealthy, waitExit, stopServe, recordTree, waitGone, waitUntil }
   from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-supervision-'));
@@ -65,19 +65,12 @@ test('kill -9 a worker, restart-policy never: 503, launcher exits non-zero, noth
     assert.equal(p.workers.length, 2, JSON.stringify(p));
     process.kill(p.workers[1], 'SIGKILL');
     // Health turns 503 (the deployment then stops, so 0 = refused also ends the wait).
-    let seen503 = false;
-    let completion = null;
-    const start = Date.now();
-    while (Date.now() - start < 15_000) {
-      const h = await health(server);
-      if (h === 503) {
-        seen503 = true;
-        completion = await complete(server);
-        break;
-      }
-      if (h === 0) break;
-      await sleep(50);
-    }
+    const h = await waitUntil(async () => {
+      const code = await health(server);
+      return code === 503 || code === 0 ? code : null;
+    }, 15_000, 50);
+    const seen503 = h === 503;
+    const completion = seen503 ? await complete(server) : null;
     assert.ok(seen503, `health never answered 503 after the worker died\n${server.log}`);
     assert.equal(completion.status, 503, `completion while the engine is dead: ${completion.body}`);
     const exit = await waitExit(server, 30_000);
@@ -96,14 +89,11 @@ test('kill -9 a worker, restart-policy on-failure: the engine restarts and servi
     const before = roles(server);
     process.kill(before.workers[0], 'SIGKILL');
     // A request may fail while the engine dies; within a bounded time one succeeds again.
-    let ok = false;
-    const start = Date.now();
-    while (!ok && Date.now() - start < 60_000) {
+    const ok = await waitUntil(async () => {
       const r = await complete(server);
-      if (r.status === 200) ok = true;
-      else await sleep(200);
       assert.ok(server.proc.exitCode === null, `launcher exited\n${server.log}`);
-    }
+      return r.status === 200;
+    }, 60_000, 200);
     assert.ok(ok, `no completion succeeded after the restart\n${server.log}`);
     const after = roles(server);
     assert.equal(after.engines.length, 1);
@@ -157,16 +147,15 @@ test('kill -9 the frontend, restart-policy on-failure: a new frontend serves wit
       body: JSON.stringify({ model: 'tiny', prompt: 'a long one', max_tokens: 4000, temperature: 0,
                              ignore_eos: true, stream: true }),
     }).then(async (r) => { for await (const _ of r.body); }).catch(() => {});
-    for (const until = Date.now() + 10_000; (await runningRequests(server)) !== 1; await sleep(20))
-      assert.ok(Date.now() < until, 'the long request never ran');
+    assert.ok(await waitUntil(async () => (await runningRequests(server)) === 1, 10_000),
+              'the long request never ran');
     process.kill(before.frontends[0], 'SIGKILL');
     await orphan;
-    let ok = false;
-    for (const until = Date.now() + 30_000; !ok && Date.now() < until;) {
-      ok = (await complete(server)).status === 200;
-      if (!ok) await sleep(100);
+    const ok = await waitUntil(async () => {
+      const served = (await complete(server)).status === 200;
       assert.ok(server.proc.exitCode === null, `launcher exited\n${server.log}`);
-    }
+      return served;
+    }, 30_000, 100);
     assert.ok(ok, `no completion succeeded after the frontend restart\n${server.log}`);
     const after = roles(server);
     assert.equal(after.frontends.length, 1);
@@ -175,11 +164,11 @@ test('kill -9 the frontend, restart-policy on-failure: a new frontend serves wit
     assert.deepEqual(after.workers, before.workers, 'the workers kept running');
     // The request of the dead frontend is aborted in the engine, not run to its 4000 tokens.
     let running = null;
-    for (const until = Date.now() + 5_000; Date.now() < until; await sleep(50)) {
+    await waitUntil(async () => {
       await complete(server, 1);  // a step, so the engine reports its load
       running = await runningRequests(server);
-      if (running === 0) break;
-    }
+      return running === 0;
+    }, 5_000, 50);
     assert.equal(running, 0, `the orphaned request still runs\n${server.log.slice(-3000)}`);
     const exit = await stopServe(server, 30_000);
     assert.equal(exit.code, 0, `launcher exit code after SIGTERM\n${server.log}`);

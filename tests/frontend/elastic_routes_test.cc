@@ -1,10 +1,13 @@
 // POST /scale_elastic_ep and /is_scaling_elastic_ep over a real HTTP server:
 // body validation, the admin key (403 without one configured, 401 when wrong),
 // 409 while a scale runs, and the launcher's answer (given here by a callback
-// that answers from another thread) mapped to the HTTP status.
+// that answers from another thread once the test lets it) mapped to the HTTP
+// status.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <semaphore>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +15,7 @@
 #include "frontend/http/http_server.h"
 #include "frontend/openai/elastic_routes.h"
 #include "frontend/openai/info_routes.h"
+#include "tests/common/wait_until.h"
 #include "tests/frontend/http_test_client.h"
 
 namespace llmserve::frontend::openai {
@@ -55,6 +59,7 @@ struct Fixture {
   std::atomic<int> calls{0};
   std::atomic<bool> in_flight{false};
   uint32_t answer_status = 200;
+  std::counting_semaphore<> answers{0};  // one Answer() lets one launcher call answer
   std::vector<std::thread> answerers;
   std::unique_ptr<http::HttpServer> server;
 
@@ -65,7 +70,7 @@ struct Fixture {
       if (in_flight.exchange(true)) return false;
       ++calls;
       answerers.emplace_back([this, request, done] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        answers.acquire();
         proto::ScaleResponse response;
         response.set_http_status(answer_status);
         response.set_ok(answer_status == 200);
@@ -85,8 +90,12 @@ struct Fixture {
     server = std::move(started).value();
   }
   ~Fixture() {
+    answers.release(static_cast<std::ptrdiff_t>(answerers.size()));  // a failed test left some waiting
     for (auto& t : answerers) t.join();
   }
+
+  // Lets the next (or the waiting) launcher call answer.
+  void Answer() { answers.release(); }
 
   ClientResponse Send(const std::string& method, const std::string& target, const std::string& body,
                       const std::string& headers = "") {
@@ -128,17 +137,20 @@ TEST(ElasticRoutes, ScaleAnswersWhenTheLauncherDoesAndRefusesASecondOne) {
   TestClient first;
   ASSERT_TRUE(first.Connect(f.server->port()));
   ASSERT_TRUE(first.SendRequest("POST", "/scale_elastic_ep", R"({"new_data_parallel_size": 4})", kKey));
-  for (int i = 0; i < 100 && !f.in_flight; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(test_util::WaitUntil([&] { return f.in_flight.load(); }, std::chrono::milliseconds(5000)));
   EXPECT_TRUE(f.Scaling());
   ClientResponse second = f.Send("POST", "/scale_elastic_ep", R"({"new_data_parallel_size": 3})", kKey);
   EXPECT_EQ(second.status, 409);
   EXPECT_EQ(json::parse(second.body)["error"]["type"], "ConflictError");
   EXPECT_EQ(f.Send("GET", "/health", "").status, 200) << "other endpoints keep answering while scaling";
+  EXPECT_TRUE(f.Scaling()) << "still scaling until the launcher answers";
+  f.Answer();
   ClientResponse r = first.ReadResponse();
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(json::parse(r.body), json({{"message", "Scaled to 4 data parallel engines"}}));
   EXPECT_FALSE(f.Scaling());
   f.answer_status = 408;
+  f.Answer();
   r = f.Send("POST", "/scale_elastic_ep", R"({"new_data_parallel_size": 2, "drain_timeout": 1})", kKey);
   EXPECT_EQ(r.status, 408);
   EXPECT_EQ(f.calls, 2);

@@ -8,6 +8,7 @@
 
 #include "frontend/engine_core_client.h"
 #include "tests/frontend/engine_socket_peer.h"
+#include "tests/common/wait_until.h"
 #include "proto/coordinator.pb.h"
 
 namespace llmserve::frontend {
@@ -66,7 +67,7 @@ TEST(EngineCoreClientDp, SnapshotsSteerRoutingAndWavesAreStamped) {
   ASSERT_EQ(sub.size(), 1u);
   EXPECT_EQ(static_cast<const uint8_t*>(sub.data())[0], 1);
   coord.send(zmq::buffer(Snapshot(1, 3, false, 5000, 0).SerializeAsString()));
-  for (int i = 0; i < 300 && c.snapshots_received() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(test_util::WaitUntil([&] { return c.snapshots_received() >= 1; }, 3000ms));
   ASSERT_EQ(c.snapshots_received(), 1u);
 
   proto::EngineCoreRequest req;
@@ -92,7 +93,7 @@ TEST(EngineCoreClientDp, SnapshotsSteerRoutingAndWavesAreStamped) {
 
   // A newer snapshot: rank 1 is now the loaded one; the wave is running.
   coord.send(zmq::buffer(Snapshot(2, 4, true, 0, 9000).SerializeAsString()));
-  for (int i = 0; i < 300 && c.snapshots_received() < 2; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(test_util::WaitUntil([&] { return c.snapshots_received() >= 2; }, 3000ms));
   EXPECT_EQ(c.EffectiveLoads()[1].waiting_tokens, 9000);
   const std::string third = "req-c";
   req.request_id = third;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "frontend/engine_core_client.h"
+#include "tests/common/wait_until.h"
 #include "tests/frontend/engine_socket_peer.h"
 #include "proto/coordinator.pb.h"
 
@@ -45,10 +46,10 @@ proto::LoadSnapshot WithMembership(uint64_t seq, uint64_t epoch, std::vector<uin
   return s;
 }
 
+// The client's thread applies snapshots and readiness: poll what it shows.
 template <typename F>
 bool WaitFor(F done) {
-  for (int i = 0; i < 300 && !done(); ++i) std::this_thread::sleep_for(10ms);
-  return done();
+  return test_util::WaitUntil(done, 3000ms);
 }
 
 bool ReadyAndActive(const EngineCoreClient& c, uint32_t rank, bool active) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "frontend/engine_core_client.h"
+#include "tests/common/wait_until.h"
 #include "tests/frontend/engine_socket_peer.h"
 
 namespace llmserve::frontend {
@@ -19,10 +20,10 @@ struct EnginePeer : EngineSocketPeer {
       : EngineSocketPeer(ctx, client, rank, 4096 + rank, 5000) {}
 };
 
+// The client's threads deliver outputs to the sinks: poll them.
 template <typename F>
 void WaitFor(F done) {
-  for (int i = 0; i < 500 && !done(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(done());
+  ASSERT_TRUE(test_util::WaitUntil(done, 5000ms));
 }
 
 TEST(EngineCoreClient, RequestsOutputsAbortsAndUtilities) {

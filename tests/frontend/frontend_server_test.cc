@@ -12,6 +12,7 @@
 
 #include "frontend/frontend_server.h"
 #include "tests/common/tokenizer_test_util.h"
+#include "tests/common/wait_until.h"
 #include "tests/frontend/engine_socket_peer.h"
 #include "tests/frontend/http_test_client.h"
 #include "tests/frontend/prometheus_text.h"
@@ -51,11 +52,8 @@ TEST(FrontendServer, ServesHealthAndCompletionsThroughItsEngineClient) {
   EXPECT_EQ(Request(port, "GET", "/health").status, 503);  // no engine has announced itself
 
   EngineSocketPeer engine(ctx, (*server)->engine(), 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  int health = 0;
-  while ((health = Request(port, "GET", "/health").status) != 200 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_EQ(health, 200);
+  ASSERT_TRUE(test_util::WaitUntil([&] { return Request(port, "GET", "/health").status == 200; },
+                                   std::chrono::seconds(5), std::chrono::milliseconds(10)));
   ClientResponse models = Request(port, "GET", "/v1/models");
   ASSERT_EQ(models.status, 200);
   EXPECT_EQ(nlohmann::json::parse(models.body)["data"][0]["id"], "tiny");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "frontend/http/sse.h"
+#include "tests/common/wait_until.h"
 #include "tests/frontend/http_test_client.h"
 
 namespace llmserve::frontend::http {
@@ -244,7 +245,7 @@ TEST(HttpServer, SseStreamWrittenFromAnotherThread) {
       sse.Begin({{"X-Request-Id", "abc"}});
       for (int i = 0; i < 5; ++i) {
         sse.Send("{\"i\":" + std::to_string(i) + "}");
-        std::this_thread::sleep_for(2ms);
+        std::this_thread::sleep_for(2ms);  // paces the events like decode steps; not synchronisation
       }
       sse.Done();
     });
@@ -305,8 +306,7 @@ TEST(HttpServer, ClientDisconnectMidStreamRunsTheCallback) {
   // A callback registered after the disconnect runs at once.
   std::atomic<bool> late{false};
   writer->OnDisconnect([&late] { late = true; });
-  for (int i = 0; i < 100 && !late; ++i) std::this_thread::sleep_for(10ms);
-  EXPECT_TRUE(late);
+  EXPECT_TRUE(test_util::WaitUntil([&] { return late.load(); }, 1000ms));
 }
 
 TEST(HttpServer, ClientDisconnectBeforeAnAnswerRunsTheCallback) {
@@ -383,7 +383,7 @@ TEST(HttpServer, ConcurrentConnections) {
   Router router = EchoRouter();
   router.Add("POST", "/later", [&threads](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
     threads.Run([w, body = req.body] {
-      std::this_thread::sleep_for(1ms);
+      std::this_thread::sleep_for(1ms);  // a slow handler on purpose; not synchronisation
       w->Respond(HttpResponse::Make(200, "text/plain", body));
     });
   });
@@ -411,11 +411,14 @@ TEST(HttpServer, ConcurrentConnections) {
 TEST(HttpServer, GracefulStopFinishesInFlightAnswers) {
   Threads threads;
   std::promise<void> handled;
+  TestClient idle;
+  std::atomic<bool> idle_closed{false};
   Router router;
   router.Add("POST", "/slow", [&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
     handled.set_value();
-    threads.Run([w] {
-      std::this_thread::sleep_for(200ms);
+    // Answers once Stop has begun: Stop closes the idle connection first.
+    threads.Run([w, &idle, &idle_closed] {
+      idle_closed = idle.WaitForClose(5000);
       w->Respond(HttpResponse::Make(200, "text/plain", "done"));
     });
   });
@@ -424,7 +427,6 @@ TEST(HttpServer, GracefulStopFinishesInFlightAnswers) {
   });
   auto server = StartServer(std::move(router));
   uint16_t port = server->port();
-  TestClient idle;
   ASSERT_TRUE(idle.Connect(port));
   TestClient busy;
   ASSERT_TRUE(busy.Connect(port));
@@ -436,7 +438,7 @@ TEST(HttpServer, GracefulStopFinishesInFlightAnswers) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "done");
   EXPECT_EQ(r.header("connection"), "close");
-  EXPECT_TRUE(idle.WaitForClose(1000));
+  EXPECT_TRUE(idle_closed) << "the idle connection outlived the in-flight answer";
   TestClient late;
   EXPECT_FALSE(late.Connect(port));
 }

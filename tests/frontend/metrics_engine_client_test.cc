@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "frontend/engine_core_client.h"
+#include "tests/common/wait_until.h"
 
 namespace llmserve::frontend {
 namespace {
@@ -60,7 +61,7 @@ TEST(MetricsEngineClient, StatsOnceBeforeOutputsAndOutputsWithTheirOrigin) {
   ready.set_data_parallel_rank(1);
   ready.set_max_model_len(512);
   input.send(zmq::buffer(ready.SerializeAsString()));
-  for (int i = 0; i < 500 && c.Engines()[1].ready == false; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(test_util::WaitUntil([&] { return c.Engines()[1].ready; }, 5000ms));
 
   proto::EngineCoreRequest req;
   req.request_id = "r";
@@ -86,7 +87,7 @@ TEST(MetricsEngineClient, StatsOnceBeforeOutputsAndOutputsWithTheirOrigin) {
   idle.engine_index = 1;
   idle.scheduler_stats.emplace();
   output.send(zmq::buffer(proto::Encode(idle)));
-  for (int i = 0; i < 500 && journal.size() < 5; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(test_util::WaitUntil([&] { return journal.size() >= 5; }, 5000ms));
   c.SetStatsListener(nullptr);
   std::lock_guard<std::mutex> lock(journal.mu);
   EXPECT_EQ(journal.events, (std::vector<std::string>{"routed 1", "stats rank 1 running 1",

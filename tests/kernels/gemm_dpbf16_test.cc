@@ -12,6 +12,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_amx.h"
 #include "kernels/cpu/linear.h"
+#include "tests/kernels/cpu_path.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -40,13 +41,11 @@ Operands MakeOperands(size_t m, size_t n, size_t k, uint32_t seed) {
   return o;
 }
 
-bool HaveDpbf16() { return GetCpuFeatures().avx512_bf16; }
-
 // The kernel's arithmetic is one vdpbf16ps per k pair in k order for every
 // element; the scalar model of that instruction must give the same bits, for
 // every register-block shape (m 1..8 and remainders, panel groups of 1..8).
 TEST(GemmDpbf16, MatchesScalarModelBitwise) {
-  if (!HaveDpbf16()) GTEST_SKIP() << "CPU lacks AVX512-BF16";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512Bf16);
   for (size_t m : {1, 2, 3, 4, 5, 7, 8, 9, 16, 21, 40}) {
     for (size_t n : {16, 37, 130}) {
       const size_t k = 96 + m % 3 * 17;  // 96, 113, 130: full and padded tiles
@@ -66,7 +65,7 @@ TEST(GemmDpbf16, MatchesScalarModelBitwise) {
 // parked between slices. Both give the scalar model's bits, with a partial
 // last slice (K = 300: 10 tiles) and many slices (K = 1024).
 TEST(GemmDpbf16, DecodeLoopsMatchScalarModelBitwise) {
-  if (!HaveDpbf16()) GTEST_SKIP() << "CPU lacks AVX512-BF16";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512Bf16);
   for (const dpbf16::DecodeLoop loop : {dpbf16::DecodeLoop::kWholeK, dpbf16::DecodeLoop::kKSliced}) {
     for (size_t m : {12, 16, 21, 24}) {
       for (size_t k : {300, 1024}) {
@@ -85,7 +84,7 @@ TEST(GemmDpbf16, DecodeLoopsMatchScalarModelBitwise) {
 
 // A panel range computes exactly those columns and leaves the rest alone.
 TEST(GemmDpbf16, PanelRangeWritesOnlyItsColumns) {
-  if (!HaveDpbf16()) GTEST_SKIP() << "CPU lacks AVX512-BF16";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512Bf16);
   const size_t m = 11, n = 100, k = 64;
   const Operands o = MakeOperands(m, n, k, 3);
   std::vector<float> y(m * n, -7.f), ref(m * n);
@@ -100,7 +99,7 @@ TEST(GemmDpbf16, PanelRangeWritesOnlyItsColumns) {
 }
 
 TEST(GemmDpbf16, PeakLoopComputes) {
-  if (!HaveDpbf16()) GTEST_SKIP() << "CPU lacks AVX512-BF16";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512Bf16);
   // 24 accumulators start at 0..23 and gain 1·1 + 1·1 per iteration in
   // each of 16 lanes.
   const float total = dpbf16::Dpbf16PeakLoop(10);

@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/thread_pool.h"
+#include "tests/common/wait_until.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -73,7 +74,10 @@ TEST(ThreadPool, ManyBackToBackLoopsAndSleepingHelpers) {
   EXPECT_EQ(sum.load(), 10000);
   pool.set_spin_us(0);  // helpers go to sleep at once: exercises the futex path
   for (int round = 0; round < 200; ++round) {
-    if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (round % 50 == 0) {  // every helper asleep: this round has to wake it
+      ASSERT_TRUE(test_util::WaitUntil([&] { return pool.sleeping_helpers() == pool.size() - 1; },
+                                       std::chrono::milliseconds(5000)));
+    }
     pool.ParallelFor(10, 1, [&](size_t b, size_t e, size_t) { sum.fetch_add(long(e - b)); });
   }
   EXPECT_EQ(sum.load(), 12000);

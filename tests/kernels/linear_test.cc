@@ -13,6 +13,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_amx.h"
 #include "kernels/cpu/rms_norm.h"
+#include "tests/kernels/cpu_path.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -85,8 +86,6 @@ LinearWeight PackWith(Isa isa, const Weight& w, WeightDType dtype, size_t rows, 
   return lw;
 }
 
-bool Available(Isa isa) { return static_cast<int>(isa) <= static_cast<int>(GetCpuFeatures().best); }
-
 struct Shape {
   size_t rows, cols;
 };
@@ -134,7 +133,7 @@ void ExpectBatchInvariant(const LinearWeight& lw, const std::vector<float>& x, s
 }
 
 void CheckPath(Isa isa, MatmulPrecision precision) {
-  if (!Available(isa)) GTEST_SKIP() << "CPU lacks " << IsaName(isa);
+  LLMSERVE_REQUIRE_CPU_PATH(isa);
   std::mt19937 rng(7);
   ThreadPool pool(2);
   for (WeightDType dtype : {WeightDType::kBF16, WeightDType::kF16, WeightDType::kF32}) {
@@ -199,7 +198,7 @@ void ExpectLargeMRowsMatchSingleRows(Isa isa, size_t rows, size_t cols, size_t m
 // the accumulators parked in memory between blocks. Every row must equal the
 // same row run alone (the m = 1 path, one pass over K) bit for bit.
 TEST(Linear, AmxLargeMKBlockedMatchesSingleRows) {
-  if (!Available(Isa::kAmx)) GTEST_SKIP() << "CPU lacks AMX";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAmx);
   // 3 K blocks (last partial), 2 row chunks
   ExpectLargeMRowsMatchSingleRows(Isa::kAmx, 40, 2100, 300, 11, "amx large m");
 }
@@ -207,7 +206,7 @@ TEST(Linear, AmxLargeMKBlockedMatchesSingleRows) {
 // The vdpbf16ps path splits a large-m GEMM over few output panels into row
 // chunks of 256 as well: every row must equal the same row run alone.
 TEST(Linear, Dpbf16RowSplitMatchesSingleRows) {
-  if (!Available(Isa::kAvx512Bf16)) GTEST_SKIP() << "CPU lacks AVX512-BF16";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512Bf16);
   // 3 panels, row chunks of 256, 256, 88
   ExpectLargeMRowsMatchSingleRows(Isa::kAvx512Bf16, 40, 300, 600, 12, "dpbf16 row split");
 }
@@ -215,6 +214,12 @@ TEST(Linear, Dpbf16RowSplitMatchesSingleRows) {
 // The fp32-FMA kernels compute each element as a sequential fma chain, so all
 // instruction-set paths give the same bits (for both precisions).
 TEST(Linear, FmaPathsAgreeBitwise) {
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kScalar);
+  std::vector<Isa> paths;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (test_paths::EnterCpuPath(isa)) paths.push_back(isa);
+  }
+  if (paths.empty()) GTEST_SKIP() << test_paths::CpuPathSkipReason(Isa::kAvx2);
   std::mt19937 rng(11);
   ThreadPool pool(2);
   const size_t rows = 75, cols = 131, m = 9;
@@ -224,8 +229,7 @@ TEST(Linear, FmaPathsAgreeBitwise) {
       const std::vector<float> x = RandomActivations(m * cols, rng);
       std::vector<float> base(m * rows);
       PackWith(Isa::kScalar, w, dtype, rows, cols, precision).Apply(x.data(), m, base.data(), pool);
-      for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-        if (!Available(isa)) continue;
+      for (Isa isa : paths) {
         std::vector<float> y(m * rows);
         PackWith(isa, w, dtype, rows, cols, precision).Apply(x.data(), m, y.data(), pool);
         EXPECT_EQ(std::memcmp(y.data(), base.data(), y.size() * 4), 0)
@@ -282,7 +286,7 @@ TEST(Linear, PacksColumnBlockWithRowStride) {
 // The AVX-512 AMX weight packer writes the same bytes as its scalar
 // reference, for every source dtype, ragged row/column counts and a row stride.
 TEST(Linear, AmxPackMatchesScalarReference) {
-  if (!GetCpuFeatures().avx512) GTEST_SKIP() << "amx::Pack needs AVX-512";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512);  // amx::Pack is AVX-512 code
   std::mt19937 rng(9);
   for (const WeightDType dtype : {WeightDType::kBF16, WeightDType::kF16, WeightDType::kF32}) {
     for (const auto& [rows, cols] : std::vector<std::pair<size_t, size_t>>{{16, 32}, {37, 70}, {5, 1}, {48, 96}}) {
@@ -314,8 +318,12 @@ TEST(Linear, EmptyShapes) {
 // must give exactly the bytes ConvertRows makes of SiluMul's fp32 output, pad
 // included; and ApplyTiled on them the same y as Apply on the fp32 rows.
 TEST(Linear, SiluMulTiledFeedsApplyTiledBitwise) {
-  for (const Isa isa : {Isa::kAvx512Bf16, Isa::kAmx}) {
-    if (!Available(isa)) continue;
+  std::vector<Isa> paths;
+  for (Isa isa : {Isa::kAvx512Bf16, Isa::kAmx}) {
+    if (test_paths::EnterCpuPath(isa)) paths.push_back(isa);
+  }
+  if (paths.empty()) GTEST_SKIP() << test_paths::CpuPathSkipReason(Isa::kAvx512Bf16);
+  for (const Isa isa : paths) {
     std::mt19937 rng(23);
     ThreadPool pool(2);
     for (const size_t ff : {size_t{40}, size_t{1000}, size_t{3072}}) {
@@ -346,7 +354,7 @@ TEST(Linear, SiluMulTiledFeedsApplyTiledBitwise) {
 
 // The same for the RMSNorm that feeds qkv and gate_up.
 TEST(Linear, RmsNormTiledMatchesConvertRowsOfRmsNorm) {
-  if (!Available(Isa::kAvx512)) GTEST_SKIP() << "CPU lacks AVX-512";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512);
   std::mt19937 rng(29);
   ThreadPool pool(2);
   for (const size_t dim : {size_t{40}, size_t{1024}}) {

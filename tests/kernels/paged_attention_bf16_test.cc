@@ -13,6 +13,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/paged_attention.h"
+#include "tests/kernels/cpu_path.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -24,7 +25,7 @@ template <typename Body>
 void ForEachBf16Kernel(Body body) {
   bool any = false;
   for (const Isa cap : {Isa::kAmx, Isa::kAvx512Bf16}) {
-    if (static_cast<int>(GetCpuFeatures().best) < static_cast<int>(cap)) continue;
+    if (!test_paths::EnterCpuPath(cap)) continue;
     any = true;
     SetMaxIsa(cap);
     SCOPED_TRACE(IsaName(cap));
@@ -32,7 +33,7 @@ void ForEachBf16Kernel(Body body) {
     SetMaxIsa(Isa::kAmx);
     if (::testing::Test::HasFatalFailure()) return;
   }
-  if (!any) GTEST_SKIP() << "no AMX or AVX512-BF16 on this CPU: bf16_products runs the fp32 kernels";
+  if (!any) GTEST_SKIP() << test_paths::CpuPathSkipReason(Isa::kAvx512Bf16) << " (nor amx)";
 }
 
 struct Problem {

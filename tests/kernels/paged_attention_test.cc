@@ -12,6 +12,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/embedding.h"
+#include "tests/kernels/cpu_path.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -126,7 +127,7 @@ TEST(PagedAttention, KvCacheWritesRoundEachElementInPlace) {
   const size_t elems = num_blocks * s.num_kv_heads * s.head_dim * s.block_size;
   ThreadPool pool(2);
   for (const Isa isa : {Isa::kAvx512, Isa::kScalar}) {
-    if (static_cast<int>(isa) > static_cast<int>(GetCpuFeatures().best)) continue;
+    if (!test_paths::EnterCpuPath(isa)) continue;  // scalar always runs
     SetMaxIsa(isa);
     std::vector<uint16_t> kc(elems, 0x5555), vc(elems, 0x5555), kt(elems, 0x5555), vt(elems, 0x5555);
     const float* k = kv.data();

@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/rms_norm_reference.h"
+#include "tests/kernels/cpu_path.h"
 
 namespace llmserve::kernels::cpu {
 namespace {
@@ -28,7 +29,8 @@ TEST(RmsNorm, MatchesReferenceAndIsRowInvariant) {
 
 // The AVX-512 path keeps the scalar path's lane order: both give the same bits.
 TEST(RmsNorm, Avx512AndScalarPathsAgreeBitwise) {
-  if (static_cast<int>(GetCpuFeatures().best) < static_cast<int>(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512);
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kScalar);
   const size_t rows = 5, dim = 1027;
   std::mt19937 rng(4);
   std::normal_distribution<float> d;

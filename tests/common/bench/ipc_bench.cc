@@ -192,6 +192,7 @@ void BM_RingBroadcast(benchmark::State& state) {
     }
     rtt_us.push_back(static_cast<double>(NowNs() - start) / 1e3);
     one_way_us.push_back(static_cast<double>(worst) / 1e3);
+    // Pacing, not synchronisation: the idle gap lets the readers fall asleep.
     if (idle.count() > 0) std::this_thread::sleep_for(idle);
   }
   (void)(*writer)->Write("", kLong);
