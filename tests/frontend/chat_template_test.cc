@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/chat_template/chat_template.h"
-#include "frontend/chat_template/py_format.h"
+#include "jinja/py_format.h"
 
 namespace llmserve::frontend {
 namespace {

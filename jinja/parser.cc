@@ -1,12 +1,12 @@
-#include "frontend/chat_template/parser.h"
+#include "jinja/parser.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <set>
 
-#include "frontend/chat_template/error.h"
+#include "jinja/error.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 constexpr int kMaxDepth = 200;
@@ -755,4 +755,4 @@ class Parser {
 
 StmtList Parse(const std::vector<Token>& tokens) { return Parser(tokens).ParseTemplate(); }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 struct Token {
   enum class Type {
@@ -34,4 +34,4 @@ std::vector<Token> Tokenize(const std::string& source);
 // "line 3, column 7", used in every error message.
 std::string DescribePosition(int line, int column);
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "frontend/chat_template/value.h"
+#include "jinja/value.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 // JSON null -> None, integers -> int, other numbers -> float, objects -> dict.
 Value FromJson(const nlohmann::ordered_json& j);
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

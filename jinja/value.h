@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 class Value;
 struct Callable;
@@ -95,4 +95,4 @@ class Value {
 // Python's name for a value's type, as jinja2 error messages use it.
 const char* TypeName(const Value& v);
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 struct TemplateError {
   std::string message;  // what went wrong, jinja2-style where jinja2 has a message
@@ -26,4 +26,4 @@ inline std::string Cat(std::initializer_list<std::string_view> parts) {
 // Throws a TemplateError with no position yet (the interpreter adds it).
 [[noreturn]] void Fail(std::string message);
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -4,12 +4,12 @@
 
 #include <optional>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/py_format.h"
-#include "frontend/chat_template/unicode_util.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/py_format.h"
+#include "jinja/unicode_util.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 // `obj.name` where name is a method: calling it dispatches to CallMethod.
@@ -220,4 +220,4 @@ int64_t Length(const Value& v) {
   }
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

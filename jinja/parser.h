@@ -5,12 +5,12 @@
 
 #include <vector>
 
-#include "frontend/chat_template/ast.h"
-#include "frontend/chat_template/lexer.h"
+#include "jinja/ast.h"
+#include "jinja/lexer.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 // Parses a whole template. Throws TemplateError naming the position.
 StmtList Parse(const std::vector<Token>& tokens);
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

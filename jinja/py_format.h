@@ -5,9 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "frontend/chat_template/value.h"
+#include "jinja/value.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 // Python str(v); Undefined prints as "".
 std::string PyStr(const Value& v);
@@ -30,4 +30,4 @@ struct JsonOptions {
 // json.dumps(v, ...). Throws TemplateError for values JSON cannot hold.
 std::string ToJson(const Value& v, const JsonOptions& options);
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

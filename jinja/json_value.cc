@@ -1,6 +1,6 @@
-#include "frontend/chat_template/json_value.h"
+#include "jinja/json_value.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 Value FromJson(const nlohmann::ordered_json& j) {
   switch (j.type()) {
@@ -30,4 +30,4 @@ Value FromJson(const nlohmann::ordered_json& j) {
   }
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -5,12 +5,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/py_format.h"
-#include "frontend/chat_template/unicode_util.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/py_format.h"
+#include "jinja/unicode_util.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 std::string Pad(std::string s, size_t width, bool left) {
@@ -117,4 +117,4 @@ std::string PercentFormat(const std::string& fmt, const Value& arg) {
   return out;
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "frontend/chat_template/callable.h"
-#include "frontend/chat_template/value.h"
+#include "jinja/callable.h"
+#include "jinja/value.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 class Interpreter;
 
@@ -67,4 +67,4 @@ Value LookupGlobal(const std::string& name);
 std::vector<Value> BindArgs(const char* function, CallArgs& args, const std::vector<const char*>& names,
                             size_t required = 0);
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

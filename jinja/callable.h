@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/chat_template/value.h"
+#include "jinja/value.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 class Interpreter;
 
@@ -36,4 +36,4 @@ struct LoopState {
   int depth0 = 0;                                   // nesting of recursive loops (always 0 here)
 };
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -1,12 +1,12 @@
-#include "frontend/chat_template/interpreter.h"
+#include "jinja/interpreter.h"
 
 #include <chrono>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/py_format.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/py_format.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 constexpr int kMaxMacroDepth = 100;
@@ -509,4 +509,4 @@ Value Interpreter::EvalInner(const Expr& e) {
   Fail("unknown expression");
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

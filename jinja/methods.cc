@@ -7,12 +7,12 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/py_format.h"
-#include "frontend/chat_template/unicode_util.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/py_format.h"
+#include "jinja/unicode_util.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 // Linear scan: these sets are small and most lookups fail on the length.
@@ -524,4 +524,4 @@ bool CallMethod(const Value& self, const std::string& name, CallArgs& args, Valu
   }
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/chat_template/value.h"
+#include "jinja/value.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 struct Expr;
 struct Stmt;
@@ -94,4 +94,4 @@ struct Stmt {
   bool uses_kwargs = false;           // macro body mentions `kwargs`: unknown keyword args allowed
 };
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -1,11 +1,11 @@
-#include "frontend/chat_template/lexer.h"
+#include "jinja/lexer.h"
 
 #include <cstring>
 
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/unicode_util.h"
+#include "jinja/error.h"
+#include "jinja/unicode_util.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 void Fail(std::string message) { throw TemplateError{std::move(message)}; }
 
@@ -382,4 +382,4 @@ class Lexer {
 
 std::vector<Token> Tokenize(const std::string& source) { return Lexer(source).Run(); }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -4,12 +4,12 @@
 #include <ctime>
 #include <map>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/interpreter.h"
-#include "frontend/chat_template/py_format.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/interpreter.h"
+#include "jinja/py_format.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 std::vector<Value> BindArgs(const char* function, CallArgs& args, const std::vector<const char*>& names,
                             size_t required) {
@@ -146,4 +146,4 @@ Value LookupGlobal(const std::string& name) {
   return it->second;
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -3,11 +3,11 @@
 #include <functional>
 #include <map>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/unicode_util.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/unicode_util.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 using TestFn = std::function<bool(const Value&, CallArgs&)>;
@@ -105,4 +105,4 @@ bool ApplyTest(Interpreter&, const std::string& name, const Value& input, CallAr
   return it->second(input, args);
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/chat_template/ast.h"
-#include "frontend/chat_template/callable.h"
-#include "frontend/chat_template/value.h"
+#include "jinja/ast.h"
+#include "jinja/callable.h"
+#include "jinja/value.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 // A variable scope: the template's globals, a for-loop iteration, a macro call.
 struct Frame {
@@ -79,4 +79,4 @@ class Interpreter {
   std::vector<std::shared_ptr<Namespace>> namespaces_;  // namespaces created by this render
 };
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

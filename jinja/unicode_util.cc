@@ -1,8 +1,8 @@
-#include "frontend/chat_template/unicode_util.h"
+#include "jinja/unicode_util.h"
 
 #include <utf8proc.h>
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 bool IsPySpace(char32_t cp) {
   switch (cp) {
@@ -81,4 +81,4 @@ std::string StrLower(std::string_view s) {
   return out;
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

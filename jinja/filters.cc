@@ -10,13 +10,13 @@
 #include <functional>
 #include <map>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/interpreter.h"
-#include "frontend/chat_template/py_format.h"
-#include "frontend/chat_template/unicode_util.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/interpreter.h"
+#include "jinja/py_format.h"
+#include "jinja/unicode_util.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 using FilterFn = std::function<Value(Interpreter&, const Value&, CallArgs&)>;
@@ -504,4 +504,4 @@ Value ApplyFilter(Interpreter& interp, const std::string& name, const Value& inp
   return it->second(interp, input, args);
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

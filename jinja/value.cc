@@ -1,8 +1,8 @@
-#include "frontend/chat_template/value.h"
+#include "jinja/value.h"
 
-#include "frontend/chat_template/callable.h"
+#include "jinja/callable.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 const Value* Dict::Find(std::string_view key) const {
   for (const auto& [k, v] : items) {
@@ -83,4 +83,4 @@ const char* TypeName(const Value& v) {
   return "object";
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

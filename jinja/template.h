@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/chat_template/ast.h"
-#include "frontend/chat_template/interpreter.h"
-#include "frontend/chat_template/value.h"
+#include "jinja/ast.h"
+#include "jinja/interpreter.h"
+#include "jinja/value.h"
 #include "base/status_or.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 class Template {
  public:
@@ -30,4 +30,4 @@ class Template {
   StmtList body_;
 };
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -1,13 +1,13 @@
-#include "frontend/chat_template/template.h"
+#include "jinja/template.h"
 
 #include <exception>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/lexer.h"
-#include "frontend/chat_template/parser.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/lexer.h"
+#include "jinja/parser.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 // jinja2 checks filter and test names when it compiles; so do we.
@@ -69,4 +69,4 @@ StatusOr<std::string> Template::Render(std::vector<std::pair<std::string, Value>
   }
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

@@ -8,7 +8,7 @@
 
 #include "base/utf8.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 using base::AppendUtf8;
 using base::CountCodePoints;
@@ -34,4 +34,4 @@ bool IsLower(char32_t cp);
 std::string StrUpper(std::string_view s);
 std::string StrLower(std::string_view s);
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

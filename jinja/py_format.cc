@@ -1,4 +1,4 @@
-#include "frontend/chat_template/py_format.h"
+#include "jinja/py_format.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "frontend/chat_template/callable.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/unicode_util.h"
+#include "jinja/callable.h"
+#include "jinja/error.h"
+#include "jinja/unicode_util.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 
 std::string FormatFloat(double d) {
   if (std::isnan(d)) return "nan";
@@ -290,4 +290,4 @@ std::string ToJson(const Value& v, const JsonOptions& options) {
   return std::move(w.out);
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja

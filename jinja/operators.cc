@@ -5,11 +5,11 @@
 #include <cmath>
 #include <limits>
 
-#include "frontend/chat_template/builtins.h"
-#include "frontend/chat_template/error.h"
-#include "frontend/chat_template/py_format.h"
+#include "jinja/builtins.h"
+#include "jinja/error.h"
+#include "jinja/py_format.h"
 
-namespace llmserve::frontend::jinja {
+namespace llmserve::jinja {
 namespace {
 
 constexpr size_t kMaxStringBytes = size_t{1} << 28;  // 256 MiB: a runaway template is an error
@@ -228,4 +228,4 @@ bool Contains(const Value& haystack, const Value& needle) {
   }
 }
 
-}  // namespace llmserve::frontend::jinja
+}  // namespace llmserve::jinja
