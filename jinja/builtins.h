@@ -42,13 +42,19 @@ std::vector<Value> Iterate(const Value& v);
 // len(v).
 int64_t Length(const Value& v);
 
-// ---- methods (methods.cc) ----
+// ---- methods (methods.cc, str_methods.cc, str_format.cc) ----
 // Calls self.name(args) when `self` has such a method; returns false when not.
 bool CallMethod(const Value& self, const std::string& name, CallArgs& args, Value* result);
 // True when `self.name` is a method (so getattr returns a bound method).
 bool HasMethod(const Value& self, const std::string& name);
+// Calls the str method s.name(args); returns false when str has no such method.
+bool CallStrMethod(const std::string& s, const std::string& name, CallArgs& args, Value* result);
+// True when str has a method `name`.
+bool IsStrMethod(const std::string& name);
 // Python str.strip/lstrip/rstrip with optional characters (null: whitespace).
 std::string StripStr(const std::string& s, const std::string* chars, bool left, bool right);
+// Python fmt.format(*args, **kwargs); format specs are refused.
+std::string StrFormat(const std::string& fmt, const CallArgs& args);
 
 // ---- filters and tests (filters.cc, tests.cc) ----
 Value ApplyFilter(Interpreter& interp, const std::string& name, const Value& input, CallArgs& args);

@@ -26,4 +26,13 @@ inline std::string Cat(std::initializer_list<std::string_view> parts) {
 // Throws a TemplateError with no position yet (the interpreter adds it).
 [[noreturn]] void Fail(std::string message);
 
+// Gives `e` the position `line`:`column` unless it already has one (the
+// innermost statement or expression that failed names the place).
+inline void AddPosition(TemplateError& e, int line, int column) {
+  if (e.line == 0) {
+    e.line = line;
+    e.column = column;
+  }
+}
+
 }  // namespace llmserve::jinja

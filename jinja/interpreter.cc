@@ -1,3 +1,6 @@
+// The interpreter's statements: scopes, output, if / for / set, macros and
+// call blocks, filter blocks. Expressions are in interpreter_expressions.cc.
+
 #include "jinja/interpreter.h"
 
 #include <chrono>
@@ -31,13 +34,6 @@ struct Macro final : Callable {
   std::weak_ptr<Frame> closure;
   Value caller;
 };
-
-void Annotate(TemplateError& e, int line, int column) {
-  if (e.line == 0) {
-    e.line = line;
-    e.column = column;
-  }
-}
 
 }  // namespace
 
@@ -140,74 +136,74 @@ Interpreter::Flow Interpreter::Exec(const Stmt& s) {
         break;
       case Stmt::Kind::kSetBlock: {
         Value v = Value::String(Capture(s.bodies[0]));
-        if (s.filter) {
-          // The filter chain's innermost operand is null: it filters the captured body.
-          std::vector<const Expr*> chain;
-          for (const Expr* f = s.filter.get(); f; f = f->operands[0].get()) chain.push_back(f);
-          for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-            CallArgs args;
-            EvalArgs(**it, 1, &args);
-            v = Filter((*it)->name, v, args);
-          }
-        }
+        if (s.filter) v = FilterCaptured(*s.filter, std::move(v));
         Assign(s.target, v);
         break;
       }
-      case Stmt::Kind::kFilterBlock: {
-        Value v = Value::String(Capture(s.bodies[0]));
-        std::vector<const Expr*> chain;
-        for (const Expr* f = s.filter.get(); f; f = f->operands[0].get()) chain.push_back(f);
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-          CallArgs args;
-          EvalArgs(**it, 1, &args);
-          v = Filter((*it)->name, v, args);
-        }
-        out_->append(PyStr(v));
+      case Stmt::Kind::kFilterBlock:
+        out_->append(PyStr(FilterCaptured(*s.filter, Value::String(Capture(s.bodies[0])))));
         break;
-      }
       case Stmt::Kind::kMacro:
         closures_.push_back(scope_);
         scope_->Set(s.text, Value::MakeCallable(std::make_shared<Macro>(&s, scope_, Value())));
         break;
-      case Stmt::Kind::kCallBlock: {
-        closures_.push_back(scope_);
-        Value caller = Value::MakeCallable(std::make_shared<Macro>(&s, scope_, Value()));
-        const Expr& call = *s.expr;
-        Value fn = Eval(*call.operands[0]);
-        CallArgs args;
-        EvalArgs(call, 1, &args);
-        if (fn.kind() != Value::Kind::kCallable) Fail("{% call %} needs a macro to call");
-        const auto* macro = dynamic_cast<const Macro*>(&fn.callable());
-        if (macro) {
-          out_->append(RunMacro(*macro->def, macro->Scope(), args, caller));
-        } else {
-          out_->append(PyStr(fn.callable().Call(*this, args)));
-        }
+      case Stmt::Kind::kCallBlock:
+        ExecCallBlock(s);
         break;
-      }
-      case Stmt::Kind::kScope: {
-        auto frame = std::make_shared<Frame>();
-        frame->parent = scope_;
-        std::vector<Value> values;
-        for (const auto& [target, expr] : s.assignments) values.push_back(Eval(*expr));
-        auto saved = scope_;
-        scope_ = frame;
-        for (size_t i = 0; i < values.size(); ++i) Assign(s.assignments[i].first, values[i]);
-        Flow f = ExecList(s.bodies[0]);
-        scope_ = saved;
-        return f;
-      }
+      case Stmt::Kind::kScope:
+        return ExecScope(s);
       case Stmt::Kind::kBreak:
         return Flow::kBreak;
       case Stmt::Kind::kContinue:
         return Flow::kContinue;
     }
   } catch (TemplateError& e) {
-    Annotate(e, s.line, s.column);
+    AddPosition(e, s.line, s.column);
     throw;
   }
   if (out_->size() > kMaxOutputBytes) Fail("template output exceeds " + std::to_string(kMaxOutputBytes) + " bytes");
   return Flow::kNormal;
+}
+
+Value Interpreter::FilterCaptured(const Expr& filter, Value v) {
+  // The filter chain's innermost operand is null: it filters the captured body.
+  std::vector<const Expr*> chain;
+  for (const Expr* f = &filter; f; f = f->operands[0].get()) chain.push_back(f);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    CallArgs args;
+    EvalArgs(**it, 1, &args);
+    v = Filter((*it)->name, v, args);
+  }
+  return v;
+}
+
+void Interpreter::ExecCallBlock(const Stmt& s) {
+  closures_.push_back(scope_);
+  Value caller = Value::MakeCallable(std::make_shared<Macro>(&s, scope_, Value()));
+  const Expr& call = *s.expr;
+  Value fn = Eval(*call.operands[0]);
+  CallArgs args;
+  EvalArgs(call, 1, &args);
+  if (fn.kind() != Value::Kind::kCallable) Fail("{% call %} needs a macro to call");
+  const auto* macro = dynamic_cast<const Macro*>(&fn.callable());
+  if (macro) {
+    out_->append(RunMacro(*macro->def, macro->Scope(), args, caller));
+  } else {
+    out_->append(PyStr(fn.callable().Call(*this, args)));
+  }
+}
+
+Interpreter::Flow Interpreter::ExecScope(const Stmt& s) {
+  auto frame = std::make_shared<Frame>();
+  frame->parent = scope_;
+  std::vector<Value> values;
+  for (const auto& [target, expr] : s.assignments) values.push_back(Eval(*expr));
+  auto saved = scope_;
+  scope_ = frame;
+  for (size_t i = 0; i < values.size(); ++i) Assign(s.assignments[i].first, values[i]);
+  Flow f = ExecList(s.bodies[0]);
+  scope_ = saved;
+  return f;
 }
 
 void Interpreter::ExecFor(const Stmt& s) {
@@ -342,171 +338,6 @@ Value Interpreter::Filter(const std::string& name, const Value& input, CallArgs&
 
 bool Interpreter::Test(const std::string& name, const Value& input, CallArgs& args) {
   return ApplyTest(*this, name, input, args);
-}
-
-void Interpreter::EvalArgs(const Expr& e, size_t first, CallArgs* args) {
-  for (size_t i = first; i < e.operands.size(); ++i) args->args.push_back(Eval(*e.operands[i]));
-  for (const auto& [k, x] : e.kwargs) args->kwargs.emplace_back(k, Eval(*x));
-}
-
-Value Interpreter::Eval(const Expr& e) {
-  try {
-    return EvalInner(e);
-  } catch (TemplateError& err) {
-    Annotate(err, e.line, e.column);
-    throw;
-  }
-}
-
-Value Interpreter::EvalCall(const Expr& e) {
-  const Expr& callee = *e.operands[0];
-  if (callee.kind == Expr::Kind::kGetAttr) {
-    Value obj = Eval(*callee.operands[0]);
-    CallArgs args;
-    EvalArgs(e, 1, &args);
-    Value out;
-    if ((HasMethod(obj, callee.name) || obj.kind() == Value::Kind::kLoop) && CallMethod(obj, callee.name, args, &out)) {
-      return out;
-    }
-    Value fn = GetAttr(obj, callee.name);
-    if (fn.kind() == Value::Kind::kCallable) return fn.callable().Call(*this, args);
-    RequireDefined(fn);
-    Fail(std::string("'") + TypeName(fn) + "' object is not callable");
-  }
-  Value fn = Eval(callee);
-  CallArgs args;
-  EvalArgs(e, 1, &args);
-  if (fn.kind() == Value::Kind::kCallable) return fn.callable().Call(*this, args);
-  RequireDefined(fn);
-  Fail(std::string("'") + TypeName(fn) + "' object is not callable");
-}
-
-Value Interpreter::EvalInner(const Expr& e) {
-  Tick();
-  switch (e.kind) {
-    case Expr::Kind::kConst:
-      return e.constant;
-    case Expr::Kind::kName: {
-      const Value* v = scope_->Lookup(e.name);
-      return v ? *v : LookupGlobal(e.name);
-    }
-    case Expr::Kind::kGetAttr:
-      return GetAttr(Eval(*e.operands[0]), e.name);
-    case Expr::Kind::kGetItem: {
-      Value obj = Eval(*e.operands[0]);
-      return GetItem(obj, Eval(*e.operands[1]));
-    }
-    case Expr::Kind::kSlice: {
-      Value obj = Eval(*e.operands[0]);
-      Value parts[3];
-      const Value* ptrs[3] = {nullptr, nullptr, nullptr};
-      for (int i = 0; i < 3; ++i) {
-        if (e.operands[static_cast<size_t>(i) + 1]) {
-          parts[i] = Eval(*e.operands[static_cast<size_t>(i) + 1]);
-          ptrs[i] = &parts[i];
-        }
-      }
-      return Slice(obj, ptrs[0], ptrs[1], ptrs[2]);
-    }
-    case Expr::Kind::kCall:
-      return EvalCall(e);
-    case Expr::Kind::kFilter: {
-      Value input = Eval(*e.operands[0]);
-      CallArgs args;
-      EvalArgs(e, 1, &args);
-      return Filter(e.name, input, args);
-    }
-    case Expr::Kind::kTest: {
-      Value input = Eval(*e.operands[0]);
-      CallArgs args;
-      EvalArgs(e, 1, &args);
-      return Value::Bool(Test(e.name, input, args) != e.negated);
-    }
-    case Expr::Kind::kNeg:
-      return Negate(Eval(*e.operands[0]));
-    case Expr::Kind::kPos: {
-      Value v = Eval(*e.operands[0]);
-      RequireDefined(v);
-      if (!v.is_number()) Fail(std::string("bad operand type for unary +: '") + TypeName(v) + "'");
-      return v.is_bool() ? Value::Int(v.as_int()) : v;
-    }
-    case Expr::Kind::kNot:
-      return Value::Bool(!Eval(*e.operands[0]).Truthy());
-    case Expr::Kind::kBinary: {
-      Value a = Eval(*e.operands[0]);
-      Value b = Eval(*e.operands[1]);
-      return BinaryOp(e.name, a, b);
-    }
-    case Expr::Kind::kConcat: {
-      std::string out;
-      for (const auto& op : e.operands) {
-        Value v = Eval(*op);
-        if (v.is_string()) {
-          out += v.str();
-        } else {
-          out += PyStr(v);
-        }
-      }
-      return Value::String(std::move(out));
-    }
-    case Expr::Kind::kCompare: {
-      Value left = Eval(*e.operands[0]);
-      for (size_t i = 0; i < e.ops.size(); ++i) {
-        Value right = Eval(*e.operands[i + 1]);
-        const std::string& op = e.ops[i];
-        bool r;
-        if (op == "==") r = Equals(left, right);
-        else if (op == "!=") r = !Equals(left, right);
-        else if (op == "<") r = Less(left, right);
-        else if (op == ">") r = Less(right, left);
-        else if (op == "<=") r = Less(left, right) || Equals(left, right);
-        else if (op == ">=") r = Less(right, left) || Equals(left, right);
-        else if (op == "in") r = Contains(right, left);
-        else r = !Contains(right, left);
-        if (!r) return Value::Bool(false);
-        left = std::move(right);
-      }
-      return Value::Bool(true);
-    }
-    case Expr::Kind::kAnd: {
-      Value a = Eval(*e.operands[0]);
-      return a.Truthy() ? Eval(*e.operands[1]) : a;
-    }
-    case Expr::Kind::kOr: {
-      Value a = Eval(*e.operands[0]);
-      return a.Truthy() ? a : Eval(*e.operands[1]);
-    }
-    case Expr::Kind::kCond:
-      if (Eval(*e.operands[0]).Truthy()) return Eval(*e.operands[1]);
-      if (e.operands[2]) return Eval(*e.operands[2]);
-      return Value::Undefined("the inline if-expression on line " + std::to_string(e.line) +
-                              " evaluated to false and no else section was defined.");
-    case Expr::Kind::kList:
-    case Expr::Kind::kTuple: {
-      std::vector<Value> items;
-      items.reserve(e.operands.size());
-      for (const auto& op : e.operands) items.push_back(Eval(*op));
-      return e.kind == Expr::Kind::kList ? Value::List(std::move(items)) : Value::Tuple(std::move(items));
-    }
-    case Expr::Kind::kDict: {
-      Dict d;
-      for (size_t i = 0; i < e.operands.size(); ++i) {
-        Value k = Eval(*e.dict_keys[i]);
-        if (!k.is_string()) Fail("unsupported: dict literal keys must be strings");
-        Value v = Eval(*e.operands[i]);
-        bool replaced = false;
-        for (auto& kv : d.items) {
-          if (kv.first == k.str()) {
-            kv.second = v;
-            replaced = true;
-          }
-        }
-        if (!replaced) d.items.emplace_back(k.str(), std::move(v));
-      }
-      return Value::MakeDict(std::move(d));
-    }
-  }
-  Fail("unknown expression");
 }
 
 }  // namespace llmserve::jinja

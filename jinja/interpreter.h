@@ -59,16 +59,30 @@ class Interpreter {
  private:
   enum class Flow { kNormal, kBreak, kContinue };
 
+  // ---- statements (interpreter.cc) ----
   Flow ExecList(const StmtList& list);
   Flow Exec(const Stmt& s);
   void ExecFor(const Stmt& s);
+  void ExecCallBlock(const Stmt& s);
+  Flow ExecScope(const Stmt& s);
+  // Applies a set / filter block's filter chain to its captured body `v`.
+  Value FilterCaptured(const Expr& filter, Value v);
   void Assign(const Target& t, Value v);
+  std::string Capture(const StmtList& body);
+  void Tick();
+
+  // ---- expressions (interpreter_expressions.cc) ----
+  // Evaluates `e`, adding its position to an error that has none.
   Value Eval(const Expr& e);
   Value EvalInner(const Expr& e);
   Value EvalCall(const Expr& e);
+  Value EvalSlice(const Expr& e);
+  Value EvalFilterOrTest(const Expr& e);
+  Value EvalConcat(const Expr& e);
+  bool EvalCompare(const Expr& e);
+  // List, tuple and dict displays.
+  Value EvalDisplay(const Expr& e);
   void EvalArgs(const Expr& e, size_t first, CallArgs* args);
-  std::string Capture(const StmtList& body);
-  void Tick();
 
   std::shared_ptr<Frame> scope_;  // innermost scope
   const RenderEnv* env_;

@@ -1,5 +1,5 @@
 #pragma once
-// Parser: tokens -> statement tree, following jinja2's grammar and operator
+// Parse: tokens -> statement tree, following jinja2's grammar and operator
 // precedence (condexpr < or < and < not < comparisons < + - < ~ < * / // % <
 // ** < unary, then postfix . [] () and filters/tests).
 

@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/status_or.h"
 #include "jinja/ast.h"
 #include "jinja/interpreter.h"
 #include "jinja/value.h"
-#include "base/status_or.h"
 
 namespace llmserve::jinja {
 

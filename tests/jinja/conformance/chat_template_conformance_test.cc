@@ -1,42 +1,24 @@
 // Chat-template conformance: every (model, conversation) pair rendered by
-// llmserve's C++ Jinja interpreter must be byte-identical to jinja2's render
-// as Hugging Face does it (reference_render.py, run by ctest as a fixture just
-// before these tests), or both must raise. One ctest entry per pair.
+// frontend's ChatTemplate over the jinja library must be byte-identical to
+// jinja2's render as Hugging Face does it (reference_render.py, run by ctest
+// as a fixture just before these tests), or both must raise. One ctest entry
+// per pair. snippet_conformance_test.cc checks the jinja library alone.
 
-#include <ctime>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "frontend/chat_template/chat_template.h"
+#include "tests/jinja/conformance/conformance_util.h"
 
-namespace llmserve::frontend {
+namespace llmserve::jinja::conformance {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-const std::string kRoot = LLMSERVE_SOURCE_DIR;
-const std::string kHere = kRoot + "/tests/chat_template_conformance";
-
-bool ReadText(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
-Json ReadJson(const std::string& path) {
-  std::string text;
-  if (!ReadText(path, &text)) return Json();
-  return Json::parse(text, nullptr, false);
-}
+using frontend::ChatTemplate;
+using frontend::ChatTemplateOptions;
 
 struct Case {
   std::string model;
@@ -56,20 +38,6 @@ std::vector<Case> AllCases() {
     }
   }
   return cases;
-}
-
-// 2024-07-26 09:30:00, the time reference_render.py pins strftime_now to.
-std::tm FixedNow() {
-  std::tm tm{};
-  tm.tm_year = 2024 - 1900;
-  tm.tm_mon = 6;
-  tm.tm_mday = 26;
-  tm.tm_hour = 9;
-  tm.tm_min = 30;
-  std::time_t t = timegm(&tm);
-  std::tm out{};
-  gmtime_r(&t, &out);
-  return out;
 }
 
 // Loads (once) the template of a model as models.json describes it.
@@ -100,14 +68,6 @@ const StatusOr<ChatTemplate>* LoadModel(const std::string& name, std::string* sk
   return nullptr;
 }
 
-const Json& References() {
-  static const Json refs = [] {
-    const char* env = std::getenv("LLMSERVE_CHAT_TEMPLATE_REFERENCES");
-    return ReadJson(env ? env : LLMSERVE_CHAT_TEMPLATE_REFERENCES);
-  }();
-  return refs;
-}
-
 const Json* FindConversation(const std::string& id) {
   static const Json convs = ReadJson(kHere + "/conversations.json");
   for (const auto& c : convs["conversations"]) {
@@ -120,12 +80,8 @@ class ConformanceTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ConformanceTest, MatchesJinja2) {
   const Case& c = GetParam();
+  if (std::string why = MissingReferences(); !why.empty()) GTEST_SKIP() << why;
   const Json& refs = References();
-  if (!refs.is_object()) {
-    GTEST_SKIP() << "no reference renders (ctest runs reference_render.py first; run it by hand with "
-                    "/usr/bin/python3 tests/chat_template_conformance/reference_render.py . OUT)";
-  }
-  if (!refs["available"].get<bool>()) GTEST_SKIP() << refs["reason"].get<std::string>();
   std::string key = c.model + "/" + c.conversation;
   if (!refs["cases"].contains(key)) GTEST_SKIP() << "no reference for " << key << " (model files missing?)";
   std::string skip;
@@ -156,50 +112,5 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ConformanceTest, ::testing::ValuesIn(AllCases()), CaseName);
 
-// ---- snippets: one Jinja behaviour each, rendered with the shared variables of snippets.json ----
-
-const Json& Snippets() {
-  static const Json s = ReadJson(kHere + "/snippets.json");
-  return s;
-}
-
-std::vector<std::string> SnippetIds() {
-  std::vector<std::string> ids;
-  if (!Snippets().is_object()) return ids;
-  for (const auto& s : Snippets()["snippets"]) ids.push_back(s["id"].get<std::string>());
-  return ids;
-}
-
-class SnippetTest : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(SnippetTest, MatchesJinja2) {
-  const Json& refs = References();
-  if (!refs.is_object()) GTEST_SKIP() << "no reference renders (ctest runs reference_render.py first)";
-  if (!refs["available"].get<bool>()) GTEST_SKIP() << refs["reason"].get<std::string>();
-  std::string key = "snippet/" + GetParam();
-  ASSERT_TRUE(refs["cases"].contains(key)) << key;
-  std::string source;
-  for (const auto& s : Snippets()["snippets"]) {
-    if (s["id"] == GetParam()) source = s["template"].get<std::string>();
-  }
-  ChatTemplateOptions options;
-  options.now = FixedNow;
-  // Snippets render with their own variables: pass them as kwargs, with no messages.
-  auto tmpl = ChatTemplate::FromSource(source, {}, options);
-  const Json& ref = refs["cases"][key];
-  StatusOr<std::string> rendered = tmpl.ok() ? tmpl->Render(Json::array(), false, Json(), Snippets()["vars"])
-                                             : StatusOr<std::string>(tmpl.status());
-  if (ref["ok"].get<bool>()) {
-    ASSERT_TRUE(rendered.ok()) << "jinja2 rendered, llmserve failed: " << rendered.status().ToString();
-    EXPECT_EQ(*rendered, ref["text"].get<std::string>()) << "template: " << source;
-  } else {
-    EXPECT_FALSE(rendered.ok()) << "jinja2 raised (" << ref["error"].get<std::string>()
-                                << ") but llmserve rendered: " << *rendered << "\ntemplate: " << source;
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Jinja, SnippetTest, ::testing::ValuesIn(SnippetIds()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
-
 }  // namespace
-}  // namespace llmserve::frontend
+}  // namespace llmserve::jinja::conformance

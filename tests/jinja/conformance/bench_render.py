@@ -3,7 +3,7 @@
 reference HF uses), same templates and conversations, measured in one run.
 
 usage (from the repository root, after building chat_template_bench):
-  /usr/bin/python3 tests/chat_template_conformance/bench_render.py build/tests/chat_template_conformance/chat_template_bench
+  /usr/bin/python3 tests/jinja/conformance/bench_render.py build/tests/jinja/conformance/chat_template_bench
 Prints per case: C++ CPU time per render, jinja2 CPU time per render (best of
 5 x 200 renders), and the speedup. CPU time, not wall time, so that a busy
 machine skews neither side.
@@ -35,7 +35,7 @@ def jinja2_seconds_per_render(env, model, conversation):
     if conversation == "long64":
         conv = {"messages": long_conversation(64), "tools": None, "kwargs": {}, "add_generation_prompt": True}
     else:
-        with open("tests/chat_template_conformance/conversations.json", encoding="utf-8") as f:
+        with open("tests/jinja/conformance/conversations.json", encoding="utf-8") as f:
             conv = next(c for c in json.load(f)["conversations"] if c["id"] == conversation)
 
     def render():

@@ -14,9 +14,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "frontend/chat_template/chat_template.h"
+#include "jinja/template.h"
+#include "tests/jinja/render_test_util.h"
 
-namespace llmserve::frontend {
+namespace llmserve::jinja {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -77,7 +78,7 @@ std::string Mutate(std::string s, std::mt19937& rng) {
   return s;
 }
 
-TEST(ChatTemplateFuzz, MutatedTemplatesNeverCrash) {
+TEST(TemplateFuzz, MutatedTemplatesNeverCrash) {
   std::vector<std::string> seeds = Seeds();
   Json messages = Json::parse(R"([{"role": "system", "content": "sys"},
     {"role": "user", "content": "héllo <tool_response>x</tool_response>"},
@@ -85,8 +86,8 @@ TEST(ChatTemplateFuzz, MutatedTemplatesNeverCrash) {
       {"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]},
     {"role": "tool", "content": "42"}, {"role": "user", "content": ""}])");
   Json tools = Json::parse(R"([{"type": "function", "function": {"name": "f", "parameters": {"a": {"type": "int"}}}}])");
-  ChatTemplateOptions options;
-  options.max_render_steps = 200000;
+  RenderEnv env;
+  env.max_steps = 200000;
   // LLMSERVE_FUZZ_ITERATIONS / LLMSERVE_FUZZ_SEED run a longer campaign by hand.
   const char* iterations_env = std::getenv("LLMSERVE_FUZZ_ITERATIONS");
   const char* seed_env = std::getenv("LLMSERVE_FUZZ_SEED");
@@ -95,7 +96,7 @@ TEST(ChatTemplateFuzz, MutatedTemplatesNeverCrash) {
   const int kIterations = iterations_env ? std::max(1, std::atoi(iterations_env)) : 3000;
   for (int i = 0; i < kIterations; ++i) {
     std::string source = Mutate(seeds[static_cast<size_t>(i) % seeds.size()], rng);
-    auto t = ChatTemplate::FromSource(source, {{"bos_token", "<s>"}, {"eos_token", "</s>"}}, options);
+    auto t = Template::Parse(source);
     if (!t.ok()) {
       ++failed;
       const std::string& m = t.status().message();
@@ -104,7 +105,11 @@ TEST(ChatTemplateFuzz, MutatedTemplatesNeverCrash) {
       continue;
     }
     ++parsed;
-    auto r = t->Render(messages, i % 2 == 0, i % 3 == 0 ? tools : Json(), Json({{"enable_thinking", i % 5 == 0}}));
+    // The variables Hugging Face passes a chat template, in its order.
+    Json vars = {{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"enable_thinking", i % 5 == 0},
+                 {"messages", messages}, {"tools", i % 3 == 0 ? tools : Json()}, {"documents", Json()},
+                 {"add_generation_prompt", i % 2 == 0}};
+    auto r = (*t)->Render(VarsFromJson(vars), env);
     if (r.ok()) {
       ++rendered;
     } else {
@@ -118,4 +123,4 @@ TEST(ChatTemplateFuzz, MutatedTemplatesNeverCrash) {
 }
 
 }  // namespace
-}  // namespace llmserve::frontend
+}  // namespace llmserve::jinja

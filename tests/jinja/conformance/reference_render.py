@@ -68,7 +68,7 @@ def special_tokens(config):
 
 def main():
     root, out_path = sys.argv[1], sys.argv[2]
-    here = os.path.join(root, "tests", "chat_template_conformance")
+    here = os.path.join(root, "tests", "jinja", "conformance")
     with open(os.path.join(here, "models.json"), encoding="utf-8") as f:
         models = json.load(f)["models"]
     with open(os.path.join(here, "conversations.json"), encoding="utf-8") as f:

@@ -40,7 +40,7 @@ Json LongConversation(int turns) {
 }
 
 const Json* Conversation(const std::string& id) {
-  static const Json convs = ReadJson("tests/chat_template_conformance/conversations.json");
+  static const Json convs = ReadJson("tests/jinja/conformance/conversations.json");
   if (!convs.is_object()) return nullptr;
   for (const auto& c : convs["conversations"]) {
     if (c["id"] == id) return &c;
