@@ -26,17 +26,29 @@ std::string Dashed(std::string name) {
   return name;
 }
 
-// A flag is ours when it was defined in a file of this source tree.
+// The source root as this build spells paths in __FILE__: what precedes
+// "common/flags.cc" in this file's own name (absolute, "../" or empty).
+constexpr std::string_view SourceRoot() {
+  constexpr std::string_view self = __FILE__;
+  constexpr std::string_view tail = "common/flags.cc";
+  return self.ends_with(tail) ? self.substr(0, self.size() - tail.size()) : std::string_view();
+}
+
 // A flag defined in our sources. gflags records __FILE__, which is absolute
 // in a plain build but relative ("deploy/x.cc", "../deploy/x.cc") when ccache
 // rewrites paths under CCACHE_BASEDIR; library flags (glog, gflags) live in
 // their own "src/..." files.
 bool IsOurFlag(const gflags::CommandLineFlagInfo& info) {
   std::string_view path = info.filename;
-  if (path.find(LLMSERVE_SOURCE_DIR) != std::string_view::npos) return true;
+  if (path.starts_with('/')) {
+    // Absolute: ours only below the root this file was compiled under.
+    constexpr std::string_view root = SourceRoot();
+    if (!root.starts_with('/') || !path.starts_with(root)) return false;
+    path.remove_prefix(root.size());
+  }
   while (path.starts_with("../") || path.starts_with("./")) path.remove_prefix(path.find('/') + 1);
-  for (std::string_view folder : {"common/", "coordinator/", "deploy/", "engine_core/", "frontend/", "kernels/",
-                                  "proto/", "worker/", "tests/"}) {
+  for (std::string_view folder : {"base/", "common/", "coordinator/", "deploy/", "engine_core/", "frontend/",
+                                  "jinja/", "kernels/", "proto/", "worker/", "tests/"}) {
     if (path.starts_with(folder)) return true;
   }
   return false;

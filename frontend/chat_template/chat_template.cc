@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "frontend/chat_template/json_value.h"
-#include "frontend/chat_template/template.h"
+#include "jinja/json_value.h"
+#include "jinja/template.h"
 
 namespace llmserve::frontend {
 namespace {

@@ -23,11 +23,11 @@
 
 #include "base/status_or.h"
 
-namespace llmserve::frontend {
-
-namespace jinja {
+namespace llmserve::jinja {
 class Template;
-}
+}  // namespace llmserve::jinja
+
+namespace llmserve::frontend {
 
 struct ChatTemplateOptions {
   // Which template of a named list to use; empty: HF's choice ("tool_use" when

@@ -41,7 +41,7 @@ std::string BuildSharedModel(const nlohmann::json& entry) {
     return s.substr(0, s.find(' '));
   };
   if (fs::exists(dir / "model.safetensors") && sha() == want_sha) return dir.string();
-  auto tok = FindQwen3TokenizerDir();
+  auto tok = FindDemoTokenizerDir();
   if (!tok.ok()) return "";
   std::string args = entry["generator_command"];  // "make_random_model.py --tokenizer-dir TOKDIR --out OUT/name ..."
   args = args.substr(args.find(' ') + 1);
