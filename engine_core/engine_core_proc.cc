@@ -105,30 +105,23 @@ bool EngineCoreProc::WaitUntilAnnounced() {
   return announce_ == Announce::kSent;
 }
 
-void EngineCoreProc::InputLoop() {
-  // Whatever way this thread leaves the announcement phase, WaitUntilAnnounced returns.
-  struct GiveUp {
-    EngineCoreProc* self;
-    ~GiveUp() { self->SetAnnounced(Announce::kGaveUp); }
-  } give_up{this};
-  std::vector<zmq::socket_t> sockets;
-  std::optional<zmq::socket_t> coordinator;
-  std::string ready_bytes;
+bool EngineCoreProc::ConnectInputs(std::vector<zmq::socket_t>* sockets, std::optional<zmq::socket_t>* coordinator,
+                                   std::string* ready_bytes) {
   try {
     if (has_coordinator_) {
-      coordinator.emplace(context_, zmq::socket_type::sub);
-      coordinator->set(zmq::sockopt::linger, 0);
-      coordinator->set(zmq::sockopt::rcvhwm, 0);
-      coordinator->set(zmq::sockopt::subscribe, "");
-      SecureOrThrow(*coordinator, addresses_.coordinator_input());
-      coordinator->connect(addresses_.coordinator_input());
-      if (!AwaitCoordinatorReady(*coordinator)) return;
+      coordinator->emplace(context_, zmq::socket_type::sub);
+      (*coordinator)->set(zmq::sockopt::linger, 0);
+      (*coordinator)->set(zmq::sockopt::rcvhwm, 0);
+      (*coordinator)->set(zmq::sockopt::subscribe, "");
+      SecureOrThrow(**coordinator, addresses_.coordinator_input());
+      (*coordinator)->connect(addresses_.coordinator_input());
+      if (!AwaitCoordinatorReady(**coordinator)) return false;
     }
     proto::ReadyResponse ready;
     ready.set_data_parallel_rank(options_.rank);
     ready.set_max_model_len(max_model_len_);
     ready.set_num_kv_blocks(static_cast<uint64_t>(core_->num_gpu_blocks()));
-    ready_bytes = ready.SerializeAsString();
+    *ready_bytes = ready.SerializeAsString();
     for (const auto& address : addresses_.inputs()) {
       zmq::socket_t s(context_, zmq::socket_type::dealer);
       s.set(zmq::sockopt::routing_id, EngineIdentity(options_.rank));
@@ -141,79 +134,97 @@ void EngineCoreProc::InputLoop() {
       s.set(zmq::sockopt::immediate, 1);
       SecureOrThrow(s, address);
       s.connect(address);
-      if (!AwaitConnected(s, address)) return;
-      s.send(zmq::buffer(ready_bytes), zmq::send_flags::none);
-      sockets.push_back(std::move(s));
+      if (!AwaitConnected(s, address)) return false;
+      s.send(zmq::buffer(*ready_bytes), zmq::send_flags::none);
+      sockets->push_back(std::move(s));
     }
     SetAnnounced(Announce::kSent);
   } catch (const zmq::error_t& e) {
     LOG(ERROR) << "engine input: cannot connect to a frontend: " << e.what();
     inputs_.Push(Input{});
-    return;
+    return false;
   }
+  return true;
+}
+
+void EngineCoreProc::ReceiveFromCoordinator(zmq::socket_t& coordinator) {
+  // READY again (another engine subscribed) or [START_DP_WAVE][body].
+  zmq::message_t type_frame, body;
+  while (coordinator.recv(type_frame, zmq::recv_flags::dontwait)) {
+    if (!type_frame.more()) continue;
+    (void)coordinator.recv(body);
+    for (zmq::message_t extra; body.more();) (void)coordinator.recv(extra);
+    if (type_frame.to_string_view() == kDrainFrame) {
+      // An elastic scale-down removes ranks: a named one drains and exits 0.
+      proto::DrainCommand drain;
+      if (!drain.ParseFromArray(body.data(), static_cast<int>(body.size()))) continue;
+      for (uint32_t rank : drain.data_parallel_ranks()) {
+        if (rank != options_.rank) continue;
+        LOG(INFO) << "engine " << options_.rank << ": removed by an elastic scale-down; draining";
+        RequestShutdown();
+      }
+      continue;
+    }
+    StartWave wave;
+    proto::RequestType type;
+    Status s = proto::ParseRequestType(type_frame.data(), type_frame.size(), &type);
+    if (s.ok() && type == proto::RequestType::kStartDpWave)
+      s = proto::Decode(static_cast<const char*>(body.data()), body.size(), &wave.start);
+    if (s.ok()) inputs_.Push(Input{wave});
+    else LOG(WARNING) << "engine " << options_.rank << ": dropping a malformed coordinator message: " << s.message();
+  }
+}
+
+void EngineCoreProc::ReceiveFromFrontend(zmq::socket_t& socket, const std::string& ready_bytes) {
+  zmq::message_t type_frame, body;
+  while (socket.recv(type_frame, zmq::recv_flags::dontwait)) {
+    body.rebuild();
+    if (type_frame.more()) (void)socket.recv(body);
+    for (zmq::message_t extra; body.more();) (void)socket.recv(extra), body.swap(extra);
+    proto::RequestType type;
+    Status s = proto::ParseRequestType(type_frame.data(), type_frame.size(), &type);
+    const char* data = static_cast<const char*>(body.data());
+    if (s.ok() && type == proto::RequestType::kAdd) {
+      proto::EngineCoreRequest request;
+      s = proto::Decode(data, body.size(), &request);
+      if (s.ok()) inputs_.Push(Input{std::move(request)});
+    } else if (s.ok() && type == proto::RequestType::kAbort) {
+      Abort abort;
+      s = proto::Decode(data, body.size(), &abort.ids);
+      if (s.ok()) inputs_.Push(Input{std::move(abort)});
+    } else if (s.ok() && type == proto::RequestType::kUtility) {
+      Utility utility;
+      s = proto::Decode(data, body.size(), &utility.request);
+      if (s.ok() && utility.request.method == kAnnounceMethod) {
+        // A frontend that (re)started after our ReadyResponse asks for it again.
+        if (!shutdown_requested_) socket.send(zmq::buffer(ready_bytes), zmq::send_flags::dontwait);
+      } else if (s.ok()) {
+        inputs_.Push(Input{std::move(utility)});
+      }
+    }
+    if (!s.ok()) LOG(WARNING) << "engine " << options_.rank << ": dropping a malformed message: " << s.message();
+  }
+}
+
+void EngineCoreProc::InputLoop() {
+  // Whatever way this thread leaves the announcement phase, WaitUntilAnnounced returns.
+  struct GiveUp {
+    EngineCoreProc* self;
+    ~GiveUp() { self->SetAnnounced(Announce::kGaveUp); }
+  } give_up{this};
+  std::vector<zmq::socket_t> sockets;
+  std::optional<zmq::socket_t> coordinator;
+  std::string ready_bytes;
+  if (!ConnectInputs(&sockets, &coordinator, &ready_bytes)) return;
   std::vector<zmq::pollitem_t> items;
   for (auto& s : sockets) items.push_back({s.handle(), 0, ZMQ_POLLIN, 0});
   if (coordinator) items.push_back({coordinator->handle(), 0, ZMQ_POLLIN, 0});
   while (!stop_io_) {
     try {
       zmq::poll(items.data(), items.size(), kIdlePoll);
-      if (coordinator && (items.back().revents & ZMQ_POLLIN)) {
-        // READY again (another engine subscribed) or [START_DP_WAVE][body].
-        zmq::message_t type_frame, body;
-        while (coordinator->recv(type_frame, zmq::recv_flags::dontwait)) {
-          if (!type_frame.more()) continue;
-          (void)coordinator->recv(body);
-          for (zmq::message_t extra; body.more();) (void)coordinator->recv(extra);
-          if (type_frame.to_string_view() == kDrainFrame) {
-            // An elastic scale-down removes ranks: a named one drains and exits 0.
-            proto::DrainCommand drain;
-            if (!drain.ParseFromArray(body.data(), static_cast<int>(body.size()))) continue;
-            for (uint32_t rank : drain.data_parallel_ranks()) {
-              if (rank != options_.rank) continue;
-              LOG(INFO) << "engine " << options_.rank << ": removed by an elastic scale-down; draining";
-              RequestShutdown();
-            }
-            continue;
-          }
-          StartWave wave;
-          proto::RequestType type;
-          Status s = proto::ParseRequestType(type_frame.data(), type_frame.size(), &type);
-          if (s.ok() && type == proto::RequestType::kStartDpWave)
-            s = proto::Decode(static_cast<const char*>(body.data()), body.size(), &wave.start);
-          if (s.ok()) inputs_.Push(Input{wave});
-          else LOG(WARNING) << "engine " << options_.rank << ": dropping a malformed coordinator message: " << s.message();
-        }
-      }
+      if (coordinator && (items.back().revents & ZMQ_POLLIN)) ReceiveFromCoordinator(*coordinator);
       for (size_t i = 0; i < sockets.size(); ++i) {
-        if (!(items[i].revents & ZMQ_POLLIN)) continue;
-        zmq::message_t type_frame, body;
-        while (sockets[i].recv(type_frame, zmq::recv_flags::dontwait)) {
-          body.rebuild();
-          if (type_frame.more()) (void)sockets[i].recv(body);
-          for (zmq::message_t extra; body.more();) (void)sockets[i].recv(extra), body.swap(extra);
-          proto::RequestType type;
-          Status s = proto::ParseRequestType(type_frame.data(), type_frame.size(), &type);
-          const char* data = static_cast<const char*>(body.data());
-          if (s.ok() && type == proto::RequestType::kAdd) {
-            proto::EngineCoreRequest request;
-            s = proto::Decode(data, body.size(), &request);
-            if (s.ok()) inputs_.Push(Input{std::move(request)});
-          } else if (s.ok() && type == proto::RequestType::kAbort) {
-            Abort abort;
-            s = proto::Decode(data, body.size(), &abort.ids);
-            if (s.ok()) inputs_.Push(Input{std::move(abort)});
-          } else if (s.ok() && type == proto::RequestType::kUtility) {
-            Utility utility;
-            s = proto::Decode(data, body.size(), &utility.request);
-            if (s.ok() && utility.request.method == kAnnounceMethod) {
-              // A frontend that (re)started after our ReadyResponse asks for it again.
-              if (!shutdown_requested_) sockets[i].send(zmq::buffer(ready_bytes), zmq::send_flags::dontwait);
-            } else if (s.ok()) {
-              inputs_.Push(Input{std::move(utility)});
-            }
-          }
-          if (!s.ok()) LOG(WARNING) << "engine " << options_.rank << ": dropping a malformed message: " << s.message();
-        }
+        if (items[i].revents & ZMQ_POLLIN) ReceiveFromFrontend(sockets[i], ready_bytes);
       }
     } catch (const zmq::error_t& e) {
       if (e.num() == ETERM) return;

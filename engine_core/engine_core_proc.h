@@ -23,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <string>
@@ -98,6 +99,16 @@ class EngineCoreProc {
   };
 
   void InputLoop();
+  // The input thread's setup: subscribes to the coordinator (waiting for its
+  // READY) and connects to every frontend, sending each the ReadyResponse
+  // (`*ready_bytes`). False when the thread should end (stopped, or a socket
+  // error, after which the main loop is woken).
+  bool ConnectInputs(std::vector<zmq::socket_t>* sockets, std::optional<zmq::socket_t>* coordinator,
+                     std::string* ready_bytes);
+  // Drains the coordinator's SUB socket: wave starts and drain commands.
+  void ReceiveFromCoordinator(zmq::socket_t& coordinator);
+  // Drains one frontend's DEALER socket: requests, aborts and utility calls.
+  void ReceiveFromFrontend(zmq::socket_t& socket, const std::string& ready_bytes);
   void OutputLoop();
   void HandleInput(Input input);
   void HandleUtility(const proto::UtilityRequest& request);

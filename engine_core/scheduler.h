@@ -9,6 +9,10 @@
 //
 // Not thread-safe: the engine's main loop owns it. Hot-path containers are
 // members reused across steps; requests are addressed by dense integer handles.
+//
+// Implemented in three files: scheduler.cc (requests in and out, the step's
+// decision, preemption), scheduler_build_output.cc (the decision as the
+// workers' SchedulerOutput diff) and scheduler_update.cc (UpdateFromOutput).
 
 #include <cstdint>
 #include <memory>
@@ -125,6 +129,13 @@ class Scheduler final {
   void RecordEvent(Request& r, RequestEventType type);
   // Prefetches (for writing) the output slot `client` will fill 4 rows on.
   void PrefetchOutputSlot(int32_t client) const;
+  // Prefetches the requests of model-output rows 4 and 8 after `row`.
+  void PrefetchRowsAhead(size_t row, size_t rows, const proto::ModelRunnerOutput& model_output) const;
+  // Appends row `row`'s sampled tokens to request `handle`, checks its stop
+  // conditions and fills its output slot; a finished one joins finished_handles_.
+  void ApplySampled(int32_t handle, size_t row, const proto::ModelRunnerOutput& model_output);
+  // Moves this update's per-frontend outputs (and the stats) into `*outputs`.
+  void HandOverOutputs(std::vector<ClientOutputs>* outputs);
   // The next output slot of `client`, reset but with its buffers kept.
   proto::EngineCoreOutput& NextOutput(int32_t client);
   static double Now();

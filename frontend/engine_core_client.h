@@ -19,6 +19,10 @@
 // sends its ReadyResponse, a removed one keeps its in-flight requests but gets
 // no new ones. A request an engine refuses because it is shutting down
 // (scale-down or SIGTERM) and that has not streamed yet moves to another rank.
+//
+// Implemented in engine_core_client.cc (the API and state queries),
+// engine_core_client_io.cc (the I/O thread) and engine_core_client_ranks.cc
+// (membership, elastic scaling, dead ranks and rerouting).
 
 #include <zmq.hpp>
 
@@ -150,6 +154,11 @@ class EngineCoreClient final : public EngineClient {
   void Post(Command command);
   void HandleInput();   // ReadyResponses on the ROUTER
   void HandleOutput();  // EngineCoreOutputs on the PULL
+  // An ENGINE_CORE_DEAD frame; `extra` holds the frames after it (the rank's identity).
+  void HandleDeadFrame(const std::vector<zmq::message_t>& extra);
+  // Hands one message's outputs to their sinks, its stats to the listener and
+  // its utility result to the waiting caller; moves refused requests elsewhere.
+  void Deliver(const proto::EngineCoreOutputs& outs);
   void HandleCoordinator();  // LoadSnapshots on the XSUB
   // Applies a coordinator snapshot (needs mu_); collects the ready ranks it
   // reports without a live process.

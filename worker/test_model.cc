@@ -121,44 +121,30 @@ void Encode(const std::vector<float>& v, const std::string& dtype, uint8_t* out)
 
 }  // namespace
 
-Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
-  if (s.arch != "qwen3" && s.arch != "llama" && s.arch != "mistral" && s.arch != "qwen2") {
-    return Status::InvalidArgument("unknown arch '" + s.arch + "' (qwen3, llama, mistral, qwen2)");
-  }
-  std::string st_dtype;
-  if (s.dtype == "bf16") {
-    st_dtype = "BF16";
-  } else if (s.dtype == "f16") {
-    st_dtype = "F16";
-  } else if (s.dtype == "f32") {
-    st_dtype = "F32";
-  } else {
-    return Status::InvalidArgument("unknown weight dtype '" + s.dtype + "' (bf16, f16, f32)");
-  }
-  if (s.num_heads == 0 || s.num_kv_heads == 0 || s.num_heads % s.num_kv_heads != 0 || s.head_dim % 2 != 0 ||
-      s.hidden_size == 0 || s.num_layers == 0 || s.intermediate_size == 0 || s.vocab_size == 0) {
-    return Status::InvalidArgument("inconsistent model shape (heads must be a multiple of kv heads, head_dim even)");
-  }
-  nlohmann::json rope_scaling = nullptr;
-  if (!s.rope_scaling_json.empty()) {
-    try {
-      rope_scaling = nlohmann::json::parse(s.rope_scaling_json);
-    } catch (const std::exception& e) {
-      return Status::InvalidArgument(std::string("rope_scaling is not JSON: ") + e.what());
-    }
-  }
-  std::string tok_dir = s.tokenizer_dir;
-  if (tok_dir.empty()) {
-    LLMSERVE_ASSIGN_OR_RETURN(tok_dir, FindDemoTokenizerDir());
-  }
+namespace {
+
+// The safetensors dtype of `s.dtype`.
+StatusOr<std::string> SafetensorsDtype(const std::string& dtype) {
+  if (dtype == "bf16") return std::string("BF16");
+  if (dtype == "f16") return std::string("F16");
+  if (dtype == "f32") return std::string("F32");
+  return Status::InvalidArgument("unknown weight dtype '" + dtype + "' (bf16, f16, f32)");
+}
+
+// Copies tokenizer.json and tokenizer_config.json from `tok_dir` to `out_dir`.
+Status CopyTokenizer(const std::string& tok_dir, const std::string& out_dir) {
   std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) return Status::Unavailable(out_dir + ": " + ec.message());
   for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
     fs::copy_file(fs::path(tok_dir) / f, fs::path(out_dir) / f, fs::copy_options::overwrite_existing, ec);
     if (ec) return Status::NotFound((fs::path(tok_dir) / f).string() + ": " + ec.message());
   }
+  return Status::Ok();
+}
 
+// Every weight of the checkpoint in Hugging Face naming, each filled on write
+// with normals seeded by (spec seed, tensor name): N(0, std²) for matrices and
+// biases, N(1, norm_jitter²) for norms.
+std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::string& st_dtype) {
   const size_t h = s.hidden_size, hd = s.head_dim, ff = s.intermediate_size;
   const size_t q = s.num_heads * hd, kv = s.num_kv_heads * hd;
   std::vector<TensorToWrite> tensors;
@@ -202,19 +188,23 @@ Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
   }
   add("model.norm.weight", {h}, true);
   if (!s.tie_word_embeddings) add("lm_head.weight", {s.vocab_size, h}, false);
+  return tensors;
+}
 
+// config.json of the checkpoint.
+nlohmann::ordered_json ConfigJson(const TestModelSpec& s, const nlohmann::json& rope_scaling) {
   static const char* kClass[] = {"Qwen3ForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"};
   const int ai = s.arch == "qwen3" ? 0 : s.arch == "llama" ? 1 : s.arch == "mistral" ? 2 : 3;
   nlohmann::ordered_json c;
   c["architectures"] = {kClass[ai]};
   c["model_type"] = s.arch;
   c["torch_dtype"] = s.dtype == "bf16" ? "bfloat16" : s.dtype == "f16" ? "float16" : "float32";
-  c["hidden_size"] = h;
+  c["hidden_size"] = s.hidden_size;
   c["num_hidden_layers"] = s.num_layers;
   c["num_attention_heads"] = s.num_heads;
   c["num_key_value_heads"] = s.num_kv_heads;
-  c["head_dim"] = hd;
-  c["intermediate_size"] = ff;
+  c["head_dim"] = s.head_dim;
+  c["intermediate_size"] = s.intermediate_size;
   c["vocab_size"] = s.vocab_size;
   c["rms_norm_eps"] = 1e-6;
   c["rope_theta"] = s.rope_theta;
@@ -233,13 +223,50 @@ Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
   c["eos_token_id"] = 151645;
   c["initializer_range"] = s.std;
   c["_llmserve_random_weights"] = {{"seed", s.seed}, {"std", s.std}, {"norm_jitter", s.norm_jitter}};
-  std::ofstream(fs::path(out_dir) / "config.json") << c.dump(2) << "\n";
+  return c;
+}
+
+// generation_config.json of the checkpoint (greedy, Qwen3's special tokens).
+nlohmann::ordered_json GenerationConfigJson() {
   nlohmann::ordered_json g;
   g["bos_token_id"] = 151643;
   g["eos_token_id"] = {151645, 151643};
   g["pad_token_id"] = 151643;
   g["do_sample"] = false;
-  std::ofstream(fs::path(out_dir) / "generation_config.json") << g.dump(2) << "\n";
+  return g;
+}
+
+}  // namespace
+
+Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
+  if (s.arch != "qwen3" && s.arch != "llama" && s.arch != "mistral" && s.arch != "qwen2") {
+    return Status::InvalidArgument("unknown arch '" + s.arch + "' (qwen3, llama, mistral, qwen2)");
+  }
+  std::string st_dtype;
+  LLMSERVE_ASSIGN_OR_RETURN(st_dtype, SafetensorsDtype(s.dtype));
+  if (s.num_heads == 0 || s.num_kv_heads == 0 || s.num_heads % s.num_kv_heads != 0 || s.head_dim % 2 != 0 ||
+      s.hidden_size == 0 || s.num_layers == 0 || s.intermediate_size == 0 || s.vocab_size == 0) {
+    return Status::InvalidArgument("inconsistent model shape (heads must be a multiple of kv heads, head_dim even)");
+  }
+  nlohmann::json rope_scaling = nullptr;
+  if (!s.rope_scaling_json.empty()) {
+    try {
+      rope_scaling = nlohmann::json::parse(s.rope_scaling_json);
+    } catch (const std::exception& e) {
+      return Status::InvalidArgument(std::string("rope_scaling is not JSON: ") + e.what());
+    }
+  }
+  std::string tok_dir = s.tokenizer_dir;
+  if (tok_dir.empty()) {
+    LLMSERVE_ASSIGN_OR_RETURN(tok_dir, FindDemoTokenizerDir());
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return Status::Unavailable(out_dir + ": " + ec.message());
+  LLMSERVE_RETURN_IF_ERROR(CopyTokenizer(tok_dir, out_dir));
+  std::vector<TensorToWrite> tensors = RandomTensors(s, st_dtype);
+  std::ofstream(fs::path(out_dir) / "config.json") << ConfigJson(s, rope_scaling).dump(2) << "\n";
+  std::ofstream(fs::path(out_dir) / "generation_config.json") << GenerationConfigJson().dump(2) << "\n";
   return WriteSafetensors(out_dir, tensors, s.num_shards);
 }
 

@@ -89,25 +89,35 @@ BpeModel::~BpeModel() = default;
 
 StatusOr<std::unique_ptr<BpeModel>> BpeModel::FromJson(const json& model, const JsonContext& ctx) {
   std::unique_ptr<BpeModel> m(new BpeModel());
+  LLMSERVE_RETURN_IF_ERROR(m->ReadOptions(model, ctx));
+  LLMSERVE_RETURN_IF_ERROR(m->ReadVocab(model, ctx));
+  LLMSERVE_RETURN_IF_ERROR(m->ReadMerges(model, ctx));
+  m->cache_.reset(new CacheShard[kCacheShards]);
+  return m;
+}
+
+Status BpeModel::ReadOptions(const json& model, const JsonContext& ctx) {
   std::string type = "BPE";
   LLMSERVE_RETURN_IF_ERROR(GetString(model, "type", ctx, false, &type));
   if (type != "BPE") return ctx.Child("type").Error("unsupported model type \"" + type + "\" (only BPE)");
-  LLMSERVE_RETURN_IF_ERROR(GetBool(model, "byte_fallback", ctx, false, &m->byte_fallback_));
-  LLMSERVE_RETURN_IF_ERROR(GetBool(model, "fuse_unk", ctx, false, &m->fuse_unk_));
-  LLMSERVE_RETURN_IF_ERROR(GetBool(model, "ignore_merges", ctx, false, &m->ignore_merges_));
-  LLMSERVE_RETURN_IF_ERROR(
-      GetString(model, "continuing_subword_prefix", ctx, false, &m->continuing_subword_prefix_));
-  LLMSERVE_RETURN_IF_ERROR(GetString(model, "end_of_word_suffix", ctx, false, &m->end_of_word_suffix_));
+  LLMSERVE_RETURN_IF_ERROR(GetBool(model, "byte_fallback", ctx, false, &byte_fallback_));
+  LLMSERVE_RETURN_IF_ERROR(GetBool(model, "fuse_unk", ctx, false, &fuse_unk_));
+  LLMSERVE_RETURN_IF_ERROR(GetBool(model, "ignore_merges", ctx, false, &ignore_merges_));
+  LLMSERVE_RETURN_IF_ERROR(GetString(model, "continuing_subword_prefix", ctx, false, &continuing_subword_prefix_));
+  LLMSERVE_RETURN_IF_ERROR(GetString(model, "end_of_word_suffix", ctx, false, &end_of_word_suffix_));
   auto dropout = model.find("dropout");
   if (dropout != model.end() && !dropout->is_null() && !(dropout->is_number() && dropout->get<double>() == 0)) {
     return ctx.Child("dropout").Error("BPE dropout is not supported for inference");
   }
+  return Status::Ok();
+}
 
+Status BpeModel::ReadVocab(const json& model, const JsonContext& ctx) {
   auto vocab = model.find("vocab");
   if (vocab == model.end() || !vocab->is_object()) {
     return ctx.Child("vocab").Error("expected an object mapping tokens to ids");
   }
-  m->token_to_id_.reserve(vocab->size());
+  token_to_id_.reserve(vocab->size());
   int32_t max_id = -1;
   for (auto it = vocab->begin(); it != vocab->end(); ++it) {
     if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > INT32_MAX) {
@@ -115,45 +125,48 @@ StatusOr<std::unique_ptr<BpeModel>> BpeModel::FromJson(const json& model, const 
                                       JsonTypeName(*it) + ")");
     }
     const auto id = static_cast<int32_t>(it->get<long long>());
-    m->token_to_id_.emplace(it.key(), id);
+    token_to_id_.emplace(it.key(), id);
     max_id = std::max(max_id, id);
   }
-  m->id_to_token_.assign(static_cast<size_t>(max_id + 1), nullptr);
-  for (const auto& [tok, id] : m->token_to_id_) m->id_to_token_[id] = &tok;
+  id_to_token_.assign(static_cast<size_t>(max_id + 1), nullptr);
+  for (const auto& [tok, id] : token_to_id_) id_to_token_[id] = &tok;
 
   std::string unk;
   LLMSERVE_RETURN_IF_ERROR(GetString(model, "unk_token", ctx, false, &unk));
   if (!unk.empty()) {
-    auto it = m->token_to_id_.find(unk);
-    if (it == m->token_to_id_.end()) {
+    auto it = token_to_id_.find(unk);
+    if (it == token_to_id_.end()) {
       return ctx.Child("unk_token").Error("unk_token \"" + unk + "\" is not in the vocabulary");
     }
-    m->unk_id_ = it->second;
+    unk_id_ = it->second;
   }
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", b);
-    auto it = m->token_to_id_.find(std::string_view(name));
-    m->byte_ids_[b] = it == m->token_to_id_.end() ? -1 : it->second;
+    auto it = token_to_id_.find(std::string_view(name));
+    byte_ids_[b] = it == token_to_id_.end() ? -1 : it->second;
   }
-  if (m->continuing_subword_prefix_.empty() && m->end_of_word_suffix_.empty()) {
-    m->bmp_char_id_.assign(0x10000, -1);
-    for (const auto& [tok, id] : m->token_to_id_) {
+  if (continuing_subword_prefix_.empty() && end_of_word_suffix_.empty()) {
+    bmp_char_id_.assign(0x10000, -1);
+    for (const auto& [tok, id] : token_to_id_) {
       size_t pos = 0;
       char32_t cp;
       if (!tok.empty() && base::DecodeUtf8(tok, &pos, &cp) && pos == tok.size() && cp < 0x10000) {
-        m->bmp_char_id_[cp] = id;
+        bmp_char_id_[cp] = id;
       }
     }
   }
+  return Status::Ok();
+}
 
+Status BpeModel::ReadMerges(const json& model, const JsonContext& ctx) {
   auto merges = model.find("merges");
   if (merges == model.end() || !merges->is_array()) {
     return ctx.Child("merges").Error("expected an array of merges");
   }
-  m->merges_ = std::make_unique<PairTable>(merges->size());
+  merges_ = std::make_unique<PairTable>(merges->size());
   const JsonContext mctx = ctx.Child("merges");
-  const size_t prefix_len = m->continuing_subword_prefix_.size();
+  const size_t prefix_len = continuing_subword_prefix_.size();
   std::string merged;
   for (size_t i = 0; i < merges->size(); ++i) {
     const json& item = (*merges)[i];
@@ -172,25 +185,24 @@ StatusOr<std::unique_ptr<BpeModel>> BpeModel::FromJson(const json& model, const 
     } else {
       return mctx.Child(i).Error("expected \"a b\" or [\"a\", \"b\"], found " + JsonTypeName(item));
     }
-    auto ia = m->token_to_id_.find(a), ib = m->token_to_id_.find(b);
-    if (ia == m->token_to_id_.end() || ib == m->token_to_id_.end()) {
-      return mctx.Child(i).Error("merge token \"" + std::string(ia == m->token_to_id_.end() ? a : b) +
+    auto ia = token_to_id_.find(a), ib = token_to_id_.find(b);
+    if (ia == token_to_id_.end() || ib == token_to_id_.end()) {
+      return mctx.Child(i).Error("merge token \"" + std::string(ia == token_to_id_.end() ? a : b) +
                                  "\" is not in the vocabulary");
     }
     merged.assign(a);
-    if (prefix_len > 0 && b.substr(0, prefix_len) == m->continuing_subword_prefix_) {
+    if (prefix_len > 0 && b.substr(0, prefix_len) == continuing_subword_prefix_) {
       merged.append(b.substr(prefix_len));
     } else {
       merged.append(b);
     }
-    auto im = m->token_to_id_.find(merged);
-    if (im == m->token_to_id_.end()) {
+    auto im = token_to_id_.find(merged);
+    if (im == token_to_id_.end()) {
       return mctx.Child(i).Error("merged token \"" + merged + "\" is not in the vocabulary");
     }
-    m->merges_->Insert(PairKey(ia->second, ib->second), static_cast<int32_t>(i), im->second);
+    merges_->Insert(PairKey(ia->second, ib->second), static_cast<int32_t>(i), im->second);
   }
-  m->cache_.reset(new CacheShard[kCacheShards]);
-  return m;
+  return Status::Ok();
 }
 
 void BpeModel::ClearCache() const {

@@ -59,6 +59,11 @@ class BpeModel {
 
  private:
   BpeModel() = default;
+  // FromJson's parts: the flags ("type", "byte_fallback", ...), then the
+  // vocabulary with the unk, byte and single-character ids, then the merges.
+  Status ReadOptions(const nlohmann::json& model, const JsonContext& ctx);
+  Status ReadVocab(const nlohmann::json& model, const JsonContext& ctx);
+  Status ReadMerges(const nlohmann::json& model, const JsonContext& ctx);
   struct Symbol;
   struct PairTable;
   struct CacheShard;

@@ -1,6 +1,6 @@
 #pragma once
 // HttpRequest / HttpResponse: the plain-data view of one HTTP exchange that
-// handlers see. No Boost.Beast here: only http_server.cc includes Beast.
+// handlers see. No Boost.Beast here: only connection.cc includes Beast.
 
 #include <string>
 #include <string_view>

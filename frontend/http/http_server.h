@@ -1,6 +1,6 @@
 #pragma once
-// HttpServer: an HTTP/1.1 server (Boost.Asio + Boost.Beast, kept inside
-// http_server.cc) with keep-alive, a fixed pool of I/O threads, one strand per
+// HttpServer: an HTTP/1.1 server (Boost.Asio + Boost.Beast, Beast kept inside
+// connection.cc) with keep-alive, a fixed pool of I/O threads, one strand per
 // connection, a request body limit (413), read/write timeouts, chunked
 // streaming responses with client-disconnect detection, and a bounded graceful
 // stop. Requests go to a Router; handlers answer through a thread-safe

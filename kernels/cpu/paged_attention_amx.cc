@@ -336,27 +336,15 @@ struct Context {
   size_t out_stride;
 };
 
-LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* staged, Scratch& w) {
+// RunItem's K/V operands: points kb[i] / vb[i] at block b_lo + i of the
+// item's request (`table`) for KV head it.kv_head, bf16 in the tile-ready
+// layout: the call's staged copy, the bf16 cache itself, or this item's
+// rounding of an fp32 cache into w.k / w.v. Inlined into RunItem.
+LLMSERVE_AVX512 __attribute__((always_inline)) inline void SpanBlocks(
+    const Context& cx, const Item& it, const Staged* staged, const int32_t* table, size_t b_lo, size_t blocks,
+    Scratch& w, std::vector<const uint16_t*>& kb, std::vector<const uint16_t*>& vb) {
   const PagedAttentionShape& s = *cx.s;
-  const PagedAttentionBatch& b = *cx.b;
-  const size_t bs = s.block_size, hd = s.head_dim, group = cx.group, n = it.te - it.tb;
-  const size_t tokens0 = std::min(n, cx.tile_tokens);
-  const int rows0 = static_cast<int>(tokens0 * group), rows1 = static_cast<int>((n - tokens0) * group);
-  const int32_t* table = b.block_tables + static_cast<size_t>(b.token_request[it.tb]) * b.block_table_stride;
-  size_t first[kRowTiles * kTileRows], last[kRowTiles * kTileRows];
-  size_t kfirst = SIZE_MAX, klast = 0;
-  for (size_t i = 0; i < n; ++i) {
-    last[i] = static_cast<size_t>(b.positions[it.tb + i]);
-    first[i] = s.sliding_window > 0 && last[i] + 1 > s.sliding_window ? last[i] + 1 - s.sliding_window : 0;
-    kfirst = std::min(kfirst, first[i]);
-    klast = std::max(klast, last[i]);
-  }
-  // The item's keys: 32-key steps from block b_lo's first to the one holding
-  // klast (later slots are never read).
-  const size_t b_lo = kfirst / bs, blocks = klast / bs - b_lo + 1;
-  const size_t steps = (klast - b_lo * bs) / 32 + 1, span = 32 * steps;
-  // The span's K/V blocks (bf16, tile-ready layout).
-  thread_local std::vector<const uint16_t*> kb, vb;
+  const size_t bs = s.block_size, hd = s.head_dim;
   kb.resize(blocks);
   vb.resize(blocks);
   const size_t elems = bs * hd;
@@ -379,6 +367,67 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
       vb[i] = static_cast<const uint16_t*>(cx.v_cache) + base;
     }
   }
+}
+
+// RunItem's softmax: for each row tile (rows0 rows over st0, rows1 over st1;
+// rows1 == 0: one tile) the softmax of its rows' scores into its Pᵀ tiles in
+// w.pt and 1 / sum into inv_sum, by tile (SoftmaxTile) or row by row
+// (SoftmaxRow). first / last: each token's key range, positions; the span
+// starts at block b_lo. Inlined into RunItem.
+LLMSERVE_AVX512 __attribute__((always_inline)) inline void SoftmaxRowTiles(
+    const Context& cx, size_t n, int rows0, int rows1, const size_t* first, const size_t* last, size_t b_lo,
+    size_t span, size_t steps, float* st0, float* st1, Scratch& w, float* inv_sum) {
+  const PagedAttentionShape& s = *cx.s;
+  const size_t bs = s.block_size, group = cx.group;
+  for (size_t rt = 0; rt < (rows1 > 0 ? 2u : 1u); ++rt) {
+    float* st = rt == 0 ? st0 : st1;
+    uint32_t* pt = w.pt.data() + rt * steps * kTileWords;
+    const size_t tb = rt * cx.tile_tokens, te = std::min(n, tb + cx.tile_tokens);
+    if ((rt == 0 ? rows0 : rows1) >= kTileSoftmaxRows) {
+      alignas(64) int32_t lf[16], ll[16];  // empty lanes: 1 > 0
+      std::fill(lf, lf + 16, 1);
+      std::fill(ll, ll + 16, 0);
+      for (size_t i = tb; i < te; ++i) {
+        for (size_t g = 0; g < group; ++g) {
+          lf[(i - tb) * group + g] = static_cast<int32_t>(first[i] - b_lo * bs);
+          ll[(i - tb) * group + g] = static_cast<int32_t>(last[i] - b_lo * bs);
+        }
+      }
+      SoftmaxTile(st, span, lf, ll, s.scale, pt, inv_sum + rt * kTileRows);
+      continue;
+    }
+    for (size_t i = tb; i < te; ++i) {
+      for (size_t g = 0; g < group; ++g) {
+        const size_t r = (i - tb) * group + g;
+        inv_sum[rt * kTileRows + r] =
+            SoftmaxRow(st, span, r, first[i] - b_lo * bs, last[i] - b_lo * bs, s.scale, w.row.data(), pt);
+      }
+    }
+  }
+}
+
+LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* staged, Scratch& w) {
+  const PagedAttentionShape& s = *cx.s;
+  const PagedAttentionBatch& b = *cx.b;
+  const size_t bs = s.block_size, hd = s.head_dim, group = cx.group, n = it.te - it.tb;
+  const size_t tokens0 = std::min(n, cx.tile_tokens);
+  const int rows0 = static_cast<int>(tokens0 * group), rows1 = static_cast<int>((n - tokens0) * group);
+  const int32_t* table = b.block_tables + static_cast<size_t>(b.token_request[it.tb]) * b.block_table_stride;
+  size_t first[kRowTiles * kTileRows], last[kRowTiles * kTileRows];
+  size_t kfirst = SIZE_MAX, klast = 0;
+  for (size_t i = 0; i < n; ++i) {
+    last[i] = static_cast<size_t>(b.positions[it.tb + i]);
+    first[i] = s.sliding_window > 0 && last[i] + 1 > s.sliding_window ? last[i] + 1 - s.sliding_window : 0;
+    kfirst = std::min(kfirst, first[i]);
+    klast = std::max(klast, last[i]);
+  }
+  // The item's keys: 32-key steps from block b_lo's first to the one holding
+  // klast (later slots are never read).
+  const size_t b_lo = kfirst / bs, blocks = klast / bs - b_lo + 1;
+  const size_t steps = (klast - b_lo * bs) / 32 + 1, span = 32 * steps;
+  // The span's K/V blocks (bf16, tile-ready layout).
+  thread_local std::vector<const uint16_t*> kb, vb;
+  SpanBlocks(cx, it, staged, table, b_lo, blocks, w, kb, vb);
   // The V step holding the last position, keys past it zeroed.
   const size_t tail_step = steps - 1;
   const size_t tail_keys = (klast - b_lo * bs) % 32 + 1;
@@ -423,31 +472,7 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
   }
   // Softmax and Pᵀ.
   float inv_sum[kRowTiles * kTileRows];
-  for (size_t rt = 0; rt < (rows1 > 0 ? 2u : 1u); ++rt) {
-    float* st = rt == 0 ? st0 : st1;
-    uint32_t* pt = w.pt.data() + rt * steps * kTileWords;
-    const size_t tb = rt * cx.tile_tokens, te = std::min(n, tb + cx.tile_tokens);
-    if ((rt == 0 ? rows0 : rows1) >= kTileSoftmaxRows) {
-      alignas(64) int32_t lf[16], ll[16];  // empty lanes: 1 > 0
-      std::fill(lf, lf + 16, 1);
-      std::fill(ll, ll + 16, 0);
-      for (size_t i = tb; i < te; ++i) {
-        for (size_t g = 0; g < group; ++g) {
-          lf[(i - tb) * group + g] = static_cast<int32_t>(first[i] - b_lo * bs);
-          ll[(i - tb) * group + g] = static_cast<int32_t>(last[i] - b_lo * bs);
-        }
-      }
-      SoftmaxTile(st, span, lf, ll, s.scale, pt, inv_sum + rt * kTileRows);
-      continue;
-    }
-    for (size_t i = tb; i < te; ++i) {
-      for (size_t g = 0; g < group; ++g) {
-        const size_t r = (i - tb) * group + g;
-        inv_sum[rt * kTileRows + r] =
-            SoftmaxRow(st, span, r, first[i] - b_lo * bs, last[i] - b_lo * bs, s.scale, w.row.data(), pt);
-      }
-    }
-  }
+  SoftmaxRowTiles(cx, n, rows0, rows1, first, last, b_lo, span, steps, st0, st1, w, inv_sum);
   // outᵀ, 32 dims at a time.
   for (size_t c = 0; c < hd / 16; c += 2) {
     if (rows1 > 0) {

@@ -197,6 +197,222 @@ struct Series {
   }
 };
 
+// A figure's wall and cpu series, in the order figures first appear.
+class Figures {
+ public:
+  void Add(const std::string& name, double wall, double cpu) {
+    if (!fig_.count(name)) order_.push_back(name);
+    fig_[name].first.Add(wall);
+    fig_[name].second.Add(cpu);
+  }
+  // The summary table: best and median over repetitions, wall and cpu.
+  void Print() {
+    std::printf("%-40s %10s %10s %10s %10s\n", "figure [goal]", "wall best", "wall med", "cpu best", "cpu med");
+    for (const std::string& name : order_) {
+      const bool lower = name.find("/ b=1") != std::string::npos;
+      const auto& [wall, cpu] = fig_[name];
+      std::printf("%-40s %10.3f %10.3f %10.3f %10.3f\n", name.c_str(), wall.Best(!lower), wall.Median(),
+                  cpu.Best(!lower), cpu.Median());
+    }
+  }
+
+ private:
+  std::map<std::string, std::pair<Series, Series>> fig_;  // name -> {wall series, cpu series}
+  std::vector<std::string> order_;
+};
+
+// The model directory to measure: --bench-model, or the qwen3-0.6b preset
+// generated into --bench-cache-dir on first use ("" after an error).
+std::string ModelDir() {
+  namespace w = llmserve::worker;
+  std::string dir = FLAGS_bench_model;
+  if (!dir.empty()) return dir;
+  dir = FLAGS_bench_cache_dir + "/qwen3-0.6b-random";
+  if (std::filesystem::exists(dir + "/config.json")) return dir;
+  auto spec = w::TestModelPreset("qwen3-0.6b", "qwen3");
+  CHECK(spec.ok());
+  std::fprintf(stderr, "generating %s ...\n", dir.c_str());
+  const auto st = w::WriteTestModel(*spec, dir);
+  if (!st.ok()) {
+    LOG(ERROR) << st.ToString();
+    return "";
+  }
+  return dir;
+}
+
+// What every phase reads: the model, its KV cache and the run's shape.
+struct Bench {
+  llmserve::kernels::cpu::ThreadPool* pool;
+  llmserve::worker::Model* model;
+  llmserve::worker::KvCache* cache;
+  std::vector<size_t> batches;
+  size_t bs;              // KV block size
+  size_t ctx;             // context tokens of each decode request
+  size_t steps;           // timed decode steps per batch size
+  size_t blocks_per_req;  // KV blocks of one decode request
+  size_t prefill;         // prompt tokens of the prefill (0: none)
+  size_t bytes_per_step;  // matmul weight bytes one step reads
+  double prefill_flops;   // weight FLOPs of the prefill
+  double decode_flops;    // weight FLOPs of one decode token
+  Bf16Peak bf16_peak;
+  double peak_flops;      // FLOPs of one run of the peak loop on every thread
+  std::vector<float> logits;
+  Figures figures;
+};
+
+// This repetition's baselines: read bandwidth and bf16 peak, wall and cpu.
+struct Baselines {
+  double bw = 0, bw_cpu = 0;      // GB/s
+  double peak = 0, peak_cpu = 0;  // GFLOP/s (0: no bf16 hardware)
+};
+
+Baselines MeasureBaselines(Bench& bench, const std::vector<uint64_t>& bw_buf, int rep) {
+  Baselines out;
+  const double bw_bytes = static_cast<double>(bw_buf.size() * sizeof(uint64_t));
+  const Timing bw_t = ReadTime(*bench.pool, bw_buf, 10);
+  out.bw = bw_bytes / bw_t.wall / 1e9;
+  out.bw_cpu = bw_bytes / bw_t.cpu / 1e9;
+  std::printf("{\"what\":\"read_bandwidth\",\"rep\":%d,\"gb_per_s\":%.2f,\"gb_per_s_cpu\":%.2f}\n", rep, out.bw,
+              out.bw_cpu);
+  bench.figures.Add("read bandwidth GB/s", out.bw, out.bw_cpu);
+  // The bf16 peak of this repetition: what bounds (b) and (c) from below / above.
+  Timing peak_t{0, 0};
+  if (bench.bf16_peak.name != nullptr) peak_t = Bf16PeakSeconds(*bench.pool, bench.bf16_peak);
+  out.peak = peak_t.wall > 0 ? bench.peak_flops / peak_t.wall / 1e9 : 0;
+  out.peak_cpu = peak_t.cpu > 0 ? bench.peak_flops / peak_t.cpu / 1e9 : 0;
+  if (out.peak > 0) {
+    bench.figures.Add(std::string(bench.bf16_peak.name) + " bf16 peak GFLOP/s (all threads)", out.peak, out.peak_cpu);
+  }
+  return out;
+}
+
+// Best of the timed decode steps of `batch` requests (after an untimed
+// prefill of their contexts).
+Timing TimeDecode(Bench& bench, size_t batch) {
+  const auto& cfg = bench.model->config();
+  auto blocks_of = [&](size_t r) {
+    std::vector<int32_t> b(bench.blocks_per_req);
+    std::iota(b.begin(), b.end(), static_cast<int32_t>(r * bench.blocks_per_req));
+    return b;
+  };
+  ForwardBatch pre;  // fill each request's context (untimed)
+  for (size_t r = 0; r < batch; ++r) {
+    std::vector<int32_t> toks(bench.ctx);
+    for (size_t i = 0; i < bench.ctx; ++i) toks[i] = static_cast<int32_t>((r * 977 + i * 31) % cfg.vocab_size);
+    pre.AddRequest(toks, 0, blocks_of(r), bench.bs, true);
+  }
+  pre.FinishBlockTables();
+  CHECK(bench.model->Forward(pre, *bench.cache, &bench.logits).ok());
+  Timing best{1e30, 1e30};
+  for (size_t s = 0; s < bench.steps; ++s) {
+    ForwardBatch b;
+    for (size_t r = 0; r < batch; ++r) {
+      const float* row = &bench.logits[(bench.logits.size() / cfg.vocab_size == batch ? r : 0) * cfg.vocab_size];
+      const int32_t next = static_cast<int32_t>(std::max_element(row, row + cfg.vocab_size) - row);
+      b.AddRequest({next}, static_cast<int32_t>(bench.ctx + s), blocks_of(r), bench.bs, true);
+    }
+    b.FinishBlockTables();
+    Stopwatch sw(bench.pool->size());
+    CHECK(bench.model->Forward(b, *bench.cache, &bench.logits).ok());
+    best = Min(best, sw.Stop());
+  }
+  return best;
+}
+
+// Decode at every batch size: step time, and its ratios to the roofline (b=1)
+// or to the b=1 step and that step's physical floor.
+void MeasureDecode(Bench& bench, const Baselines& base, int rep) {
+  Timing step1{0, 0};
+  for (size_t batch : bench.batches) {
+    const Timing best = TimeDecode(bench, batch);
+    if (batch == 1) step1 = best;
+    std::printf("{\"what\":\"decode\",\"rep\":%d,\"batch\":%zu,\"step_ms\":%.2f,\"step_ms_cpu\":%.2f,\"tok_per_s\":%.2f",
+                rep, batch, best.wall * 1e3, best.cpu * 1e3, static_cast<double>(batch) / best.wall);
+    if (step1.wall > 0) std::printf(",\"step_vs_batch1\":%.3f", best.wall / step1.wall);
+    if (batch == 1) {
+      const double roof = base.bw * 1e9 / static_cast<double>(bench.bytes_per_step);
+      const double roof_cpu = base.bw_cpu * 1e9 / static_cast<double>(bench.bytes_per_step);
+      std::printf(",\"roofline_tok_per_s\":%.2f,\"ratio_to_roofline\":%.3f", roof, (1.0 / best.wall) / roof);
+      bench.figures.Add("(a) decode b=1 tok/s", 1.0 / best.wall, 1.0 / best.cpu);
+      bench.figures.Add("(a) b=1 / roofline [>=0.95]", (1.0 / best.wall) / roof, (1.0 / best.cpu) / roof_cpu);
+    } else if (step1.wall > 0) {
+      const std::string b = std::to_string(batch);
+      bench.figures.Add("(b) step b=" + b + " / b=1" + (batch == 16 ? " [<=1.3]" : ""), best.wall / step1.wall,
+                        best.cpu / step1.cpu);
+      if (base.peak > 0) {
+        // No step can beat both its matmul FLOPs at the peak and one read of the weights.
+        auto floor_s = [&](double gflop_per_s, double gb_per_s) {
+          return std::max(static_cast<double>(batch) * bench.decode_flops / (gflop_per_s * 1e9),
+                          static_cast<double>(bench.bytes_per_step) / (gb_per_s * 1e9));
+        };
+        bench.figures.Add("(b) floor of b=" + b + " / b=1 (peak, bandwidth)", floor_s(base.peak, base.bw) / step1.wall,
+                          floor_s(base.peak_cpu, base.bw_cpu) / step1.cpu);
+      }
+    }
+    std::printf("}\n");
+    std::fflush(stdout);
+  }
+}
+
+// One prefill of bench.prefill tokens: throughput, its ratio to the bf16
+// peak, and (with bf16-product attention) the same prefill with the fp32
+// attention kernels as the baseline.
+void MeasurePrefill(Bench& bench, const Baselines& base, int rep) {
+  const auto& cfg = bench.model->config();
+  const size_t prefill = bench.prefill;
+  ForwardBatch b;
+  std::vector<int32_t> toks(prefill);
+  for (size_t i = 0; i < prefill; ++i) toks[i] = static_cast<int32_t>((i * 7919 + rep) % cfg.vocab_size);
+  std::vector<int32_t> blocks((prefill + bench.bs - 1) / bench.bs);
+  std::iota(blocks.begin(), blocks.end(), 0);
+  b.AddRequest(toks, 0, blocks, bench.bs, true);
+  b.FinishBlockTables();
+  auto run_prefill = [&] {
+    Stopwatch sw(bench.pool->size());
+    CHECK(bench.model->Forward(b, *bench.cache, &bench.logits).ok());
+    return sw.Stop();
+  };
+  // Baseline in the same repetition: the same prefill with the fp32
+  // attention kernels (what bf16 models ran before the bf16-product attention).
+  Timing fp32{0, 0};
+  const bool bf16_attention = static_cast<int>(llmserve::kernels::cpu::ActiveIsa()) >=
+                                  static_cast<int>(llmserve::kernels::cpu::Isa::kAvx512Bf16) &&
+                              FLAGS_bench_precision == "bf16" && FLAGS_bench_attention_bf16;
+  if (bf16_attention) {
+    llmserve::kernels::cpu::PagedAttentionAllowBf16Products(false);
+    fp32 = run_prefill();
+    llmserve::kernels::cpu::PagedAttentionAllowBf16Products(true);
+  }
+  const Timing t = run_prefill();
+  Figures& figures = bench.figures;
+  if (bf16_attention) {
+    std::printf("{\"what\":\"prefill_fp32_attention\",\"rep\":%d,\"seconds\":%.3f,\"seconds_cpu\":%.3f}\n", rep,
+                fp32.wall, fp32.cpu);
+    figures.Add("(c) prefill tok/s, fp32 attention", static_cast<double>(prefill) / fp32.wall,
+                static_cast<double>(prefill) / fp32.cpu);
+    figures.Add("(c) bf16-product attention speed-up (x)", fp32.wall / t.wall, fp32.cpu / t.cpu);
+  }
+  const double gflops = bench.prefill_flops / t.wall / 1e9, gflops_cpu = bench.prefill_flops / t.cpu / 1e9;
+  std::printf("{\"what\":\"prefill\",\"rep\":%d,\"tokens\":%zu,\"seconds\":%.3f,\"seconds_cpu\":%.3f,"
+              "\"tok_per_s\":%.2f,\"weight_gflop_per_s\":%.1f",
+              rep, prefill, t.wall, t.cpu, static_cast<double>(prefill) / t.wall, gflops);
+  figures.Add("(c) prefill " + std::to_string(prefill) + " tok/s [>=800]", static_cast<double>(prefill) / t.wall,
+              static_cast<double>(prefill) / t.cpu);
+  if (base.peak > 0) {
+    const char* peak_name = bench.bf16_peak.name;
+    std::printf(",\"peak\":\"%s\",\"peak_gflop_per_s\":%.0f,\"ratio_to_peak\":%.3f", peak_name, base.peak,
+                gflops / base.peak);
+    figures.Add("(c) prefill GFLOP/s / " + std::string(peak_name) + " peak", gflops / base.peak,
+                gflops_cpu / base.peak_cpu);
+    // The matmuls alone at the peak, attention and everything else free.
+    const double tokens_per_gflop = static_cast<double>(prefill) / (bench.prefill_flops / 1e9);
+    figures.Add("(c) prefill tok/s ceiling at that peak", base.peak * tokens_per_gflop,
+                base.peak_cpu * tokens_per_gflop);
+  }
+  std::printf("}\n");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,203 +420,67 @@ int main(int argc, char** argv) {
       "llmserve-bench-worker: decode and prefill throughput of the CPU model runner.\n"
       "usage: llmserve-bench-worker [--bench-model DIR] [--bench-precision f32|bf16] [--bench-batches 1,4,16,64]");
   namespace w = llmserve::worker;
+  namespace cpu = llmserve::kernels::cpu;
   if (FLAGS_bench_kv_dtype != "auto" && FLAGS_bench_kv_dtype != "f32" && FLAGS_bench_kv_dtype != "bf16") {
     std::fprintf(stderr, "--bench-kv-dtype must be auto, f32 or bf16, got '%s'\n", FLAGS_bench_kv_dtype.c_str());
     return 2;
   }
-  std::string dir = FLAGS_bench_model;
-  if (dir.empty()) {
-    dir = FLAGS_bench_cache_dir + "/qwen3-0.6b-random";
-    if (!std::filesystem::exists(dir + "/config.json")) {
-      auto spec = w::TestModelPreset("qwen3-0.6b", "qwen3");
-      CHECK(spec.ok());
-      std::fprintf(stderr, "generating %s ...\n", dir.c_str());
-      const auto st = w::WriteTestModel(*spec, dir);
-      if (!st.ok()) {
-        LOG(ERROR) << st.ToString();
-        return 1;
-      }
-    }
-  }
-  llmserve::kernels::cpu::PagedAttentionAllowAvx512(FLAGS_bench_attention_avx512);
-  llmserve::kernels::cpu::PagedAttentionAllowBf16Products(FLAGS_bench_attention_bf16);
-  llmserve::kernels::cpu::ThreadPool pool(static_cast<size_t>(std::max(0, FLAGS_bench_threads)));
+  const std::string dir = ModelDir();
+  if (dir.empty()) return 1;
+  cpu::PagedAttentionAllowAvx512(FLAGS_bench_attention_avx512);
+  cpu::PagedAttentionAllowBf16Products(FLAGS_bench_attention_bf16);
+  cpu::ThreadPool pool(static_cast<size_t>(std::max(0, FLAGS_bench_threads)));
   w::LoadOptions opts;
-  opts.precision = FLAGS_bench_precision == "bf16" ? llmserve::kernels::cpu::MatmulPrecision::kBF16
-                                                   : llmserve::kernels::cpu::MatmulPrecision::kF32;
+  opts.precision = FLAGS_bench_precision == "bf16" ? cpu::MatmulPrecision::kBF16 : cpu::MatmulPrecision::kF32;
   auto model_or = w::Model::Load(dir, opts, nullptr, &pool);
   if (!model_or.ok()) {
     LOG(ERROR) << model_or.status().ToString();
     return 1;
   }
   w::Model& model = **model_or;
-  const auto& cfg = model.config();
-  const size_t bytes_per_step = model.weights().matmul_bytes();
+  Bench bench;
+  bench.pool = &pool;
+  bench.model = &model;
+  bench.bytes_per_step = model.weights().matmul_bytes();
   std::vector<uint64_t> bw_buf(static_cast<size_t>(FLAGS_bench_bandwidth_mib) * (1u << 20) / sizeof(uint64_t));
   for (size_t i = 0; i < bw_buf.size(); ++i) bw_buf[i] = i * 0x9e3779b97f4a7c15ull;
-  const double bw_bytes = static_cast<double>(bw_buf.size() * sizeof(uint64_t));
   std::printf("{\"what\":\"model\",\"dir\":\"%s\",\"weight_bytes_per_step\":%zu,\"precision\":\"%s\",\"threads\":%zu}\n",
-              dir.c_str(), bytes_per_step, FLAGS_bench_precision.c_str(), pool.size());
+              dir.c_str(), bench.bytes_per_step, FLAGS_bench_precision.c_str(), pool.size());
   std::fflush(stdout);
 
-  std::vector<size_t> batches;
   std::stringstream ss(FLAGS_bench_batches);
-  for (std::string item; std::getline(ss, item, ',');) batches.push_back(std::stoul(item));
-  const size_t bs = w::kDefaultCpuBlockSize, ctx = static_cast<size_t>(FLAGS_bench_context);
-  const size_t steps = static_cast<size_t>(std::max(1, FLAGS_bench_decode_steps));
+  for (std::string item; std::getline(ss, item, ',');) bench.batches.push_back(std::stoul(item));
+  bench.bs = w::kDefaultCpuBlockSize;
+  bench.ctx = static_cast<size_t>(FLAGS_bench_context);
+  bench.steps = static_cast<size_t>(std::max(1, FLAGS_bench_decode_steps));
   const int reps = std::max(1, FLAGS_bench_reps);
-  const size_t blocks_per_req = (ctx + steps * static_cast<size_t>(reps) + bs - 1) / bs;
-  const size_t max_batch = batches.empty() ? 1 : *std::max_element(batches.begin(), batches.end());
-  const size_t prefill = static_cast<size_t>(std::max(0, FLAGS_bench_prefill_tokens));
-  const size_t num_blocks = std::max(max_batch * blocks_per_req, (prefill + bs - 1) / bs);
-  const llmserve::kernels::cpu::KvDType kv_dtype = w::KvDTypeFor(
+  bench.blocks_per_req = (bench.ctx + bench.steps * static_cast<size_t>(reps) + bench.bs - 1) / bench.bs;
+  const size_t max_batch = bench.batches.empty() ? 1 : *std::max_element(bench.batches.begin(), bench.batches.end());
+  bench.prefill = static_cast<size_t>(std::max(0, FLAGS_bench_prefill_tokens));
+  const size_t num_blocks = std::max(max_batch * bench.blocks_per_req, (bench.prefill + bench.bs - 1) / bench.bs);
+  const cpu::KvDType kv_dtype = w::KvDTypeFor(
       FLAGS_bench_kv_dtype == "bf16" ? "bfloat16" : FLAGS_bench_kv_dtype == "f32" ? "float32" : "auto", opts.precision);
-  const char* kv_name = kv_dtype == llmserve::kernels::cpu::KvDType::kBF16 ? "bf16" : "f32";
+  const char* kv_name = kv_dtype == cpu::KvDType::kBF16 ? "bf16" : "f32";
   std::printf("{\"what\":\"kv_cache\",\"dtype\":\"%s\"}\n", kv_name);
-  w::KvCache cache(model.CacheShape(num_blocks, bs, kv_dtype));
-  const Bf16Peak bf16_peak = Bf16PeakFor(llmserve::kernels::cpu::GetCpuFeatures());
-  const double peak_flops =
-      bf16_peak.flops_per_iteration * static_cast<double>(bf16_peak.iterations) * static_cast<double>(pool.size());
-  const double es = cfg.torch_dtype == "float32" ? 4 : 2;
+  w::KvCache cache(model.CacheShape(num_blocks, bench.bs, kv_dtype));
+  bench.cache = &cache;
+  bench.bf16_peak = Bf16PeakFor(cpu::GetCpuFeatures());
+  bench.peak_flops = bench.bf16_peak.flops_per_iteration * static_cast<double>(bench.bf16_peak.iterations) *
+                     static_cast<double>(pool.size());
+  const double es = model.config().torch_dtype == "float32" ? 4 : 2;
   const double head = static_cast<double>(model.weights().lm_head.bytes()) / es;
-  const double body = static_cast<double>(bytes_per_step) / es - head;
-  const double prefill_flops = 2.0 * (body * static_cast<double>(prefill) + head);
-  const double decode_flops = 2.0 * (body + head);  // per token
-  // Figures per repetition: name -> {wall series, cpu series}.
-  std::map<std::string, std::pair<Series, Series>> fig;
-  std::vector<std::string> order;
-  auto add = [&](const std::string& name, double wall, double cpu) {
-    if (!fig.count(name)) order.push_back(name);
-    fig[name].first.Add(wall);
-    fig[name].second.Add(cpu);
-  };
-  std::vector<float> logits;
+  const double body = static_cast<double>(bench.bytes_per_step) / es - head;
+  bench.prefill_flops = 2.0 * (body * static_cast<double>(bench.prefill) + head);
+  bench.decode_flops = 2.0 * (body + head);  // per token
+
   for (int rep = 0; rep < reps; ++rep) {
-    const Timing bw_t = ReadTime(pool, bw_buf, 10);
-    const double bw = bw_bytes / bw_t.wall / 1e9, bw_cpu = bw_bytes / bw_t.cpu / 1e9;
-    std::printf("{\"what\":\"read_bandwidth\",\"rep\":%d,\"gb_per_s\":%.2f,\"gb_per_s_cpu\":%.2f}\n", rep, bw, bw_cpu);
-    add("read bandwidth GB/s", bw, bw_cpu);
-    // The bf16 peak of this repetition: what bounds (b) and (c) from below / above.
-    Timing peak_t{0, 0};
-    if (bf16_peak.name != nullptr) peak_t = Bf16PeakSeconds(pool, bf16_peak);
-    const double peak = peak_t.wall > 0 ? peak_flops / peak_t.wall / 1e9 : 0;
-    const double peak_cpu = peak_t.cpu > 0 ? peak_flops / peak_t.cpu / 1e9 : 0;
-    if (peak > 0) add(std::string(bf16_peak.name) + " bf16 peak GFLOP/s (all threads)", peak, peak_cpu);
-    Timing step1{0, 0};
-    for (size_t batch : batches) {
-      auto blocks_of = [&](size_t r) {
-        std::vector<int32_t> b(blocks_per_req);
-        std::iota(b.begin(), b.end(), static_cast<int32_t>(r * blocks_per_req));
-        return b;
-      };
-      ForwardBatch pre;  // fill each request's context (untimed)
-      for (size_t r = 0; r < batch; ++r) {
-        std::vector<int32_t> toks(ctx);
-        for (size_t i = 0; i < ctx; ++i) toks[i] = static_cast<int32_t>((r * 977 + i * 31) % cfg.vocab_size);
-        pre.AddRequest(toks, 0, blocks_of(r), bs, true);
-      }
-      pre.FinishBlockTables();
-      CHECK(model.Forward(pre, cache, &logits).ok());
-      Timing best{1e30, 1e30};
-      for (size_t s = 0; s < steps; ++s) {
-        ForwardBatch b;
-        for (size_t r = 0; r < batch; ++r) {
-          const float* row = &logits[(logits.size() / cfg.vocab_size == batch ? r : 0) * cfg.vocab_size];
-          const int32_t next = static_cast<int32_t>(std::max_element(row, row + cfg.vocab_size) - row);
-          b.AddRequest({next}, static_cast<int32_t>(ctx + s), blocks_of(r), bs, true);
-        }
-        b.FinishBlockTables();
-        Stopwatch sw(pool.size());
-        CHECK(model.Forward(b, cache, &logits).ok());
-        best = Min(best, sw.Stop());
-      }
-      if (batch == 1) step1 = best;
-      std::printf("{\"what\":\"decode\",\"rep\":%d,\"batch\":%zu,\"step_ms\":%.2f,\"step_ms_cpu\":%.2f,\"tok_per_s\":%.2f",
-                  rep, batch, best.wall * 1e3, best.cpu * 1e3, static_cast<double>(batch) / best.wall);
-      if (step1.wall > 0) std::printf(",\"step_vs_batch1\":%.3f", best.wall / step1.wall);
-      if (batch == 1) {
-        const double roof = bw * 1e9 / static_cast<double>(bytes_per_step);
-        const double roof_cpu = bw_cpu * 1e9 / static_cast<double>(bytes_per_step);
-        std::printf(",\"roofline_tok_per_s\":%.2f,\"ratio_to_roofline\":%.3f", roof, (1.0 / best.wall) / roof);
-        add("(a) decode b=1 tok/s", 1.0 / best.wall, 1.0 / best.cpu);
-        add("(a) b=1 / roofline [>=0.95]", (1.0 / best.wall) / roof, (1.0 / best.cpu) / roof_cpu);
-      } else if (step1.wall > 0) {
-        const std::string b = std::to_string(batch);
-        add("(b) step b=" + b + " / b=1" + (batch == 16 ? " [<=1.3]" : ""), best.wall / step1.wall,
-            best.cpu / step1.cpu);
-        if (peak > 0) {
-          // No step can beat both its matmul FLOPs at the peak and one read of the weights.
-          auto floor_s = [&](double gflop_per_s, double gb_per_s) {
-            return std::max(static_cast<double>(batch) * decode_flops / (gflop_per_s * 1e9),
-                            static_cast<double>(bytes_per_step) / (gb_per_s * 1e9));
-          };
-          add("(b) floor of b=" + b + " / b=1 (peak, bandwidth)", floor_s(peak, bw) / step1.wall,
-              floor_s(peak_cpu, bw_cpu) / step1.cpu);
-        }
-      }
-      std::printf("}\n");
-      std::fflush(stdout);
-    }
-    if (prefill > 0) {
-      ForwardBatch b;
-      std::vector<int32_t> toks(prefill);
-      for (size_t i = 0; i < prefill; ++i) toks[i] = static_cast<int32_t>((i * 7919 + rep) % cfg.vocab_size);
-      std::vector<int32_t> blocks((prefill + bs - 1) / bs);
-      std::iota(blocks.begin(), blocks.end(), 0);
-      b.AddRequest(toks, 0, blocks, bs, true);
-      b.FinishBlockTables();
-      auto run_prefill = [&] {
-        Stopwatch sw(pool.size());
-        CHECK(model.Forward(b, cache, &logits).ok());
-        return sw.Stop();
-      };
-      // Baseline in the same repetition: the same prefill with the fp32
-      // attention kernels (what bf16 models ran before the bf16-product attention).
-      Timing base{0, 0};
-      const bool bf16_attention = static_cast<int>(llmserve::kernels::cpu::ActiveIsa()) >=
-                                      static_cast<int>(llmserve::kernels::cpu::Isa::kAvx512Bf16) &&
-                                  FLAGS_bench_precision == "bf16" && FLAGS_bench_attention_bf16;
-      if (bf16_attention) {
-        llmserve::kernels::cpu::PagedAttentionAllowBf16Products(false);
-        base = run_prefill();
-        llmserve::kernels::cpu::PagedAttentionAllowBf16Products(true);
-      }
-      const Timing t = run_prefill();
-      if (bf16_attention) {
-        std::printf("{\"what\":\"prefill_fp32_attention\",\"rep\":%d,\"seconds\":%.3f,\"seconds_cpu\":%.3f}\n", rep,
-                    base.wall, base.cpu);
-        add("(c) prefill tok/s, fp32 attention", static_cast<double>(prefill) / base.wall,
-            static_cast<double>(prefill) / base.cpu);
-        add("(c) bf16-product attention speed-up (x)", base.wall / t.wall, base.cpu / t.cpu);
-      }
-      const double gflops = prefill_flops / t.wall / 1e9, gflops_cpu = prefill_flops / t.cpu / 1e9;
-      std::printf("{\"what\":\"prefill\",\"rep\":%d,\"tokens\":%zu,\"seconds\":%.3f,\"seconds_cpu\":%.3f,"
-                  "\"tok_per_s\":%.2f,\"weight_gflop_per_s\":%.1f",
-                  rep, prefill, t.wall, t.cpu, static_cast<double>(prefill) / t.wall, gflops);
-      add("(c) prefill " + std::to_string(prefill) + " tok/s [>=800]", static_cast<double>(prefill) / t.wall,
-          static_cast<double>(prefill) / t.cpu);
-      if (peak > 0) {
-        std::printf(",\"peak\":\"%s\",\"peak_gflop_per_s\":%.0f,\"ratio_to_peak\":%.3f", bf16_peak.name, peak,
-                    gflops / peak);
-        add("(c) prefill GFLOP/s / " + std::string(bf16_peak.name) + " peak", gflops / peak, gflops_cpu / peak_cpu);
-        // The matmuls alone at the peak, attention and everything else free.
-        const double tokens_per_gflop = static_cast<double>(prefill) / (prefill_flops / 1e9);
-        add("(c) prefill tok/s ceiling at that peak", peak * tokens_per_gflop, peak_cpu * tokens_per_gflop);
-      }
-      std::printf("}\n");
-      std::fflush(stdout);
-    }
+    const Baselines base = MeasureBaselines(bench, bw_buf, rep);
+    MeasureDecode(bench, base, rep);
+    if (bench.prefill > 0) MeasurePrefill(bench, base, rep);
   }
   std::printf("\n=== llmserve-bench-worker summary: %d reps, %zu threads, %s weights, %s KV cache, isa %s ===\n", reps,
-              pool.size(), FLAGS_bench_precision.c_str(), kv_name,
-              std::string(llmserve::kernels::cpu::IsaName(llmserve::kernels::cpu::ActiveIsa())).c_str());
+              pool.size(), FLAGS_bench_precision.c_str(), kv_name, std::string(cpu::IsaName(cpu::ActiveIsa())).c_str());
   std::printf("ratios are taken within each repetition; cpu = process CPU time / threads\n");
-  std::printf("%-40s %10s %10s %10s %10s\n", "figure [goal]", "wall best", "wall med", "cpu best", "cpu med");
-  for (const std::string& name : order) {
-    const bool lower = name.find("/ b=1") != std::string::npos;
-    const auto& [wall, cpu] = fig[name];
-    std::printf("%-40s %10.3f %10.3f %10.3f %10.3f\n", name.c_str(), wall.Best(!lower), wall.Median(),
-                cpu.Best(!lower), cpu.Median());
-  }
+  bench.figures.Print();
   return 0;
 }
