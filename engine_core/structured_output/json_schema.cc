@@ -38,7 +38,7 @@ JsonSchemaCompiler::JsonSchemaCompiler(const nlohmann::ordered_json& root, const
 
 StatusOr<std::shared_ptr<const Grammar>> JsonSchemaCompiler::Build() {
   int32_t root = b_.AddRule("root");
-  LLMSERVE_ASSIGN_OR_RETURN(Expr e, Value(root_, ""));
+  LLMSERVE_ASSIGN_OR_RETURN(Expr e, Value(root_, "#"));
   b_.Define(root, std::move(e));
   return b_.Build(root);
 }
@@ -153,7 +153,7 @@ StatusOr<Expr> JsonSchemaCompiler::Ref(const std::string& ref, const std::string
   ref_rules_[ref] = rule;  // before compiling the target, so recursion finds it
   int saved = depth_;
   depth_ = 0;
-  auto body = Value(*target, ref.substr(1));
+  auto body = Value(*target, ref);
   depth_ = saved;
   if (!body.ok()) return body.status();
   b_.Define(rule, std::move(body).value());

@@ -204,6 +204,7 @@ StatusOr<Expr> JsonSchemaCompiler::Number(const json& s, const std::string& path
       return Status::InvalidArgument(path + "/" + key + ": bounds on type number are not supported (only on integer)");
     }
   }
+  // Exponents have at most two digits so that no output overflows a double.
   Expr digit = BytesExpr(ByteSet::Range('0', '9'));
   Expr int_part = AltExpr({LiteralExpr("0"), SeqExpr({BytesExpr(ByteSet::Range('1', '9')), StarExpr(digit)})});
   ByteSet e;
@@ -213,7 +214,7 @@ StatusOr<Expr> JsonSchemaCompiler::Number(const json& s, const std::string& path
   sign.Add('+');
   sign.Add('-');
   return SeqExpr({OptExpr(LiteralExpr("-")), int_part, OptExpr(SeqExpr({LiteralExpr("."), RepeatExpr(digit, 1, -1)})),
-                  OptExpr(SeqExpr({BytesExpr(e), OptExpr(BytesExpr(sign)), RepeatExpr(digit, 1, -1)}))});
+                  OptExpr(SeqExpr({BytesExpr(e), OptExpr(BytesExpr(sign)), RepeatExpr(digit, 1, 2)}))});
 }
 
 Expr JsonSchemaCompiler::AnyObject() {
