@@ -5,6 +5,7 @@
 // STRUCTURED_OUTPUT_DUMP=FILE the (schema, output) pairs are appended to FILE
 // as JSON lines for validate_with_ajv.cjs.
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -132,13 +133,14 @@ std::shared_ptr<const Vocabulary> RandomVocab(std::mt19937_64& rng) {
   return Vocabulary::Create(std::move(toks), {eos}).value();
 }
 
-TEST(PropertyTest, RandomSchemasRandomWalksValidOutputs) {
-  const char* dump_path = std::getenv("STRUCTURED_OUTPUT_DUMP");
-  std::ofstream dump;
-  if (dump_path) dump.open(dump_path, std::ios::app);
-  int completed = 0, walks = 0, schemas = 0;
-  const char* seeds_env = std::getenv("STRUCTURED_OUTPUT_SEEDS");  // more seeds for a local soak
-  const uint64_t seeds = seeds_env ? std::strtoull(seeds_env, nullptr, 10) : 60;
+struct WalkStats {
+  int schemas = 0;
+  int walks = 0;
+  int completed = 0;
+};
+
+// Walks `seeds` random schemas; appends (schema, output) pairs to `dump`.
+void RunWalks(uint64_t seeds, std::ofstream* dump, WalkStats* stats) {
   for (uint64_t seed = 1; seed <= seeds; ++seed) {
     std::mt19937_64 rng(seed * 7919);
     ojson schema = SchemaGen(seed).Root();
@@ -146,10 +148,10 @@ TEST(PropertyTest, RandomSchemasRandomWalksValidOutputs) {
     options.any_whitespace = seed % 2 == 0;
     auto g = CompileJsonSchema(schema.dump(), options);
     ASSERT_TRUE(g.ok()) << schema.dump() << " " << g.status().ToString();
-    ++schemas;
+    ++stats->schemas;
     auto vocab = RandomVocab(rng);
     auto compiled = CompiledGrammar::Compile(*g, vocab);
-    for (int walk = 0; walk < 6; ++walk, ++walks) {
+    for (int walk = 0; walk < 6; ++walk, ++stats->walks) {
       GrammarMatcher m(compiled);
       std::string out;
       for (int step = 0; step < 500; ++step) {
@@ -168,16 +170,43 @@ TEST(PropertyTest, RandomSchemasRandomWalksValidOutputs) {
         out += vocab->bytes(pick);
       }
       if (!m.IsTerminated()) continue;
-      ++completed;
+      ++stats->completed;
       ojson value = ojson::parse(out, nullptr, /*allow_exceptions=*/false);
       ASSERT_FALSE(value.is_discarded()) << "not JSON: " << out << " for " << schema.dump();
       EXPECT_TRUE(testing::Validate(value, schema, schema)) << out << " for " << schema.dump();
-      if (dump) dump << ojson{{"schema", schema}, {"output", out}}.dump() << "\n";
+      if (dump && *dump) *dump << ojson{{"schema", schema}, {"output", out}}.dump() << "\n";
     }
   }
-  EXPECT_EQ(schemas, static_cast<int>(seeds));
-  std::cout << completed << " of " << walks << " walks completed\n";
-  EXPECT_GT(completed, walks / 2) << completed << " of " << walks << " walks completed";
+}
+
+TEST(PropertyTest, RandomSchemasRandomWalksValidOutputs) {
+  const char* dump_path = std::getenv("STRUCTURED_OUTPUT_DUMP");
+  std::ofstream dump;
+  if (dump_path) dump.open(dump_path, std::ios::app);
+  const char* seeds_env = std::getenv("STRUCTURED_OUTPUT_SEEDS");  // more seeds for a local soak
+  const uint64_t seeds = seeds_env ? std::strtoull(seeds_env, nullptr, 10) : 60;
+  WalkStats stats;
+  RunWalks(seeds, &dump, &stats);
+  EXPECT_EQ(stats.schemas, static_cast<int>(seeds));
+  EXPECT_GT(stats.completed, stats.walks / 2) << stats.completed << " of " << stats.walks << " walks completed";
+}
+
+// The same outputs checked by the npm `ajv` package (skipped where node or
+// ajv is not installed: run `npm install` in the repository root).
+TEST(PropertyTest, AjvAcceptsEveryOutput) {
+  if (std::system("node -e \"require('ajv/dist/2020'); require('ajv-formats')\" >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "node with ajv and ajv-formats not found";
+  }
+  std::string path = ::testing::TempDir() + "structured_output_pairs.jsonl";
+  std::remove(path.c_str());
+  {
+    std::ofstream dump(path);
+    WalkStats stats;
+    RunWalks(30, &dump, &stats);
+    ASSERT_GT(stats.completed, 0);
+  }
+  int rc = std::system(("node tests/engine_core/structured_output/validate_with_ajv.cjs " + path).c_str());
+  EXPECT_EQ(rc, 0) << "ajv rejected outputs of " << path;
 }
 
 }  // namespace
