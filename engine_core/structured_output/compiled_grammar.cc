@@ -10,9 +10,9 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(std::shared_ptr<
   const Grammar& g = *grammar;
   c->masks_.resize(g.nodes().size());
   // Canonical index of each node of a leaf rule, for the cache key.
-  std::unordered_map<int32_t, std::string> shapes;
+  std::unordered_map<int32_t, int64_t> shapes;
   for (size_t r = 0; r < g.rules().size(); ++r) {
-    if (g.rules()[r].leaf) shapes[static_cast<int32_t>(r)] = g.LeafShape(static_cast<int32_t>(r));
+    if (g.rules()[r].leaf) shapes[static_cast<int32_t>(r)] = vocab->ShapeId(g.LeafShape(static_cast<int32_t>(r)));
   }
   std::vector<int32_t> canon(g.nodes().size(), -1);
   for (auto& [r, shape] : shapes) {
@@ -27,18 +27,19 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(std::shared_ptr<
       }
     }
   }
+  LocalDfa dfa(g);
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.nodes()[i];
     if (n.bytes.empty()) continue;
     auto shape = shapes.find(n.rule);
     if (shape == shapes.end() || canon[i] < 0) {
-      c->masks_[i] = ComputePositionMask(g, static_cast<int32_t>(i), *vocab);
+      c->masks_[i] = ComputePositionMask(dfa, static_cast<int32_t>(i), *vocab);
       continue;
     }
-    std::string key = shape->second + "#" + std::to_string(canon[i]);
+    std::string key = std::to_string(shape->second) + "#" + std::to_string(canon[i]);
     auto m = vocab->CachedMask(key);
     if (!m) {
-      m = ComputePositionMask(g, static_cast<int32_t>(i), *vocab);
+      m = ComputePositionMask(dfa, static_cast<int32_t>(i), *vocab);
       vocab->CacheMask(key, m);
     }
     c->masks_[i] = std::move(m);

@@ -53,6 +53,7 @@ class JsonSchemaCompiler {
   GrammarBuilder b_;
   std::map<std::string, int32_t> ref_rules_;
   std::map<std::pair<int32_t, int32_t>, int32_t> string_rules_;
+  std::map<std::string, int32_t> pattern_rules_;
   int32_t any_value_ = -1;
   int32_t any_object_ = -1;
   int32_t any_array_ = -1;

@@ -172,9 +172,18 @@ StatusOr<Expr> JsonSchemaCompiler::String(const json& s, const std::string& path
   }
   if (!pattern.empty()) {
     if (lengths) return Status::InvalidArgument(path + ": minLength/maxLength together with pattern or format is not supported");
-    auto body = RegexToExpr(pattern, /*json_escaped=*/true);
-    if (!body.ok()) return body.status().WithContext(path + "/pattern");
-    return SeqExpr({LiteralExpr("\""), std::move(body).value(), LiteralExpr("\"")});
+    // The body and closing quote form a shared rule: its masks are cached
+    // across grammars (formats and common patterns recur).
+    auto it = pattern_rules_.find(pattern);
+    if (it == pattern_rules_.end()) {
+      auto body = RegexToExpr(pattern, /*json_escaped=*/true);
+      if (!body.ok()) return body.status().WithContext(path + "/pattern");
+      int32_t r = b_.AddRule("string_pattern");
+      b_.Define(r, SeqExpr({std::move(body).value(), LiteralExpr("\"")}));
+      b_.MarkShared(r);
+      it = pattern_rules_.emplace(pattern, r).first;
+    }
+    return SeqExpr({LiteralExpr("\""), RefExpr(it->second)});
   }
   return SeqExpr({LiteralExpr("\""), StringBody(std::max(min_len, 0), max_len)});
 }

@@ -16,11 +16,15 @@
 // Positions of leaf rules (rules that call no rule) depend only on the shape
 // of the rule, so their masks are cached per vocabulary across grammars.
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine_core/structured_output/grammar.h"
+#include "engine_core/structured_output/pda.h"
 #include "engine_core/structured_output/vocabulary.h"
 
 namespace llmserve::engine_core::structured_output {
@@ -39,8 +43,41 @@ struct PositionMask {
   void OrInto(uint32_t* mask) const;
 };
 
-// Computes the mask of `node` (a node with byte edges) over `vocab`.
-std::shared_ptr<const PositionMask> ComputePositionMask(const Grammar& g, int32_t node,
-                                                        const Vocabulary& vocab);
+// A lazily built DFA over the sets of stacks reachable from positions of one
+// grammar, each stack with an unknown context below its bottom frame. One is
+// shared by all positions of a grammar, so positions that reach the same
+// stack sets (a bounded repetition's chain) share transitions.
+class LocalDfa {
+ public:
+  static constexpr int32_t kDead = -1;
+  explicit LocalDfa(const Grammar& g);
+  // The state of a stack holding only `node`.
+  int32_t Start(int32_t node);
+  // The state after `byte` from `state`, or kDead.
+  int32_t Next(int32_t state, uint8_t byte) {
+    int32_t t = trans_[state][byte];
+    return t != kUnknown ? t : Slow(state, byte);
+  }
+  // True when the bottom frame ended on the way to `state`.
+  bool popped(int32_t state) const { return popped_[state]; }
+
+ private:
+  static constexpr int32_t kUnknown = -2;
+  int32_t Slow(int32_t state, uint8_t byte);
+  int32_t Add(StackSet set);
+
+  const Grammar* g_;
+  StackPool pool_;
+  Pda pda_;
+  std::vector<StackSet> sets_;
+  std::vector<ByteSet> viable_;
+  std::vector<bool> popped_;
+  std::vector<std::array<int32_t, 256>> trans_;
+  std::unordered_map<std::string, int32_t> ids_;
+};
+
+// Computes the mask of `node` (a node with byte edges) over `vocab`, with
+// `dfa` built for the node's grammar.
+std::shared_ptr<const PositionMask> ComputePositionMask(LocalDfa& dfa, int32_t node, const Vocabulary& vocab);
 
 }  // namespace llmserve::engine_core::structured_output

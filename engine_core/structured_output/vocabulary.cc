@@ -72,6 +72,11 @@ void Vocabulary::BuildTrie(const std::vector<bool>& excluded) {
   for (int32_t i : open) trie_[i].end = static_cast<int32_t>(trie_.size());
 }
 
+int64_t Vocabulary::ShapeId(const std::string& shape) const {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  return shapes_.emplace(shape, static_cast<int64_t>(shapes_.size())).first->second;
+}
+
 std::shared_ptr<const PositionMask> Vocabulary::CachedMask(const std::string& key) const {
   std::lock_guard<std::mutex> lock(cache_mu_);
   auto it = cache_.find(key);

@@ -54,6 +54,8 @@ class Vocabulary {
   // Token ids referenced by trie nodes.
   const std::vector<int32_t>& trie_tokens() const { return trie_tokens_; }
 
+  // A small id for the leaf-rule shape `shape` (the same for equal shapes).
+  int64_t ShapeId(const std::string& shape) const;
   // The cached mask for key `key`, or null.
   std::shared_ptr<const PositionMask> CachedMask(const std::string& key) const;
   // Stores a mask under `key` (thread-safe).
@@ -69,6 +71,7 @@ class Vocabulary {
   std::vector<int32_t> trie_tokens_;
   mutable std::mutex cache_mu_;
   mutable std::unordered_map<std::string, std::shared_ptr<const PositionMask>> cache_;
+  mutable std::unordered_map<std::string, int64_t> shapes_;
 };
 
 }  // namespace llmserve::engine_core::structured_output
