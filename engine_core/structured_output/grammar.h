@@ -72,7 +72,7 @@ class Grammar {
 
 struct BuildOptions {
   int64_t max_inline_size = 4096;  // inline a non-recursive rule up to this Expr size
-  int64_t max_nodes = 1 << 20;     // automaton size limit (InvalidArgument beyond)
+  int64_t max_nodes = 100000;      // automaton size limit (InvalidArgument beyond)
 };
 
 class GrammarBuilder {

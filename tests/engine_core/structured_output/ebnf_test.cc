@@ -74,5 +74,46 @@ TEST(EbnfTest, NullableRulesAndEmptyAlternatives) {
   EXPECT_FALSE(Matches(g, "x"));
 }
 
+TEST(EbnfTest, AJsonGrammarInLlamaCppStyle) {
+  auto g = CompileEbnf(R"(
+root   ::= object
+value  ::= object | array | string | number | ("true" | "false" | "null") ws
+
+object ::=
+  "{" ws (
+            string ":" ws value
+    ("," ws string ":" ws value)*
+  )? "}" ws
+
+array  ::=
+  "[" ws (
+            value
+    ("," ws value)*
+  )? "]" ws
+
+string ::=
+  "\"" (
+    [^"\\\x7F\x00-\x1F] |
+    "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4}) # escapes
+  )* "\"" ws
+
+number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws
+
+# Optional space: by convention, applied in this grammar after literal chars when allowed
+ws ::= | " " | "\n" [ \t]{0,20}
+)");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_TRUE(Matches(g, R"({"a": [1, 2.5e3, "x\u00e9"], "b": {"c": null}} )"));
+  EXPECT_TRUE(Matches(g, "{}"));
+  EXPECT_FALSE(Matches(g, R"({"a" 1})"));
+  EXPECT_FALSE(Matches(g, "[]"));
+}
+
+TEST(EbnfTest, HugeRepetitionIsAnErrorNotAHang) {
+  auto g = CompileEbnf("root ::= (\"ab\"{1000}){1000}");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("too large"), std::string::npos) << g.status().message();
+}
+
 }  // namespace
 }  // namespace llmserve::engine_core::structured_output
