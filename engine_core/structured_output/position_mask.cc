@@ -1,0 +1,108 @@
+#include "engine_core/structured_output/position_mask.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine_core/structured_output/pda.h"
+
+namespace llmserve::engine_core::structured_output {
+
+void PositionMask::OrInto(uint32_t* mask) const {
+  if (!accepted_bits.empty()) {
+    for (size_t i = 0; i < accepted_bits.size(); ++i) mask[i] |= accepted_bits[i];
+  } else {
+    for (int32_t id : accepted_ids) mask[id >> 5] |= uint32_t{1} << (id & 31);
+  }
+}
+
+
+LocalDfa::LocalDfa(const Grammar& g) : g_(&g), pda_(&g, &pool_) {}
+
+int32_t LocalDfa::Start(int32_t node) {
+  StackSet init;
+  init.stacks.push_back(pool_.Intern(node, kNoFrame));
+  return Add(std::move(init));
+}
+
+int32_t LocalDfa::Slow(int32_t state, uint8_t byte) {
+  if (!viable_[state].Has(byte)) return trans_[state][byte] = kDead;
+  StackSet out;
+  pda_.Step(sets_[state], byte, &out);
+  int32_t r = out.Dead() ? kDead : Add(std::move(out));
+  trans_[state][byte] = r;
+  return r;
+}
+
+int32_t LocalDfa::Add(StackSet set) {
+  std::string key(reinterpret_cast<const char*>(set.stacks.data()), set.stacks.size() * sizeof(int32_t));
+  key += set.popped ? 'P' : '-';
+  auto [it, fresh] = ids_.emplace(std::move(key), static_cast<int32_t>(sets_.size()));
+  if (fresh) {
+    popped_.push_back(set.popped);
+    ByteSet viable;  // bytes some stack top can consume
+    for (int32_t st : set.stacks)
+      for (const ByteEdge& e : g_->nodes()[pool_.node(st)].bytes) viable |= e.set;
+    viable_.push_back(viable);
+    sets_.push_back(std::move(set));
+    trans_.emplace_back();
+    trans_.back().fill(kUnknown);
+  }
+  return it->second;
+}
+
+std::shared_ptr<const PositionMask> ComputePositionMask(LocalDfa& dfa, int32_t node, const Vocabulary& vocab) {
+  auto mask = std::make_shared<PositionMask>();
+  const auto& trie = vocab.trie();
+  const auto& toks = vocab.trie_tokens();
+  std::vector<uint32_t> bits(vocab.mask_words(), 0);
+  int64_t count = 0;
+  std::vector<int32_t> state(1, dfa.Start(node));  // state per depth
+  std::vector<int32_t> pops;         // depths (ancestors) where the rule ended
+  int32_t n = static_cast<int32_t>(trie.size());
+  for (int32_t i = 0; i < n;) {
+    const Vocabulary::TrieNode& t = trie[i];
+    while (!pops.empty() && pops.back() >= t.depth) pops.pop_back();
+    int32_t s = dfa.Next(state[t.depth - 1], t.byte);
+    if (s == LocalDfa::kDead) {
+      if (!pops.empty()) {
+        for (int32_t k = t.tok_begin; k < trie[t.end - 1].tok_end; ++k)
+          for (int32_t d : pops) mask->uncertain.push_back({toks[k], d, 0});
+      }
+      i = t.end;
+      continue;
+    }
+    if (static_cast<int32_t>(state.size()) <= t.depth) state.resize(t.depth + 1);
+    state[t.depth] = s;
+    for (int32_t k = t.tok_begin; k < t.tok_end; ++k) {
+      bits[toks[k] >> 5] |= uint32_t{1} << (toks[k] & 31);
+      ++count;
+    }
+    if (dfa.popped(s)) pops.push_back(t.depth);
+    ++i;
+  }
+  if (count * 32 > vocab.size()) {
+    mask->accepted_bits = std::move(bits);
+  } else {
+    for (size_t w = 0; w < bits.size(); ++w) {
+      for (uint32_t b = bits[w]; b; b &= b - 1) {
+        mask->accepted_ids.push_back(static_cast<int32_t>(w * 32 + __builtin_ctz(b)));
+      }
+    }
+  }
+  auto rem = [&](const PositionMask::Uncertain& u) {
+    return std::string_view(vocab.bytes(u.token)).substr(u.offset);
+  };
+  std::sort(mask->uncertain.begin(), mask->uncertain.end(),
+            [&](const auto& a, const auto& b) { return rem(a) < rem(b); });
+  for (size_t k = 1; k < mask->uncertain.size(); ++k) {
+    std::string_view a = rem(mask->uncertain[k - 1]), b = rem(mask->uncertain[k]);
+    size_t l = 0;
+    while (l < a.size() && l < b.size() && a[l] == b[l]) ++l;
+    mask->uncertain[k].lcp = static_cast<int32_t>(l);
+  }
+  return mask;
+}
+
+}  // namespace llmserve::engine_core::structured_output
