@@ -45,7 +45,7 @@ TEST(StatusOrDeathTest, ValueOfAnErrorIsACheckFailure) {
 }
 
 TEST(StatusOrDeathTest, MadeFromAnOkStatusIsACheckFailure) {
-  EXPECT_DEATH(StatusOr<int>{Status::Ok()}, "made from an OK status");
+  EXPECT_DEATH({ const StatusOr<int> made{Status::Ok()}; }, "made from an OK status");
 }
 
 }  // namespace
