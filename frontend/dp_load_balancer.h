@@ -28,7 +28,7 @@
 // every step's budget and one batch slot until it finishes, and under a
 // long-tailed output length L a request in flight still has about
 // E[L^2] / (2 E[L]) tokens to go (about 180 for outputs with median 80 and
-// log-sigma 1), more than the mean output. In tests/frontend/bench's
+// log-sigma 1), more than the mean output. In bench/frontend's
 // simulation, weights 16..512 all gave lower time to first token than vLLM's
 // score; 256 matched vLLM's request-count balance while doing so. vLLM's
 // score, waiting*4 + running, is kept as ScorePolicy::kRequestCounts for comparison.

@@ -5,7 +5,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { makeGenerator } = require(path.join(__dirname, '..', 'tests', 'tokenizer_conformance', 'corpus.js'));
+const { makeGenerator } = require(path.join(__dirname, '..', 'tests', 'common', 'tokenizer_conformance', 'corpus.js'));
 
 const [mode, file, bytesArg] = process.argv.slice(2);
 if (mode === 'corpus') {

@@ -42,6 +42,108 @@ int Fail(const Status& s, int code) {
   return code;
 }
 
+// The benchmark's own options, validated.
+struct LatencyParams {
+  int64_t input_len = 0;
+  int64_t output_len = 0;
+  int64_t batch_size = 0;
+  int64_t warmup = 0;
+  int64_t iters = 0;
+};
+
+StatusOr<LatencyParams> ParseLatencyParams(const OfflineOptions& options) {
+  auto input_len = options.Int("input-len", 1);
+  auto output_len = options.Int("output-len", 1);
+  auto batch_size = options.Int("batch-size", 1);
+  auto warmup = options.Int("num-iters-warmup", 0);
+  auto iters = options.Int("num-iters", 1);
+  for (const auto* v : {&input_len, &output_len, &batch_size, &warmup, &iters})
+    if (!v->ok()) return v->status();
+  return LatencyParams{*input_len, *output_len, *batch_size, *warmup, *iters};
+}
+
+// What the measured batches add up to.
+struct LatencyTotals {
+  std::vector<double> latencies;
+  int64_t prefill_tokens = 0, decode_tokens = 0, preemptions = 0;
+  double prefill_time = 0, decode_time = 0;
+};
+
+// Runs the warm-up batches, then the measured ones into *totals.
+Status RunLatencyBatches(engine_core::EngineCore& core, const std::vector<OfflineRequest>& batch,
+                         const LatencyParams& params, LatencyTotals* totals) {
+  const proto::SamplingParams sampling = BenchmarkSampling();
+  std::printf("Warming up...\n");
+  auto warm_progress = TerminalProgress("Warmup iterations");
+  for (int64_t i = 0; i < params.warmup; ++i) {
+    auto r = RunOfflineBatch(core, batch, sampling);
+    if (!r.ok()) return r.status();
+    if (warm_progress) warm_progress(static_cast<size_t>(i + 1), static_cast<size_t>(params.warmup));
+  }
+  auto progress = TerminalProgress("Bench iterations");
+  for (int64_t i = 0; i < params.iters; ++i) {
+    auto r = RunOfflineBatch(core, batch, sampling);
+    if (!r.ok()) return r.status();
+    totals->latencies.push_back(r->elapsed_s);
+    totals->prefill_tokens += r->prefill_tokens;
+    totals->prefill_time += r->prefill_time_s;
+    totals->decode_tokens += r->decode_tokens;
+    totals->decode_time += r->decode_time_s;
+    totals->preemptions += r->num_preemptions;
+    if (progress) progress(static_cast<size_t>(i + 1), static_cast<size_t>(params.iters));
+  }
+  return Status::Ok();
+}
+
+// Prints the results and, when json_path is set, writes them there as JSON.
+Status ReportLatency(const LatencyTotals& t, const LatencyParams& params, const std::string& json_path) {
+  const std::vector<double>& latencies = t.latencies;
+  double mean = 0;
+  for (double l : latencies) mean += l;
+  mean /= static_cast<double>(latencies.size());
+  double var = 0;
+  for (double l : latencies) var += (l - mean) * (l - mean);
+  const double stddev = std::sqrt(var / static_cast<double>(latencies.size()));
+  const double prefill_tps = t.prefill_time > 0 ? t.prefill_tokens / t.prefill_time : 0;
+  const double decode_tps = t.decode_time > 0 ? t.decode_tokens / t.decode_time : 0;
+  std::printf("Avg latency: %.6f seconds\n", mean);
+  std::printf("Std latency: %.6f seconds\n", stddev);
+  nlohmann::json percentiles = nlohmann::json::object();
+  for (int p : kPercentages) {
+    const double v = Percentile(latencies, p);
+    std::printf("%d%% percentile latency: %.6f seconds\n", p, v);
+    percentiles[std::to_string(p)] = v;
+  }
+  std::printf("Prefill: %lld tokens in %.4f s of prefill steps (%.1f tokens/s)\n",
+              static_cast<long long>(t.prefill_tokens), t.prefill_time, prefill_tps);
+  std::printf("Decode: %lld tokens in %.4f s of decode-only steps (%.1f tokens/s)\n",
+              static_cast<long long>(t.decode_tokens), t.decode_time, decode_tps);
+  if (t.preemptions > 0) std::printf("Preemptions: %lld (the KV cache is too small for the batch)\n", static_cast<long long>(t.preemptions));
+
+  if (json_path.empty()) return Status::Ok();
+  nlohmann::json j = {
+      {"avg_latency", mean},
+      {"std_latency", stddev},
+      {"latencies", latencies},
+      {"percentiles", percentiles},
+      {"prefill_tokens", t.prefill_tokens},
+      {"prefill_time", t.prefill_time},
+      {"prefill_tokens_per_second", prefill_tps},
+      {"decode_tokens", t.decode_tokens},
+      {"decode_time", t.decode_time},
+      {"decode_tokens_per_second", decode_tps},
+      {"num_preemptions", t.preemptions},
+      {"batch_size", params.batch_size},
+      {"input_len", params.input_len},
+      {"output_len", params.output_len},
+      {"num_iters", params.iters},
+      {"num_iters_warmup", params.warmup},
+  };
+  std::ofstream out(json_path);
+  if (!out || !(out << j.dump(4) << "\n")) return Status::InvalidArgument("cannot write --output-json file '" + json_path + "'");
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunBenchLatency(int argc, char** argv) {
@@ -58,13 +160,8 @@ int RunBenchLatency(int argc, char** argv) {
       "Benchmark options:\n" + options.Usage());
   auto model_dir = ModelDirFromArgs(options, argc, argv);
   if (!model_dir.ok()) return Fail(model_dir.status(), 2);
-  auto input_len = options.Int("input-len", 1);
-  auto output_len = options.Int("output-len", 1);
-  auto batch_size = options.Int("batch-size", 1);
-  auto warmup = options.Int("num-iters-warmup", 0);
-  auto iters = options.Int("num-iters", 1);
-  for (const auto* v : {&input_len, &output_len, &batch_size, &warmup, &iters})
-    if (!v->ok()) return Fail(v->status(), 2);
+  auto params = ParseLatencyParams(options);
+  if (!params.ok()) return Fail(params.status(), 2);
 
   proto::EngineConfig config;
   if (Status s = EngineConfigFromFlags(*model_dir, &config); !s.ok()) return Fail(s, 2);
@@ -72,89 +169,23 @@ int RunBenchLatency(int argc, char** argv) {
   if (!model_config.ok()) return Fail(model_config.status(), 1);
   const int64_t max_model_len = config.model().max_model_len() ? config.model().max_model_len()
                                                                : static_cast<int64_t>(model_config->max_position_embeddings);
-  if (max_model_len < *input_len + *output_len)
-    return Fail(Status::InvalidArgument("--input-len + --output-len (" + std::to_string(*input_len + *output_len) +
+  const int64_t total_len = params->input_len + params->output_len;
+  if (max_model_len < total_len)
+    return Fail(Status::InvalidArgument("--input-len + --output-len (" + std::to_string(total_len) +
                                         ") exceed max_model_len " + std::to_string(max_model_len)),
                 2);
   auto engine = engine_core::BuildEngineCore(config, 0);
   if (!engine.ok()) return Fail(engine.status(), 1);
 
   std::mt19937_64 rng(static_cast<uint64_t>(FLAGS_seed));
-  std::vector<OfflineRequest> batch(static_cast<size_t>(*batch_size));
+  std::vector<OfflineRequest> batch(static_cast<size_t>(params->batch_size));
   for (auto& r : batch) {
-    r.prompt_token_ids = RandomTokenIds(rng, *input_len, static_cast<int64_t>(model_config->vocab_size));
-    r.max_tokens = static_cast<int32_t>(*output_len);
+    r.prompt_token_ids = RandomTokenIds(rng, params->input_len, static_cast<int64_t>(model_config->vocab_size));
+    r.max_tokens = static_cast<int32_t>(params->output_len);
   }
-  const proto::SamplingParams sampling = BenchmarkSampling();
-
-  std::printf("Warming up...\n");
-  auto warm_progress = TerminalProgress("Warmup iterations");
-  for (int64_t i = 0; i < *warmup; ++i) {
-    auto r = RunOfflineBatch(*engine->core, batch, sampling);
-    if (!r.ok()) return Fail(r.status(), 1);
-    if (warm_progress) warm_progress(static_cast<size_t>(i + 1), static_cast<size_t>(*warmup));
-  }
-  std::vector<double> latencies;
-  int64_t prefill_tokens = 0, decode_tokens = 0, preemptions = 0;
-  double prefill_time = 0, decode_time = 0;
-  auto progress = TerminalProgress("Bench iterations");
-  for (int64_t i = 0; i < *iters; ++i) {
-    auto r = RunOfflineBatch(*engine->core, batch, sampling);
-    if (!r.ok()) return Fail(r.status(), 1);
-    latencies.push_back(r->elapsed_s);
-    prefill_tokens += r->prefill_tokens;
-    prefill_time += r->prefill_time_s;
-    decode_tokens += r->decode_tokens;
-    decode_time += r->decode_time_s;
-    preemptions += r->num_preemptions;
-    if (progress) progress(static_cast<size_t>(i + 1), static_cast<size_t>(*iters));
-  }
-
-  double mean = 0;
-  for (double l : latencies) mean += l;
-  mean /= static_cast<double>(latencies.size());
-  double var = 0;
-  for (double l : latencies) var += (l - mean) * (l - mean);
-  const double stddev = std::sqrt(var / static_cast<double>(latencies.size()));
-  const double prefill_tps = prefill_time > 0 ? prefill_tokens / prefill_time : 0;
-  const double decode_tps = decode_time > 0 ? decode_tokens / decode_time : 0;
-  std::printf("Avg latency: %.6f seconds\n", mean);
-  std::printf("Std latency: %.6f seconds\n", stddev);
-  nlohmann::json percentiles = nlohmann::json::object();
-  for (int p : kPercentages) {
-    const double v = Percentile(latencies, p);
-    std::printf("%d%% percentile latency: %.6f seconds\n", p, v);
-    percentiles[std::to_string(p)] = v;
-  }
-  std::printf("Prefill: %lld tokens in %.4f s of prefill steps (%.1f tokens/s)\n",
-              static_cast<long long>(prefill_tokens), prefill_time, prefill_tps);
-  std::printf("Decode: %lld tokens in %.4f s of decode-only steps (%.1f tokens/s)\n",
-              static_cast<long long>(decode_tokens), decode_time, decode_tps);
-  if (preemptions > 0) std::printf("Preemptions: %lld (the KV cache is too small for the batch)\n", static_cast<long long>(preemptions));
-
-  const std::string& json_path = options.Get("output-json");
-  if (!json_path.empty()) {
-    nlohmann::json j = {
-        {"avg_latency", mean},
-        {"std_latency", stddev},
-        {"latencies", latencies},
-        {"percentiles", percentiles},
-        {"prefill_tokens", prefill_tokens},
-        {"prefill_time", prefill_time},
-        {"prefill_tokens_per_second", prefill_tps},
-        {"decode_tokens", decode_tokens},
-        {"decode_time", decode_time},
-        {"decode_tokens_per_second", decode_tps},
-        {"num_preemptions", preemptions},
-        {"batch_size", *batch_size},
-        {"input_len", *input_len},
-        {"output_len", *output_len},
-        {"num_iters", *iters},
-        {"num_iters_warmup", *warmup},
-    };
-    std::ofstream out(json_path);
-    if (!out || !(out << j.dump(4) << "\n")) return Fail(Status::InvalidArgument("cannot write --output-json file '" + json_path + "'"), 1);
-  }
+  LatencyTotals totals;
+  if (Status s = RunLatencyBatches(*engine->core, batch, *params, &totals); !s.ok()) return Fail(s, 1);
+  if (Status s = ReportLatency(totals, *params, options.Get("output-json")); !s.ok()) return Fail(s, 1);
   return 0;
 }
 

@@ -84,10 +84,9 @@ StatusOr<int64_t> NonNegative(const ArgParser& args, const char* flag) {
   return v;
 }
 
-}  // namespace
-
-StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
-  ServeBenchOptions o;
+// The server and model the requests go to: --backend, --base-url, --endpoint, --model.
+Status ParseServer(const ArgParser& args, ServeBenchOptions* out) {
+  ServeBenchOptions& o = *out;
   o.backend = args.Get("backend");
   if (o.backend == "openai" || o.backend == "vllm") o.api = ApiKind::kCompletions;
   else if (o.backend == "openai-chat") o.api = ApiKind::kChat;
@@ -99,6 +98,12 @@ StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
   o.model = args.Get("model");
   o.served_model_name = args.Get("served-model-name");
   o.tokenizer = args.Get("tokenizer");
+  return Status::Ok();
+}
+
+// The dataset and its lengths: --dataset-*, --num-prompts, --seed, the *-len flags.
+Status ParseDataset(const ArgParser& args, ServeBenchOptions* out) {
+  ServeBenchOptions& o = *out;
   o.dataset_name = args.Get("dataset-name");
   if (o.dataset_name == "prefix-repetition") o.dataset_name = "prefix_repetition";
   if (o.dataset_name != "random" && o.dataset_name != "sharegpt" && o.dataset_name != "prefix_repetition") {
@@ -137,6 +142,12 @@ StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
     o.random.output_len = o.prefix.output_len = v;
     o.sharegpt_output_len = v;
   }
+  return Status::Ok();
+}
+
+// How requests are sent: rate, burstiness, concurrency and the request body's sampling.
+Status ParseLoad(const ArgParser& args, ServeBenchOptions* out) {
+  ServeBenchOptions& o = *out;
   LLMSERVE_ASSIGN_OR_RETURN(o.request_rate, args.Double("request-rate"));
   if (!(o.request_rate > 0)) return Status::InvalidArgument("--request-rate must be positive (or inf)");
   LLMSERVE_ASSIGN_OR_RETURN(o.burstiness, args.Double("burstiness"));
@@ -158,6 +169,12 @@ StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
   if (!o.extra_body.empty() && !nlohmann::json::parse(o.extra_body, nullptr, false).is_object()) {
     return Status::InvalidArgument("--extra-body must be a JSON object");
   }
+  return Status::Ok();
+}
+
+// What is reported and where: percentiles, goodput, result files, labels, headers.
+Status ParseReporting(const ArgParser& args, ServeBenchOptions* out) {
+  ServeBenchOptions& o = *out;
   o.percentile_metrics = SplitComma(args.Get("percentile-metrics"));
   for (const auto& m : o.percentile_metrics) {
     if (m != "ttft" && m != "tpot" && m != "itl" && m != "e2el") {
@@ -180,6 +197,12 @@ StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
   o.label = args.Get("label");
   LLMSERVE_ASSIGN_OR_RETURN(o.metadata, KeyValues(args, "metadata"));
   LLMSERVE_ASSIGN_OR_RETURN(o.headers, KeyValues(args, "header"));
+  return Status::Ok();
+}
+
+// Progress, timeouts, warm-up and the vLLM-compatibility flags.
+Status ParseRunLimits(const ArgParser& args, ServeBenchOptions* out) {
+  ServeBenchOptions& o = *out;
   o.show_progress = !args.Switch("disable-tqdm");
   LLMSERVE_ASSIGN_OR_RETURN(o.request_timeout_s, args.Double("request-timeout"));
   if (!(o.request_timeout_s > 0)) return Status::InvalidArgument("--request-timeout must be positive");
@@ -199,6 +222,18 @@ StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
   if (mode != "auto" && mode != "hf" && mode != "slow") {
     return Status::InvalidArgument("--tokenizer-mode: only auto, hf and slow are supported, got '" + mode + "'");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
+  ServeBenchOptions o;
+  LLMSERVE_RETURN_IF_ERROR(ParseServer(args, &o));
+  LLMSERVE_RETURN_IF_ERROR(ParseDataset(args, &o));
+  LLMSERVE_RETURN_IF_ERROR(ParseLoad(args, &o));
+  LLMSERVE_RETURN_IF_ERROR(ParseReporting(args, &o));
+  LLMSERVE_RETURN_IF_ERROR(ParseRunLimits(args, &o));
   return o;
 }
 

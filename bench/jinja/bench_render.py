@@ -3,7 +3,7 @@
 reference HF uses), same templates and conversations, measured in one run.
 
 usage (from the repository root, after building chat_template_bench):
-  /usr/bin/python3 tests/jinja/conformance/bench_render.py build/tests/jinja/conformance/chat_template_bench
+  /usr/bin/python3 bench/jinja/bench_render.py build/bin/chat_template_bench
 Prints per case: C++ CPU time per render, jinja2 CPU time per render (best of
 5 x 200 renders), and the speedup. CPU time, not wall time, so that a busy
 machine skews neither side.
@@ -15,7 +15,8 @@ import sys
 import time
 import timeit
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "jinja", "conformance"))
 import reference_render  # noqa: E402  (same jinja2 environment as the conformance references)
 
 
