@@ -54,7 +54,7 @@ void WaitUntilRouting(const EngineCoreClient& engine, uint32_t size, std::chrono
       if (e.rank < size) routed += e.active && e.ready ? 1 : 0;
       else exact = exact && !e.active;
     }
-    if (exact && routed == size) return;
+    if (exact && routed == size && !engine.scaling()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
@@ -154,7 +154,8 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
       return control->Scale(request, [engine, size, done = std::move(done)](const proto::ScaleResponse& response) {
         // The launcher answers once the coordinator published the membership;
         // this frontend's I/O thread may not have applied it (or a new rank's
-        // ReadyResponse) yet. Answer when a request sent now is routed by it.
+        // ReadyResponse) yet. Answer when a request sent now is routed by it
+        // and /is_scaling_elastic_ep answers false.
         if (response.ok()) WaitUntilRouting(*engine, size, std::chrono::seconds(5));
         done(response);
       });

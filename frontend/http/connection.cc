@@ -53,7 +53,10 @@ struct Exchange {
 namespace {
 constexpr size_t kWatchReadBytes = 4096;
 constexpr size_t kMaxPipelinedBytes = 64 * 1024;
-constexpr size_t kMaxDrainBytes = 8u << 20;
+// A rejected upload (413) is read to its end, up to this much, before the
+// close: closing with unread bytes makes the kernel send a reset that can
+// destroy the 413 before the client reads it.
+constexpr size_t kMaxDrainBytes = 64u << 20;
 }  // namespace
 
 class Connection : public std::enable_shared_from_this<Connection> {
