@@ -173,6 +173,108 @@ std::vector<OfflineRequest> UniqueBatch(uint64_t seed) {
   return batch;
 }
 
+// Part 1: throughput at a 0 % hit rate, caching on vs off, in alternated
+// pairs; prints the figures and puts them in (*json)["overhead"].
+Status MeasureThroughput(TimedEngine& on, TimedEngine& off, const proto::SamplingParams& sampling,
+                         const std::string& model_dir, nlohmann::json* json) {
+  std::printf("model %s, block size %u; %d unique prompts x %d tokens, %d output tokens each\n", model_dir.c_str(),
+              on.built.block_size, FLAGS_num_prompts, FLAGS_prompt_len, FLAGS_output_len);
+  LLMSERVE_RETURN_IF_ERROR(Time(on, UniqueBatch(1), sampling).status());  // warm-up
+  LLMSERVE_RETURN_IF_ERROR(Time(off, UniqueBatch(2), sampling).status());
+  std::vector<double> ratios, on_tps, off_tps, on_add_share, off_add_share, engine_loss, on_engine_share;
+  int64_t on_cached = 0, preemptions = 0;
+  for (int i = 0; i < FLAGS_repeats; ++i) {
+    const auto batch = UniqueBatch(1000 + static_cast<uint64_t>(i));
+    Run a, b;  // a: caching on, b: off
+    for (int k = 0; k < 2; ++k) {
+      const bool run_on = (k == 0) == (i % 2 == 0);
+      LLMSERVE_ASSIGN_OR_RETURN(Run run, Time(run_on ? on : off, batch, sampling));
+      (run_on ? a : b) = std::move(run);
+    }
+    const double tokens = static_cast<double>(a.result.prompt_tokens + a.result.output_tokens);
+    on_tps.push_back(tokens / a.result.elapsed_s);
+    off_tps.push_back(tokens / b.result.elapsed_s);
+    ratios.push_back(b.result.elapsed_s / a.result.elapsed_s);
+    engine_loss.push_back((a.engine_cpu_s - b.engine_cpu_s) / b.result.elapsed_s);
+    on_engine_share.push_back(a.engine_cpu_s / a.result.elapsed_s);
+    on_add_share.push_back(a.result.add_requests_s / a.result.elapsed_s);
+    off_add_share.push_back(b.result.add_requests_s / b.result.elapsed_s);
+    on_cached += a.result.cached_tokens;
+    preemptions += a.result.num_preemptions + b.result.num_preemptions;
+    std::printf("  pair %2d (%s first): on %.1f tok/s, off %.1f tok/s, ratio %.4f; engine CPU on %.1f ms, off %.1f ms\n",
+                i, i % 2 == 0 ? "on" : "off", on_tps.back(), off_tps.back(), ratios.back(),
+                a.engine_cpu_s * 1e3, b.engine_cpu_s * 1e3);
+  }
+  const Summary ratio = Summarize(ratios);
+  const Summary on_add = Summarize(on_add_share), off_add = Summarize(off_add_share);
+  const Summary loss = Summarize(engine_loss), engine_share = Summarize(on_engine_share);
+  std::printf("throughput on/off: median %.4f (loss %.2f %%), mean %.4f, stddev %.4f, min %.4f, max %.4f\n",
+              ratio.median, (1 - ratio.median) * 100, ratio.mean, ratio.stddev, ratio.min, ratio.max);
+  std::printf("engine CPU (caching on - off) / batch time: median %.3f %%, min %.3f %%, max %.3f %% "
+              "(engine CPU share of the batch with caching on: %.2f %%)\n",
+              loss.median * 100, loss.min * 100, loss.max * 100, engine_share.median * 100);
+  std::printf("AddRequest share of the batch time: on %.3f %%, off %.3f %% (medians)\n", on_add.median * 100,
+              off_add.median * 100);
+  std::printf("prefix cache hits with caching on: %lld tokens; preemptions: %lld\n",
+              static_cast<long long>(on_cached), static_cast<long long>(preemptions));
+
+  (*json)["overhead"] = {
+      {"num_prompts", FLAGS_num_prompts}, {"prompt_len", FLAGS_prompt_len}, {"output_len", FLAGS_output_len},
+      {"repeats", FLAGS_repeats}, {"throughput_ratio_on_off", ToJson(ratio)},
+      {"engine_cpu_loss_fraction", ToJson(loss)},
+      {"engine_cpu_share_on", ToJson(engine_share)}, {"tokens_per_second_on", on_tps},
+      {"tokens_per_second_off", off_tps}, {"add_request_share_on", ToJson(on_add)},
+      {"add_request_share_off", ToJson(off_add)}, {"prefix_cache_hit_tokens", on_cached},
+      {"num_preemptions", preemptions}};
+  return Status::Ok();
+}
+
+// Part 2: TTFT with a shared prefix vs none, caching on; prints the figures
+// and puts them in (*json)["ttft"].
+Status MeasureTtft(TimedEngine& on, const proto::SamplingParams& sampling, nlohmann::json* json) {
+  const auto shared_len = static_cast<size_t>(std::llround(FLAGS_shared_fraction * FLAGS_ttft_prompt_len));
+  std::printf("TTFT: %d-token prompts, %zu shared with a finished request vs none\n", FLAGS_ttft_prompt_len, shared_len);
+  std::mt19937_64 rng(77);
+  auto single = [&](std::vector<int32_t> ids) {
+    return std::vector<OfflineRequest>{OfflineRequest{std::move(ids), 1}};
+  };
+  LLMSERVE_RETURN_IF_ERROR(Time(on, single(RandomTokens(rng, FLAGS_ttft_prompt_len)), sampling).status());
+  std::vector<double> shared_ttft, unique_ttft, speedups;
+  int64_t shared_cached = 0, unique_cached = 0;
+  for (int i = 0; i < FLAGS_ttft_repeats; ++i) {
+    const auto base = RandomTokens(rng, FLAGS_ttft_prompt_len);
+    LLMSERVE_RETURN_IF_ERROR(Time(on, single(base), sampling).status());
+    auto shared = std::vector<int32_t>(base.begin(), base.begin() + static_cast<std::ptrdiff_t>(shared_len));
+    const auto tail = RandomTokens(rng, FLAGS_ttft_prompt_len - shared_len);
+    shared.insert(shared.end(), tail.begin(), tail.end());
+    const auto unique = RandomTokens(rng, FLAGS_ttft_prompt_len);
+    double t_shared = 0, t_unique = 0;
+    for (int k = 0; k < 2; ++k) {
+      const bool run_shared = (k == 0) == (i % 2 == 0);
+      LLMSERVE_ASSIGN_OR_RETURN(Run run, Time(on, single(run_shared ? shared : unique), sampling));
+      const auto& r = run.result.requests[0];
+      (run_shared ? t_shared : t_unique) = r.ttft_s;
+      (run_shared ? shared_cached : unique_cached) += r.cached_tokens;
+    }
+    shared_ttft.push_back(t_shared);
+    unique_ttft.push_back(t_unique);
+    speedups.push_back(t_unique / t_shared);
+    std::printf("  repeat %2d: TTFT shared %.2f ms, none %.2f ms, ratio %.2f\n", i, t_shared * 1e3, t_unique * 1e3,
+                speedups.back());
+  }
+  const Summary ts = Summarize(shared_ttft), tu = Summarize(unique_ttft), sp = Summarize(speedups);
+  std::printf("TTFT shared prefix: median %.2f ms; no shared prefix: median %.2f ms\n", ts.median * 1e3, tu.median * 1e3);
+  std::printf("TTFT none/shared: median %.2f, min %.2f, max %.2f; cached tokens per shared request %lld, per unique %lld\n",
+              sp.median, sp.min, sp.max, static_cast<long long>(shared_cached / FLAGS_ttft_repeats),
+              static_cast<long long>(unique_cached / FLAGS_ttft_repeats));
+
+  (*json)["ttft"] = {
+      {"prompt_len", FLAGS_ttft_prompt_len}, {"shared_tokens", shared_len}, {"repeats", FLAGS_ttft_repeats},
+      {"shared_s", ToJson(ts)}, {"unique_s", ToJson(tu)}, {"ratio_unique_shared", ToJson(sp)},
+      {"cached_tokens_per_shared_request", shared_cached / FLAGS_ttft_repeats}};
+  return Status::Ok();
+}
+
 Status Main() {
   if (FLAGS_num_prompts < 1 || FLAGS_prompt_len < 1 || FLAGS_output_len < 1 || FLAGS_repeats < 1 ||
       FLAGS_ttft_prompt_len < 2 || FLAGS_ttft_repeats < 1)
@@ -220,104 +322,15 @@ Status Main() {
   proto::SamplingParams sampling = deploy::BenchmarkSampling();
   sampling.temperature = FLAGS_temperature;
 
-  // --- 1. Throughput at a 0 % hit rate, caching on vs off. ---
-  std::printf("model %s, block size %u; %d unique prompts x %d tokens, %d output tokens each\n", model_dir.c_str(),
-              on.built.block_size, FLAGS_num_prompts, FLAGS_prompt_len, FLAGS_output_len);
-  LLMSERVE_RETURN_IF_ERROR(Time(on, UniqueBatch(1), sampling).status());  // warm-up
-  LLMSERVE_RETURN_IF_ERROR(Time(off, UniqueBatch(2), sampling).status());
-  std::vector<double> ratios, on_tps, off_tps, on_add_share, off_add_share, engine_loss, on_engine_share;
-  int64_t on_cached = 0, preemptions = 0;
-  for (int i = 0; i < FLAGS_repeats; ++i) {
-    const auto batch = UniqueBatch(1000 + static_cast<uint64_t>(i));
-    Run a, b;  // a: caching on, b: off
-    for (int k = 0; k < 2; ++k) {
-      const bool run_on = (k == 0) == (i % 2 == 0);
-      LLMSERVE_ASSIGN_OR_RETURN(Run run, Time(run_on ? on : off, batch, sampling));
-      (run_on ? a : b) = std::move(run);
-    }
-    const double tokens = static_cast<double>(a.result.prompt_tokens + a.result.output_tokens);
-    on_tps.push_back(tokens / a.result.elapsed_s);
-    off_tps.push_back(tokens / b.result.elapsed_s);
-    ratios.push_back(b.result.elapsed_s / a.result.elapsed_s);
-    engine_loss.push_back((a.engine_cpu_s - b.engine_cpu_s) / b.result.elapsed_s);
-    on_engine_share.push_back(a.engine_cpu_s / a.result.elapsed_s);
-    on_add_share.push_back(a.result.add_requests_s / a.result.elapsed_s);
-    off_add_share.push_back(b.result.add_requests_s / b.result.elapsed_s);
-    on_cached += a.result.cached_tokens;
-    preemptions += a.result.num_preemptions + b.result.num_preemptions;
-    std::printf("  pair %2d (%s first): on %.1f tok/s, off %.1f tok/s, ratio %.4f; engine CPU on %.1f ms, off %.1f ms\n",
-                i, i % 2 == 0 ? "on" : "off", on_tps.back(), off_tps.back(), ratios.back(),
-                a.engine_cpu_s * 1e3, b.engine_cpu_s * 1e3);
-  }
-  const Summary ratio = Summarize(ratios);
-  const Summary on_add = Summarize(on_add_share), off_add = Summarize(off_add_share);
-  const Summary loss = Summarize(engine_loss), engine_share = Summarize(on_engine_share);
-  std::printf("throughput on/off: median %.4f (loss %.2f %%), mean %.4f, stddev %.4f, min %.4f, max %.4f\n",
-              ratio.median, (1 - ratio.median) * 100, ratio.mean, ratio.stddev, ratio.min, ratio.max);
-  std::printf("engine CPU (caching on - off) / batch time: median %.3f %%, min %.3f %%, max %.3f %% "
-              "(engine CPU share of the batch with caching on: %.2f %%)\n",
-              loss.median * 100, loss.min * 100, loss.max * 100, engine_share.median * 100);
-  std::printf("AddRequest share of the batch time: on %.3f %%, off %.3f %% (medians)\n", on_add.median * 100,
-              off_add.median * 100);
-  std::printf("prefix cache hits with caching on: %lld tokens; preemptions: %lld\n",
-              static_cast<long long>(on_cached), static_cast<long long>(preemptions));
-
-  // --- 2. TTFT with a shared prefix vs none, caching on. ---
-  const auto shared_len = static_cast<size_t>(std::llround(FLAGS_shared_fraction * FLAGS_ttft_prompt_len));
-  std::printf("TTFT: %d-token prompts, %zu shared with a finished request vs none\n", FLAGS_ttft_prompt_len, shared_len);
-  std::mt19937_64 rng(77);
-  auto single = [&](std::vector<int32_t> ids) {
-    return std::vector<OfflineRequest>{OfflineRequest{std::move(ids), 1}};
+  nlohmann::json json = {
+      {"model_dir", FLAGS_model.empty() ? "preset " + FLAGS_preset : FLAGS_model},
+      {"block_size", on.built.block_size},
   };
-  LLMSERVE_RETURN_IF_ERROR(Time(on, single(RandomTokens(rng, FLAGS_ttft_prompt_len)), sampling).status());
-  std::vector<double> shared_ttft, unique_ttft, speedups;
-  int64_t shared_cached = 0, unique_cached = 0;
-  for (int i = 0; i < FLAGS_ttft_repeats; ++i) {
-    const auto base = RandomTokens(rng, FLAGS_ttft_prompt_len);
-    LLMSERVE_RETURN_IF_ERROR(Time(on, single(base), sampling).status());
-    auto shared = std::vector<int32_t>(base.begin(), base.begin() + static_cast<std::ptrdiff_t>(shared_len));
-    const auto tail = RandomTokens(rng, FLAGS_ttft_prompt_len - shared_len);
-    shared.insert(shared.end(), tail.begin(), tail.end());
-    const auto unique = RandomTokens(rng, FLAGS_ttft_prompt_len);
-    double t_shared = 0, t_unique = 0;
-    for (int k = 0; k < 2; ++k) {
-      const bool run_shared = (k == 0) == (i % 2 == 0);
-      LLMSERVE_ASSIGN_OR_RETURN(Run run, Time(on, single(run_shared ? shared : unique), sampling));
-      const auto& r = run.result.requests[0];
-      (run_shared ? t_shared : t_unique) = r.ttft_s;
-      (run_shared ? shared_cached : unique_cached) += r.cached_tokens;
-    }
-    shared_ttft.push_back(t_shared);
-    unique_ttft.push_back(t_unique);
-    speedups.push_back(t_unique / t_shared);
-    std::printf("  repeat %2d: TTFT shared %.2f ms, none %.2f ms, ratio %.2f\n", i, t_shared * 1e3, t_unique * 1e3,
-                speedups.back());
-  }
-  const Summary ts = Summarize(shared_ttft), tu = Summarize(unique_ttft), sp = Summarize(speedups);
-  std::printf("TTFT shared prefix: median %.2f ms; no shared prefix: median %.2f ms\n", ts.median * 1e3, tu.median * 1e3);
-  std::printf("TTFT none/shared: median %.2f, min %.2f, max %.2f; cached tokens per shared request %lld, per unique %lld\n",
-              sp.median, sp.min, sp.max, static_cast<long long>(shared_cached / FLAGS_ttft_repeats),
-              static_cast<long long>(unique_cached / FLAGS_ttft_repeats));
-
+  LLMSERVE_RETURN_IF_ERROR(MeasureThroughput(on, off, sampling, model_dir, &json));
+  LLMSERVE_RETURN_IF_ERROR(MeasureTtft(on, sampling, &json));
   if (!FLAGS_output_json.empty()) {
-    nlohmann::json j = {
-        {"model_dir", FLAGS_model.empty() ? "preset " + FLAGS_preset : FLAGS_model},
-        {"block_size", on.built.block_size},
-        {"overhead",
-         {{"num_prompts", FLAGS_num_prompts}, {"prompt_len", FLAGS_prompt_len}, {"output_len", FLAGS_output_len},
-          {"repeats", FLAGS_repeats}, {"throughput_ratio_on_off", ToJson(ratio)},
-          {"engine_cpu_loss_fraction", ToJson(loss)},
-          {"engine_cpu_share_on", ToJson(engine_share)}, {"tokens_per_second_on", on_tps},
-          {"tokens_per_second_off", off_tps}, {"add_request_share_on", ToJson(on_add)},
-          {"add_request_share_off", ToJson(off_add)}, {"prefix_cache_hit_tokens", on_cached},
-          {"num_preemptions", preemptions}}},
-        {"ttft",
-         {{"prompt_len", FLAGS_ttft_prompt_len}, {"shared_tokens", shared_len}, {"repeats", FLAGS_ttft_repeats},
-          {"shared_s", ToJson(ts)}, {"unique_s", ToJson(tu)}, {"ratio_unique_shared", ToJson(sp)},
-          {"cached_tokens_per_shared_request", shared_cached / FLAGS_ttft_repeats}}},
-    };
     std::ofstream out(FLAGS_output_json);
-    if (!out || !(out << j.dump(2) << "\n"))
+    if (!out || !(out << json.dump(2) << "\n"))
       return Status::InvalidArgument("cannot write --output-json file '" + FLAGS_output_json + "'");
   }
   on.built.core->Shutdown();

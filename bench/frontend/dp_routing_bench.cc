@@ -99,7 +99,8 @@ struct Result {
   double ttft_mean = 0, ttft_p99 = 0, e2e_mean = 0, e2e_p99 = 0, makespan = 0;
 };
 
-Result Simulate(const Params& p, const Workload& w, ScorePolicy policy) {
+// The workload's requests, spread over the frontends round-robin.
+std::vector<Request> MakeRequests(const Params& p, const Workload& w) {
   std::vector<Request> reqs(w.arrival.size());
   for (size_t i = 0; i < reqs.size(); ++i) {
     reqs[i].arrival = w.arrival[i];
@@ -107,6 +108,11 @@ Result Simulate(const Params& p, const Workload& w, ScorePolicy policy) {
     reqs[i].output = reqs[i].output_left = w.output[i];
     reqs[i].frontend = static_cast<int>(i) % p.frontends;
   }
+  return reqs;
+}
+
+// One load balancer per frontend, as the frontends build theirs.
+std::vector<DpLoadBalancer> MakeBalancers(const Params& p, ScorePolicy policy) {
   std::vector<DpLoadBalancer> lbs;
   for (int f = 0; f < p.frontends; ++f) {
     DpLoadBalancerConfig c;
@@ -116,6 +122,73 @@ Result Simulate(const Params& p, const Workload& w, ScorePolicy policy) {
     c.client_count = p.frontends;
     lbs.emplace_back(c, static_cast<size_t>(p.ranks));
   }
+  return lbs;
+}
+
+// Plans rank r's next step at time `now`: decodes first, then prompt chunks
+// (FCFS) within the token budget and the sequence limit.
+void StartStep(const Params& p, double now, std::vector<Request>* reqs_ptr, Rank* rank) {
+  std::vector<Request>& reqs = *reqs_ptr;
+  Rank& r = *rank;
+  r.plan.clear();
+  int budget = p.budget;
+  int seqs = 0;
+  for (int id : r.reqs) {  // decodes first
+    Request& q = reqs[static_cast<size_t>(id)];
+    if (q.scheduled && q.prompt_left == 0 && budget > 0 && seqs < p.max_seqs) {
+      r.plan.emplace_back(id, 1);
+      --budget;
+      ++seqs;
+    }
+  }
+  for (int id : r.reqs) {  // then prompt chunks, FCFS
+    Request& q = reqs[static_cast<size_t>(id)];
+    if (q.prompt_left > 0 && budget > 0 && seqs < p.max_seqs) {
+      const int chunk = std::min(budget, q.prompt_left);
+      r.plan.emplace_back(id, chunk);
+      q.scheduled = true;
+      budget -= chunk;
+      ++seqs;
+    }
+  }
+  r.busy = !r.plan.empty();
+  if (r.busy) r.step_end = now + p.c0 + p.c1 * (p.budget - budget);
+}
+
+// The load rank r reports in a coordinator snapshot.
+RankLoad LoadOf(const Rank& r, const std::vector<Request>& reqs) {
+  RankLoad l;
+  for (int id : r.reqs) {
+    const Request& q = reqs[static_cast<size_t>(id)];
+    if (q.scheduled) {
+      ++l.running_reqs;
+    } else {
+      ++l.waiting_reqs;
+      l.waiting_tokens += q.prompt_left;
+    }
+  }
+  return l;
+}
+
+// Latency figures over the finished requests.
+Result Summarize(const std::vector<Request>& reqs) {
+  Result res;
+  std::vector<double> ttft, e2e;
+  for (const Request& q : reqs) {
+    ttft.push_back(q.first_token - q.arrival);
+    e2e.push_back(q.done - q.arrival);
+    res.makespan = std::max(res.makespan, q.done);
+  }
+  for (double v : ttft) res.ttft_mean += v / static_cast<double>(ttft.size());
+  for (double v : e2e) res.e2e_mean += v / static_cast<double>(e2e.size());
+  res.ttft_p99 = Percentile(ttft, 0.99);
+  res.e2e_p99 = Percentile(e2e, 0.99);
+  return res;
+}
+
+Result Simulate(const Params& p, const Workload& w, ScorePolicy policy) {
+  std::vector<Request> reqs = MakeRequests(p, w);
+  std::vector<DpLoadBalancer> lbs = MakeBalancers(p, policy);
   std::vector<Rank> ranks(static_cast<size_t>(p.ranks));
   std::vector<int> routed(static_cast<size_t>(p.ranks), 0);
   const std::vector<bool> available(static_cast<size_t>(p.ranks), true);
@@ -124,44 +197,7 @@ Result Simulate(const Params& p, const Workload& w, ScorePolicy policy) {
   double now = 0, next_publish = p.publish;
   double weighted_inflight = 0, weighted_work = 0, busy_time = 0;
 
-  auto start_step = [&](Rank& r) {
-    r.plan.clear();
-    int budget = p.budget;
-    int seqs = 0;
-    for (int id : r.reqs) {  // decodes first
-      Request& q = reqs[static_cast<size_t>(id)];
-      if (q.scheduled && q.prompt_left == 0 && budget > 0 && seqs < p.max_seqs) {
-        r.plan.emplace_back(id, 1);
-        --budget;
-        ++seqs;
-      }
-    }
-    for (int id : r.reqs) {  // then prompt chunks, FCFS
-      Request& q = reqs[static_cast<size_t>(id)];
-      if (q.prompt_left > 0 && budget > 0 && seqs < p.max_seqs) {
-        const int chunk = std::min(budget, q.prompt_left);
-        r.plan.emplace_back(id, chunk);
-        q.scheduled = true;
-        budget -= chunk;
-        ++seqs;
-      }
-    }
-    r.busy = !r.plan.empty();
-    if (r.busy) r.step_end = now + p.c0 + p.c1 * (p.budget - budget);
-  };
-  auto load_of = [&](const Rank& r) {
-    RankLoad l;
-    for (int id : r.reqs) {
-      const Request& q = reqs[static_cast<size_t>(id)];
-      if (q.scheduled) {
-        ++l.running_reqs;
-      } else {
-        ++l.waiting_reqs;
-        l.waiting_tokens += q.prompt_left;
-      }
-    }
-    return l;
-  };
+  auto start_step = [&](Rank& r) { StartStep(p, now, &reqs, &r); };
   auto accumulate = [&](double until) {
     const double dt = until - now;
     if (dt <= 0) return;
@@ -193,7 +229,7 @@ Result Simulate(const Params& p, const Workload& w, ScorePolicy policy) {
     now = t;
     if (t == next_publish) {
       std::vector<RankLoad> snap;
-      for (const Rank& r : ranks) snap.push_back(load_of(r));
+      for (const Rank& r : ranks) snap.push_back(LoadOf(r, reqs));
       for (auto& lb : lbs) lb.OnSnapshot(snap);
       next_publish += p.publish;
     } else if (t == t_arrival) {
@@ -233,21 +269,11 @@ Result Simulate(const Params& p, const Workload& w, ScorePolicy policy) {
       start_step(r);
     }
   }
-  Result res;
+  const double mean_routed = static_cast<double>(reqs.size()) / p.ranks;
+  Result res = Summarize(reqs);
   res.inflight_imbalance = weighted_inflight / busy_time;
   res.work_imbalance = weighted_work / busy_time;
-  const double mean_routed = static_cast<double>(reqs.size()) / p.ranks;
   res.routed_imbalance = *std::max_element(routed.begin(), routed.end()) / mean_routed;
-  std::vector<double> ttft, e2e;
-  for (const Request& q : reqs) {
-    ttft.push_back(q.first_token - q.arrival);
-    e2e.push_back(q.done - q.arrival);
-    res.makespan = std::max(res.makespan, q.done);
-  }
-  for (double v : ttft) res.ttft_mean += v / static_cast<double>(ttft.size());
-  for (double v : e2e) res.e2e_mean += v / static_cast<double>(e2e.size());
-  res.ttft_p99 = Percentile(ttft, 0.99);
-  res.e2e_p99 = Percentile(e2e, 0.99);
   return res;
 }
 
