@@ -33,6 +33,7 @@ struct SamplingParamsFields {
     field("spaces_between_special_tokens", s.spaces_between_special_tokens);
     field("include_stop_str_in_output", s.include_stop_str_in_output);
     field("output_kind", s.output_kind);
+    field("structured_outputs", s.structured_outputs);
     field("logit_bias", s.logit_bias);
     field("allowed_token_ids", s.allowed_token_ids);
     field("_all_stop_token_ids", s.all_stop_token_ids);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "proto/structured_outputs_params.h"
 #include "proto/wire_codec.h"
 
 namespace llmserve::proto {
@@ -39,6 +40,7 @@ struct SamplingParams {
   bool spaces_between_special_tokens = true;
   bool include_stop_str_in_output = false;
   OutputKind output_kind = OutputKind::kCumulative;
+  std::optional<StructuredOutputsParams> structured_outputs;  // constrained output, if any
   std::map<int32_t, double> logit_bias;      // token id -> added to its logit
   std::vector<int32_t> allowed_token_ids;    // if non-empty, only these may be sampled
   std::vector<int32_t> all_stop_token_ids;   // EOS ids + stop_token_ids, set by the frontend

@@ -1,5 +1,8 @@
 #include "proto/scheduler_output.h"
 
+#include <bit>
+#include <cstring>
+
 #include "proto/wire_struct.h"
 
 namespace llmserve::proto {
@@ -46,10 +49,34 @@ struct SchedulerOutputFields {
     field("num_common_prefix_blocks", s.num_common_prefix_blocks);
     field("finished_req_ids", s.finished_req_ids);
     field("preempted_req_ids", s.preempted_req_ids);
+    field("structured_output_request_ids", s.structured_output_request_ids);
+    field("grammar_bitmask", s.grammar_bitmask);
   }
 };
 
 }  // namespace
+
+void Pack(wire::Packer& p, const GrammarBitmask& v) {
+  if (v.words.empty()) {
+    p.pack_nil();
+    return;
+  }
+  static_assert(std::endian::native == std::endian::little, "the bitmask travels as little-endian words");
+  const auto bytes = static_cast<uint32_t>(v.words.size() * sizeof(int32_t));
+  p.pack_bin(bytes);
+  p.pack_bin_body(reinterpret_cast<const char*>(v.words.data()), bytes);
+}
+
+Status Read(const msgpack::object& o, std::string_view field, GrammarBitmask* out) {
+  out->words.clear();
+  if (o.type == msgpack::type::NIL) return Status::Ok();
+  if (o.type != msgpack::type::BIN) return wire::TypeError(field, "bin or nil", o);
+  if (o.via.bin.size % sizeof(int32_t) != 0)
+    return Status::InvalidArgument("field '" + std::string(field) + "': not a whole number of int32 words");
+  out->words.resize(o.via.bin.size / sizeof(int32_t));
+  std::memcpy(out->words.data(), o.via.bin.ptr, o.via.bin.size);
+  return Status::Ok();
+}
 
 void Pack(wire::Packer& p, const NewRequestData& v) { wire::PackStruct<NewRequestDataFields>(p, v); }
 
@@ -79,6 +106,14 @@ Status Read(const msgpack::object& o, std::string_view, SchedulerOutput* out) {
   }
   if (total != out->total_num_scheduled_tokens)
     return Status::InvalidArgument("SchedulerOutput: total_num_scheduled_tokens does not match the map");
+  const size_t rows = out->structured_output_request_ids.size();
+  const size_t words = out->grammar_bitmask.words.size();
+  if ((rows == 0) != (words == 0) || (rows > 0 && words % rows != 0))
+    return Status::InvalidArgument("SchedulerOutput: grammar_bitmask does not hold one row per structured request");
+  for (const auto& [id, row] : out->structured_output_request_ids) {
+    if (row < 0 || static_cast<size_t>(row) >= rows)
+      return Status::InvalidArgument("SchedulerOutput: grammar_bitmask row out of range for " + id);
+  }
   return Status::Ok();
 }
 

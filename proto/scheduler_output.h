@@ -46,6 +46,16 @@ struct CachedRequestData {
   bool operator==(const CachedRequestData&) const = default;
 };
 
+// Allowed-token rows of the structured-output requests of a step, in
+// xgrammar's layout: ceil(vocab / 32) int32 words a row, bit (id & 31) of word
+// (id >> 5) set = token id allowed. Travels as msgpack bin (the words in
+// little-endian order), nil when there are no rows.
+struct GrammarBitmask {
+  std::vector<int32_t> words;
+
+  bool operator==(const GrammarBitmask&) const = default;
+};
+
 struct SchedulerOutput {
   std::vector<NewRequestData> scheduled_new_reqs;
   CachedRequestData scheduled_cached_reqs;
@@ -55,10 +65,15 @@ struct SchedulerOutput {
   std::vector<int32_t> num_common_prefix_blocks;  // per KV group
   std::vector<std::string> finished_req_ids;      // finished since the last step: drop state
   std::vector<std::string> preempted_req_ids;
+  // Structured-output requests that sample this step -> their row in grammar_bitmask.
+  std::map<std::string, int32_t> structured_output_request_ids;
+  GrammarBitmask grammar_bitmask;
 
   bool operator==(const SchedulerOutput&) const = default;
 };
 
+void Pack(wire::Packer& p, const GrammarBitmask& v);
+Status Read(const msgpack::object& o, std::string_view field, GrammarBitmask* out);
 void Pack(wire::Packer& p, const NewRequestData& v);
 Status Read(const msgpack::object& o, std::string_view field, NewRequestData* out);
 void Pack(wire::Packer& p, const CachedRequestData& v);

@@ -23,6 +23,7 @@ Usage:
 import argparse
 import difflib
 import pathlib
+import struct
 import sys
 import tempfile
 
@@ -103,8 +104,13 @@ SAMPLING_PARAMS = [  # map, vLLM SamplingParams names
     ("ignore_eos", False), ("max_tokens", 16), ("min_tokens", 0), ("logprobs", None),
     ("prompt_logprobs", None), ("detokenize", True), ("skip_special_tokens", True),
     ("spaces_between_special_tokens", True), ("include_stop_str_in_output", False),
-    ("output_kind", 0), ("logit_bias", {}), ("allowed_token_ids", []),
-    ("_all_stop_token_ids", []),
+    ("output_kind", 0), ("structured_outputs", None), ("logit_bias", {}),
+    ("allowed_token_ids", []), ("_all_stop_token_ids", []),
+]
+STRUCTURED_OUTPUTS_PARAMS = [  # map, vLLM StructuredOutputsParams names
+    ("json", None), ("regex", None), ("choice", None), ("grammar", None),
+    ("json_object", False), ("disable_any_whitespace", False),
+    ("disable_additional_properties", False), ("whitespace_pattern", None),
 ]
 ENGINE_CORE_REQUEST = [  # array, omit_defaults, vLLM EngineCoreRequest order
     ("request_id", REQUIRED), ("prompt_token_ids", REQUIRED), ("mm_features", REQUIRED),
@@ -154,6 +160,8 @@ SCHEDULER_OUTPUT = [
     ("num_scheduled_tokens", {}), ("total_num_scheduled_tokens", 0),
     ("scheduled_spec_decode_tokens", {}), ("num_common_prefix_blocks", []),
     ("finished_req_ids", []), ("preempted_req_ids", []),
+    ("structured_output_request_ids", {}),
+    ("grammar_bitmask", None),  # bin: the int32 words, little-endian
 ]
 MODEL_RUNNER_OUTPUT = [
     ("req_ids", []), ("sampled_token_ids", []), ("logprobs", []),
@@ -167,6 +175,7 @@ DELTA = 1
 
 
 def sampling_params(**kw): return map_like(SAMPLING_PARAMS, kw)
+def structured_outputs(**kw): return map_like(STRUCTURED_OUTPUTS_PARAMS, kw)
 def logprobs(**kw): return array_like(LOGPROBS, kw, omit_defaults=False)
 def event(**kw): return map_like(ENGINE_CORE_EVENT, kw)
 def scheduler_stats(**kw): return map_like(SCHEDULER_STATS, kw)
@@ -242,6 +251,10 @@ def instances():
             skip_special_tokens=False, include_stop_str_in_output=True, output_kind=DELTA,
             logit_bias=ordered({42: 2.5, 10: -100.0}), allowed_token_ids=[1, 2, 3],
             _all_stop_token_ids=[151645]),
+        "sampling_params_json_schema": sampling_params(structured_outputs=structured_outputs(
+            json='{"type":"object"}', disable_any_whitespace=True)),
+        "sampling_params_choice": sampling_params(
+            temperature=0.0, structured_outputs=structured_outputs(choice=["yes", "no"])),
         "engine_core_request_minimal": engine_core_request(
             request_id="x", prompt_token_ids=[1], sampling_params=sampling_params(),
             arrival_time=1.0),
@@ -286,7 +299,9 @@ def instances():
             "total_num_scheduled_tokens": 8,
             "scheduled_spec_decode_tokens": ordered({"old": [17]}),
             "num_common_prefix_blocks": [0], "finished_req_ids": ["done"],
-            "preempted_req_ids": ["victim"]}, omit_defaults=False),
+            "preempted_req_ids": ["victim"],
+            "structured_output_request_ids": ordered({"new": 0}),
+            "grammar_bitmask": struct.pack("<2i", -1, 5)}, omit_defaults=False),
         "model_runner_output": array_like(MODEL_RUNNER_OUTPUT, {
             "req_ids": ["a", "b"], "sampled_token_ids": [[11], []],
             "logprobs": [logprobs(logprob_token_ids=[[11, 3]],

@@ -196,6 +196,22 @@ CachedRequestData CachedRequests() {
   return c;
 }
 
+SamplingParams JsonSchemaSamplingParams() {
+  SamplingParams s;
+  s.structured_outputs.emplace();
+  s.structured_outputs->json = R"({"type":"object"})";
+  s.structured_outputs->disable_any_whitespace = true;
+  return s;
+}
+
+SamplingParams ChoiceSamplingParams() {
+  SamplingParams s;
+  s.temperature = 0.0;
+  s.structured_outputs.emplace();
+  s.structured_outputs->choice = std::vector<std::string>{"yes", "no"};
+  return s;
+}
+
 SchedulerOutput Step() {
   SchedulerOutput so;
   so.scheduled_new_reqs = {NewRequest()};
@@ -206,6 +222,8 @@ SchedulerOutput Step() {
   so.num_common_prefix_blocks = {0};
   so.finished_req_ids = {"done"};
   so.preempted_req_ids = {"victim"};
+  so.structured_output_request_ids = {{"new", 0}};
+  so.grammar_bitmask.words = {-1, 5};
   return so;
 }
 
@@ -239,6 +257,8 @@ const std::vector<Golden>& Cases() {
   static const std::vector<Golden> cases = {
       Case("sampling_params_default", SamplingParams()),
       Case("sampling_params_full", FullSamplingParams()),
+      Case("sampling_params_json_schema", JsonSchemaSamplingParams()),
+      Case("sampling_params_choice", ChoiceSamplingParams()),
       Case("engine_core_request_minimal", Request("x", {1}, 1.0)),
       Case("engine_core_request_cache_salt", CacheSaltRequest()),
       Case("engine_core_request_full", FullRequest()),
