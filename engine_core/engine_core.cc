@@ -6,8 +6,9 @@
 
 namespace llmserve::engine_core {
 
-StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(EngineCoreConfig config,
-                                                         std::unique_ptr<Executor> executor) {
+StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(
+    EngineCoreConfig config, std::unique_ptr<Executor> executor,
+    std::unique_ptr<StructuredOutputManager> structured_output) {
   if (executor == nullptr) return Status::InvalidArgument("EngineCore needs an executor");
   config.kv.max_model_len = config.scheduler.max_model_len;
   auto blocks = executor->Initialize(config.kv);
@@ -22,16 +23,20 @@ StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(EngineCoreConfig config
             << config.kv.block_size << " tokens, prefix caching "
             << (config.kv.enable_prefix_caching ? "on" : "off");
   const int32_t n = *blocks;
-  return std::unique_ptr<EngineCore>(
-      new EngineCore(std::move(config), std::move(executor), std::move(scheduler).value(), n));
+  return std::unique_ptr<EngineCore>(new EngineCore(std::move(config), std::move(executor),
+                                                    std::move(scheduler).value(), n, std::move(structured_output)));
 }
 
 EngineCore::EngineCore(EngineCoreConfig config, std::unique_ptr<Executor> executor,
-                       std::unique_ptr<Scheduler> scheduler, int32_t num_blocks)
+                       std::unique_ptr<Scheduler> scheduler, int32_t num_blocks,
+                       std::unique_ptr<StructuredOutputManager> structured_output)
     : config_(std::move(config)),
+      structured_output_(std::move(structured_output)),
       executor_(std::move(executor)),
       scheduler_(std::move(scheduler)),
-      num_blocks_(num_blocks) {}
+      num_blocks_(num_blocks) {
+  scheduler_->SetStructuredOutputManager(structured_output_.get());
+}
 
 EngineCore::~EngineCore() { Shutdown(); }
 
@@ -48,6 +53,14 @@ Status EngineCore::Step(std::vector<ClientOutputs>* outputs) {
     return Status::Ok();
   }
   const proto::SchedulerOutput& so = scheduler_->Schedule();
+  if (so.total_num_scheduled_tokens == 0 && so.finished_req_ids.empty() && scheduler_->HasGrammarsCompiling()) {
+    // Nothing for the workers: report grammar failures, then let a compilation finish.
+    scheduler_->UpdateFromOutput(so, proto::ModelRunnerOutput{}, outputs);
+    for (ClientOutputs& o : *outputs) o.outputs.engine_index = config_.engine_index;
+    last_execute_time_ = last_execute_cpu_time_ = std::chrono::nanoseconds(0);
+    structured_output_->WaitForCompiled(std::chrono::milliseconds(5));
+    return Status::Ok();
+  }
   const auto execute_start = std::chrono::steady_clock::now();
   const auto execute_cpu_start = ThreadCpuTime();
   auto mro = executor_->ExecuteModel(so);

@@ -14,6 +14,7 @@
 #include "engine_core/kv_cache_manager.h"
 #include "engine_core/scheduler.h"
 #include "engine_core/scheduler_config.h"
+#include "engine_core/structured_output_manager.h"
 #include "proto/engine_core_request.h"
 #include "base/status_or.h"
 
@@ -29,8 +30,10 @@ class EngineCore final {
  public:
   // Initializes the executor's KV cache and builds the scheduler for the
   // number of blocks it reports.
-  static StatusOr<std::unique_ptr<EngineCore>> Create(EngineCoreConfig config,
-                                                      std::unique_ptr<Executor> executor);
+  // With `structured_output`, requests may carry structured_outputs.
+  static StatusOr<std::unique_ptr<EngineCore>> Create(
+      EngineCoreConfig config, std::unique_ptr<Executor> executor,
+      std::unique_ptr<StructuredOutputManager> structured_output = nullptr);
   ~EngineCore();
   EngineCore(const EngineCore&) = delete;
   EngineCore& operator=(const EngineCore&) = delete;
@@ -43,7 +46,9 @@ class EngineCore final {
   void AbortRequests(std::span<const std::string> request_ids) {
     scheduler_->FinishRequests(request_ids, RequestStatus::kFinishedAborted);
   }
-  // One step. With no requests it does nothing and returns no outputs.
+  // One step. With no requests it does nothing and returns no outputs. A
+  // step with nothing to compute (every request waits for its grammar) skips
+  // the executor and waits briefly for a compilation instead.
   // An executor failure is returned as the error; the engine is then unusable.
   StatusOr<std::vector<ClientOutputs>> Step();
   // The same, replacing `*outputs`; pass the same vector every step so its
@@ -68,9 +73,11 @@ class EngineCore final {
 
  private:
   EngineCore(EngineCoreConfig config, std::unique_ptr<Executor> executor,
-             std::unique_ptr<Scheduler> scheduler, int32_t num_blocks);
+             std::unique_ptr<Scheduler> scheduler, int32_t num_blocks,
+             std::unique_ptr<StructuredOutputManager> structured_output);
 
   EngineCoreConfig config_;
+  std::unique_ptr<StructuredOutputManager> structured_output_;  // before scheduler_: outlives it
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
   int32_t num_blocks_;

@@ -7,6 +7,7 @@
 #include "common/process/child_processes.h"
 #include "engine_core/inproc_executor.h"
 #include "engine_core/multiproc_executor.h"
+#include "engine_core/structured_output_vocabulary.h"
 #include "worker/core_share.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
@@ -73,7 +74,13 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.kv.enable_prefix_caching = config.cache().enable_prefix_caching();
   ec.kv.hash_algo = config.cache().prefix_caching_hash_algo() == "xxhash" ? HashAlgo::kXxHash : HashAlgo::kSha256;
   ec.kv.num_blocks = static_cast<int32_t>(config.cache().num_kv_blocks_override());
-  LLMSERVE_ASSIGN_OR_RETURN(built.core, EngineCore::Create(ec, std::move(executor)));
+  // Structured outputs: the vocabulary is read from the tokenizer on first use.
+  auto structured_output = std::make_unique<StructuredOutputManager>(
+      [dir = model.model_dir(), vocab_size = static_cast<int32_t>(model_config.vocab_size)] {
+        return LoadGrammarVocabulary(dir, vocab_size);
+      });
+  LLMSERVE_ASSIGN_OR_RETURN(built.core,
+                            EngineCore::Create(ec, std::move(executor), std::move(structured_output)));
   return built;
 }
 

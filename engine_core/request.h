@@ -12,6 +12,7 @@
 
 #include "engine_core/block_hash.h"
 #include "engine_core/request_status.h"
+#include "engine_core/structured_output_request.h"
 #include "proto/engine_core_request.h"
 #include "proto/sampling_params.h"
 #include "base/status_or.h"
@@ -129,6 +130,7 @@ class alignas(64) Request final {
   std::string cache_salt;          // part of the first block hash; isolates tenants
   const StopConditions stop;       // when to finish (CheckStop reads the copies above)
   proto::SamplingParams sampling_params;  // as the client sent them (for the workers)
+  std::unique_ptr<StructuredOutputRequest> structured_output;  // set when the output is constrained
 };
 
 }  // namespace llmserve::engine_core

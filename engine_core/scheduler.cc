@@ -58,6 +58,9 @@ Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
   if (id_to_handle_.count(request.request_id) != 0) {
     return Status::InvalidArgument("request id '" + request.request_id + "' is already in use");
   }
+  if (request.sampling_params.structured_outputs && structured_ == nullptr) {
+    return Status::InvalidArgument("this engine does not serve structured outputs");
+  }
   int32_t handle;
   if (!free_handles_.empty()) {
     handle = free_handles_.back();
@@ -79,6 +82,12 @@ Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
   r->sequence_number = next_sequence_number_++;
   r->UpdateBlockHashes(kv_.hasher(), kv_.config().block_size);
   RecordEvent(*r, RequestEventType::kQueued);
+  if (r->sampling_params.structured_outputs) {
+    r->structured_output = std::make_unique<StructuredOutputRequest>();
+    r->structured_output->grammar = structured_->Submit(*r->sampling_params.structured_outputs);
+    r->status = RequestStatus::kWaitingForStructuredOutputGrammar;
+    grammar_waiting_.push_back(handle);
+  }
   id_to_handle_.emplace(r->request_id, handle);
   requests_[handle] = std::move(r);
   waiting_.Push(handle);
@@ -104,6 +113,7 @@ void Scheduler::FinishRequests(std::span<const std::string> request_ids, Request
 
 void Scheduler::ReleaseFinished(int32_t handle) {
   std::unique_ptr<Request> r = std::move(requests_[handle]);
+  if (r->structured_output) std::erase(grammar_waiting_, handle);
   EraseMapEntry(handle);
   kv_.Free(*r);
   if (static_cast<size_t>(r->client_index) >= finished_for_clients_.size()) {
@@ -119,6 +129,7 @@ const proto::SchedulerOutput& Scheduler::Schedule() {
   ++step_;
   decision_.clear();
   output_.preempted_req_ids.clear();
+  if (!grammar_waiting_.empty()) PromoteCompiledGrammars();
   int32_t budget = config_.max_num_batched_tokens;
   bool preempted = false;
   ScheduleRunning(&budget, &preempted);
@@ -134,6 +145,7 @@ const proto::SchedulerOutput& Scheduler::Schedule() {
     r.last_scheduled_step = step_;
     r.scheduled_index = static_cast<int32_t>(i);
   }
+  if (structured_ != nullptr) FillGrammarBitmask();
   if (config_.log_stats) iteration_tokens_.push_back(output_.total_num_scheduled_tokens);
   return output_;
 }

@@ -59,6 +59,12 @@ class Scheduler final {
   // reported to the workers and in `finished_requests`.
   void FinishRequests(std::span<const std::string> request_ids, RequestStatus status);
 
+  // Lets requests with structured_outputs in (they are refused without a
+  // manager). `manager` outlives the scheduler.
+  void SetStructuredOutputManager(StructuredOutputManager* manager) { structured_ = manager; }
+  // True while some request waits for its grammar to compile.
+  bool HasGrammarsCompiling() const { return !grammar_waiting_.empty(); }
+
   // Decides this step. The returned object is reused by the next call.
   const proto::SchedulerOutput& Schedule();
 
@@ -127,6 +133,16 @@ class Scheduler final {
   // Releases blocks, handle and id of a request that reached a FINISHED_* state.
   void ReleaseFinished(int32_t handle);
   void RecordEvent(Request& r, RequestEventType type);
+  // Structured outputs (scheduler_structured.cc). Moves requests whose
+  // grammar compiled to WAITING, and fails those whose grammar did not.
+  void PromoteCompiledGrammars();
+  // Fills output_'s bitmask rows for the constrained requests that sample this step.
+  void FillGrammarBitmask();
+  // Advances r's grammar by `token`; false when that finished the request
+  // (grammar complete, or the token was not allowed).
+  bool AdvanceGrammar(Request& r, int32_t token);
+  // Emits an error output for each request whose grammar failed to compile.
+  void EmitGrammarFailures();
   // Prefetches (for writing) the output slot `client` will fill 4 rows on.
   void PrefetchOutputSlot(int32_t client) const;
   // Prefetches the requests of model-output rows 4 and 8 after `row`.
@@ -178,6 +194,16 @@ class Scheduler final {
   std::vector<ScheduledMap::node_type> spare_nodes_;
   std::vector<ScheduledMap::iterator> stale_entries_;  // of released requests, erased next step
   proto::SchedulerOutput output_;
+
+  // Structured outputs.
+  struct GrammarFailure {
+    std::string request_id;
+    int32_t client_index;
+    std::string message;
+  };
+  StructuredOutputManager* structured_ = nullptr;
+  std::vector<int32_t> grammar_waiting_;          // handles in WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR
+  std::vector<GrammarFailure> grammar_failures_;  // to report in the next update
 
   // Stats.
   int64_t num_preemptions_ = 0;

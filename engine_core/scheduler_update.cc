@@ -123,6 +123,10 @@ proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
   bool stopped = false;
   for (int32_t t : sampled) {
     r.AppendOutputToken(t);
+    if (r.structured_output != nullptr && !AdvanceGrammar(r, t)) {
+      stopped = true;
+      break;
+    }
     if (r.CheckStop(config_.max_model_len)) {
       stopped = true;
       break;
@@ -203,6 +207,7 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
   std::fill(per_client_used_.begin(), per_client_used_.end(), 0);
   const size_t rows = std::min(model_output.req_ids.size(), model_output.sampled_token_ids.size());
   finished_handles_.clear();
+  if (!grammar_failures_.empty()) EmitGrammarFailures();
   for (size_t row = 0; row < rows; ++row) {
     PrefetchRowsAhead(row, rows, model_output);
     const int32_t idx = LocateScheduled(row, model_output.req_ids[row]);
