@@ -248,6 +248,12 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
     const RequestState& st = requests_[ids[r]];
     rows.push_back({&logits_[li * vocab], &st.params, &st.prompt_tokens, &st.output_tokens, st.seed,
                     st.output_tokens.size()});
+    if (auto g = step.structured_output_request_ids.find(ids[r]); g != step.structured_output_request_ids.end()) {
+      // Rows are validated by the SchedulerOutput decoder: equal widths, indices in range.
+      const size_t width = step.grammar_bitmask.words.size() / step.structured_output_request_ids.size();
+      rows.back().grammar_mask = step.grammar_bitmask.words.data() + static_cast<size_t>(g->second) * width;
+      rows.back().grammar_mask_words = width;
+    }
     ++li;
   }
   {

@@ -128,7 +128,36 @@ double Sampler::Uniform(uint64_t seed, uint64_t position) {
   return static_cast<double>(r >> 11) * 0x1.0p-53;
 }
 
+namespace {
+
+// The row's logits with the tokens its grammar forbids at -inf.
+std::vector<float> ApplyGrammarMask(const SamplerRow& row, size_t vocab) {
+  std::vector<float> l(vocab, kNegInf);
+  const size_t words = std::min(row.grammar_mask_words, (vocab + 31) / 32);
+  for (size_t w = 0; w < words; ++w) {
+    auto bits = static_cast<uint32_t>(row.grammar_mask[w]);
+    while (bits != 0) {
+      const size_t t = w * 32 + static_cast<size_t>(__builtin_ctz(bits));
+      bits &= bits - 1;
+      if (t < vocab) l[t] = row.logits[t];
+    }
+  }
+  return l;
+}
+
+}  // namespace
+
 SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
+  if (row.grammar_mask == nullptr) return SampleUnmasked(row, vocab);
+  // The mask comes first and the rest of the sampler sees only its result.
+  const std::vector<float> masked = ApplyGrammarMask(row, vocab);
+  SamplerRow inner = row;
+  inner.logits = masked.data();
+  inner.grammar_mask = nullptr;
+  return SampleUnmasked(inner, vocab);
+}
+
+SampledToken Sampler::SampleUnmasked(const SamplerRow& row, size_t vocab) {
   const SamplingParams& sp = *row.params;
   const size_t num_out = row.output_tokens != nullptr ? row.output_tokens->size() : 0;
   const bool suppress_stops = num_out < static_cast<size_t>(std::max(0, sp.min_tokens)) && !sp.stop_token_ids.empty();

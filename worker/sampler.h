@@ -8,7 +8,9 @@
 // else is in the batch and on every run. Unseeded requests use a seed derived
 // from a per-process random seed and the request's id.
 //
-// Order of operations (vLLM's): allowed_token_ids mask and logit_bias,
+// Order of operations (vLLM's): the grammar bitmask of a structured-output
+// request (which the logprobs see too, as in vLLM), allowed_token_ids mask
+// and logit_bias,
 // penalties, then greedy argmax, or temperature → min_p → top_k → top_p →
 // draw. Logprobs are those of the raw model output (log_softmax of the logits
 // before any processing), like vLLM's default "raw_logprobs".
@@ -31,6 +33,10 @@ struct SamplerRow {
   const std::vector<int32_t>* output_tokens = nullptr;  // for all penalties
   uint64_t seed = 0;                             // effective seed (see EffectiveSeed)
   uint64_t output_position = 0;                  // index of the token being sampled
+  // Structured outputs: the allowed-token row (bit t & 31 of word t >> 5 set
+  // = token t allowed; ids past the row are not allowed), or null.
+  const int32_t* grammar_mask = nullptr;
+  size_t grammar_mask_words = 0;
 };
 
 struct SampledToken {
@@ -55,6 +61,9 @@ class Sampler {
 
   // Samples one row (what Sample does for each).
   static SampledToken SampleRow(const SamplerRow& row, size_t vocab);
+
+  // Samples one row without its grammar mask (SampleRow applies the mask first).
+  static SampledToken SampleUnmasked(const SamplerRow& row, size_t vocab);
 
   // The uniform [0, 1) draw for (seed, position).
   static double Uniform(uint64_t seed, uint64_t position);

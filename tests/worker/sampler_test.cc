@@ -176,6 +176,44 @@ TEST(Sampler, LogprobsAreRawLogSoftmaxWithTopCandidates) {
   EXPECT_NEAR(r.top[0].second, std::log(p[4]), 1e-6);
 }
 
+TEST(Sampler, GrammarMaskLimitsTheDrawAndTheLogprobs) {
+  // Allowed: tokens 0, 2, 5 (bits 0, 2, 5 of the one word).
+  const int32_t mask[1] = {0b100101};
+  SamplingParams sp;
+  sp.temperature = 1.0f;
+  std::vector<double> expected = Softmax({kLogits[0], kLogits[2], kLogits[5]}, 1.0);
+  expected = {expected[0], 0, expected[1], 0, 0, expected[2], 0, 0};
+  int count[8] = {};
+  double chi = 0;
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    SamplerRow row{kLogits.data(), &sp, nullptr, nullptr, static_cast<uint64_t>(i) * 7 + 3, 0};
+    row.grammar_mask = mask;
+    row.grammar_mask_words = 1;
+    ++count[Sampler::SampleRow(row, 8).token];
+  }
+  for (int t = 0; t < 8; ++t) {
+    if (expected[static_cast<size_t>(t)] == 0) {
+      EXPECT_EQ(count[t], 0) << "token " << t << " is outside the grammar";
+      continue;
+    }
+    const double e = expected[static_cast<size_t>(t)] * n;
+    chi += (count[t] - e) * (count[t] - e) / e;
+  }
+  EXPECT_LT(chi, kChi999[2]);
+  // Greedy picks the best allowed token; logprobs are over the allowed set (vLLM
+  // masks the logits before the sampler computes them).
+  sp.temperature = 0;
+  sp.logprobs = 1;
+  SamplerRow row{kLogits.data(), &sp, nullptr, nullptr, 0, 0};
+  row.grammar_mask = mask;
+  row.grammar_mask_words = 1;
+  const auto r = Sampler::SampleRow(row, 8);
+  EXPECT_EQ(r.token, 0);
+  EXPECT_NEAR(r.logprob, std::log(Softmax({kLogits[0], kLogits[2], kLogits[5]}, 1.0)[0]), 1e-6);
+  EXPECT_EQ(r.rank, 1);
+}
+
 TEST(Sampler, SeedsReproduceAcrossBatchCompositions) {
   SamplingParams a, b, c;
   a.seed = 1234;
