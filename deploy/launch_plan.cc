@@ -71,6 +71,11 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
       "--engine-ranks=" + ranks,
       "--max-request-body-bytes=" + std::to_string(options_.max_request_body_bytes)};
   if (!options_.api_key.empty()) argv.push_back("--api-key=" + options_.api_key);
+  if (!options_.structured_outputs_config.empty())
+    argv.push_back("--structured-outputs-config=" + options_.structured_outputs_config);
+  if (options_.enable_auto_tool_choice) argv.push_back("--enable-auto-tool-choice");
+  if (!options_.tool_call_parser.empty()) argv.push_back("--tool-call-parser=" + options_.tool_call_parser);
+  if (!options_.reasoning_parser.empty()) argv.push_back("--reasoning-parser=" + options_.reasoning_parser);
   argv.push_back("--cluster-key-dir=" + options_.cluster_key_dir);
   if (plan_.run_coordinator) argv.push_back("--coordinator-address=" + plan_.coordinator_frontend_address);
   if (!plan_.control_address.empty()) {

@@ -15,6 +15,9 @@
 #include "deploy/demo_model.h"
 #include "deploy/engine_flags.h"
 #include "deploy/supervisor.h"
+#include "frontend/openai/structured_outputs_request.h"
+#include "frontend/reasoning/reasoning_parser.h"
+#include "frontend/tool_parsers/tool_parser.h"
 
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on (shared by all API servers).");
@@ -37,6 +40,16 @@ DEFINE_int64(dp_prefix_overload_tokens, 2048,
              "With --dp-routing prefix: load score margin (tokens) over the least-loaded rank beyond which "
              "affinity yields to the score.");
 DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes; give every node the same key.");
+DEFINE_string(structured_outputs_config, "",
+              "JSON defaults for structured outputs (vLLM's StructuredOutputsConfig keys): "
+              "{\"disable_any_whitespace\": true} makes every JSON constraint compact; backend names "
+              "(auto, xgrammar, guidance, ...) are accepted and all use the built-in grammar engine.");
+DEFINE_bool(enable_auto_tool_choice, false,
+            "Let the model call tools on its own (tool_choice \"auto\"); needs --tool-call-parser.");
+DEFINE_string(tool_call_parser, "",
+              "How tool calls are read from the output: hermes (Qwen2.5/Qwen3), llama3_json, mistral, deepseek_v3.");
+DEFINE_string(reasoning_parser, "",
+              "Split the output's reasoning into reasoning_content: qwen3 or deepseek_r1 (\"\": no split).");
 DEFINE_string(admin_api_key, "",
               "Enables elastic data-parallel scaling: POST /scale_elastic_ep {\"new_data_parallel_size\": N} with "
               "'Authorization: Bearer KEY' starts or stops engine ranks while the rest keep serving. Empty: disabled.");
@@ -68,6 +81,17 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.dp_prefix_overload_tokens = FLAGS_dp_prefix_overload_tokens;
   o.cluster_key_dir = FLAGS_cluster_key_dir;
   o.admin_api_key = FLAGS_admin_api_key;
+  LLMSERVE_RETURN_IF_ERROR(frontend::openai::ParseStructuredOutputsConfig(FLAGS_structured_outputs_config).status());
+  o.structured_outputs_config = FLAGS_structured_outputs_config;
+  if (FLAGS_enable_auto_tool_choice && FLAGS_tool_call_parser.empty())
+    return Status::InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser");
+  if (!FLAGS_tool_call_parser.empty())
+    LLMSERVE_RETURN_IF_ERROR(frontend::tool_parsers::MakeToolParser(FLAGS_tool_call_parser).status());
+  if (!FLAGS_reasoning_parser.empty())
+    LLMSERVE_RETURN_IF_ERROR(frontend::reasoning::MakeReasoningParser(FLAGS_reasoning_parser).status());
+  o.enable_auto_tool_choice = FLAGS_enable_auto_tool_choice;
+  o.tool_call_parser = FLAGS_tool_call_parser;
+  o.reasoning_parser = FLAGS_reasoning_parser;
   o.restart_policy = *restart_policy;
   return o;
 }

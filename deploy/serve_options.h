@@ -32,6 +32,10 @@ struct ServeOptions {
   int64_t dp_prefix_overload_tokens = 2048;   // with prefix routing: load margin beyond which affinity yields
   std::string cluster_key_dir;                // CURVE keys for TCP between nodes; "": none
   std::string admin_api_key;                  // "": elastic scaling disabled
+  std::string structured_outputs_config;      // --structured-outputs-config JSON for the frontends
+  bool enable_auto_tool_choice = false;       // frontends parse tool calls for tool_choice auto
+  std::string tool_call_parser;               // --tool-call-parser
+  std::string reasoning_parser;               // --reasoning-parser
   RestartPolicy restart_policy = RestartPolicy::kNever;
 };
 

@@ -22,6 +22,15 @@ DEFINE_int64(dp_prefix_overload_tokens, 2048,
 DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes.");
 DEFINE_int64(max_request_body_bytes, 8 << 20, "Largest HTTP request body accepted (HTTP 413 beyond).");
 DEFINE_int32(max_logprobs, 20, "Most top logprobs a request may ask for.");
+DEFINE_string(structured_outputs_config, "",
+              "JSON defaults for structured outputs (vLLM's StructuredOutputsConfig): "
+              "{\"disable_any_whitespace\": true} makes every JSON constraint compact; backend names are accepted.");
+DEFINE_bool(enable_auto_tool_choice, false,
+            "Let the model call tools on its own (tool_choice \"auto\"); needs --tool-call-parser.");
+DEFINE_string(tool_call_parser, "",
+              "How tool calls are read from the output: hermes (Qwen2.5/Qwen3), llama3_json, mistral, deepseek_v3.");
+DEFINE_string(reasoning_parser, "",
+              "Split the output's reasoning into reasoning_content: qwen3 or deepseek_r1 (\"\": no split).");
 DEFINE_string(admin_api_key, "",
               "Key for the admin endpoints (POST /scale_elastic_ep), sent as 'Authorization: Bearer KEY'; "
               "empty: elastic scaling is disabled (403).");
@@ -72,6 +81,10 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.dp_prefix_overload_tokens = FLAGS_dp_prefix_overload_tokens;
   o.max_request_body_bytes = static_cast<size_t>(FLAGS_max_request_body_bytes);
   o.max_logprobs = FLAGS_max_logprobs;
+  o.structured_outputs_config = FLAGS_structured_outputs_config;
+  o.enable_auto_tool_choice = FLAGS_enable_auto_tool_choice;
+  o.tool_call_parser = FLAGS_tool_call_parser;
+  o.reasoning_parser = FLAGS_reasoning_parser;
   o.admin_api_key = FLAGS_admin_api_key;
   o.control_address = FLAGS_control_address;
   LLMSERVE_RETURN_IF_ERROR(o.Validate());

@@ -13,6 +13,8 @@
 #include "frontend/metrics/metrics_route.h"
 #include "frontend/openai/elastic_routes.h"
 #include "frontend/openai/info_routes.h"
+#include "frontend/openai/structured_outputs_request.h"
+#include "frontend/reasoning/reasoning_parser.h"
 #include "frontend/serving/generation_routes.h"
 
 namespace llmserve::frontend {
@@ -66,7 +68,11 @@ Status FrontendServerOptions::Validate() const {
   if (dp_prefix_affinity_tokens < 1 || dp_prefix_overload_tokens < 0)
     return Status::InvalidArgument(
         "--dp-prefix-affinity-tokens must be at least 1 and --dp-prefix-overload-tokens not negative");
-  return Status::Ok();
+  if (enable_auto_tool_choice && tool_call_parser.empty())
+    return Status::InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser");
+  if (!tool_call_parser.empty()) LLMSERVE_RETURN_IF_ERROR(tool_parsers::MakeToolParser(tool_call_parser).status());
+  if (!reasoning_parser.empty()) LLMSERVE_RETURN_IF_ERROR(reasoning::MakeReasoningParser(reasoning_parser).status());
+  return openai::ParseStructuredOutputsConfig(structured_outputs_config).status();
 }
 
 FrontendServer::FrontendServer(FrontendServerOptions options) : options_(std::move(options)) {
@@ -122,7 +128,14 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
   serving_.defaults = LoadDefaults(options_.model_dir);
   serving_.eos_token_ids = tokenizer_->eos_token_ids();
   serving_.parse_options.max_logprobs = options_.max_logprobs;
+  serving_.parse_options.structured_outputs =
+      openai::ParseStructuredOutputsConfig(options_.structured_outputs_config).value();  // validated in Start
   serving_.metrics = metrics_.get();
+  if (options_.enable_auto_tool_choice) {
+    tool_parser_ = tool_parsers::MakeToolParser(options_.tool_call_parser).value();  // validated in Start
+    serving_.tool_parser = tool_parser_.get();
+  }
+  serving_.reasoning_parser = options_.reasoning_parser;
   return Status::Ok();
 }
 

@@ -42,6 +42,10 @@ struct FrontendServerOptions {
   int64_t dp_prefix_overload_tokens = 2048;          // with kPrefix: load margin beyond which affinity yields
   size_t max_request_body_bytes = 8 << 20;           // larger bodies get HTTP 413
   int32_t max_logprobs = 20;                         // most top logprobs a request may ask for
+  std::string structured_outputs_config;             // vLLM's --structured-outputs-config JSON; "": defaults
+  bool enable_auto_tool_choice = false;              // tool_choice "auto" parses calls with tool_call_parser
+  std::string tool_call_parser;                      // hermes, llama3_json, mistral, deepseek_v3; "": none
+  std::string reasoning_parser;                      // qwen3, deepseek_r1; "": no reasoning_content
   std::string admin_api_key;                         // "": elastic scaling answers 403
   std::string control_address;                       // the launcher's control socket; "": no elastic scaling
 
@@ -79,6 +83,7 @@ class FrontendServer {
   FrontendServerOptions options_;
   std::unique_ptr<common::tokenizer::Tokenizer> tokenizer_;
   std::optional<ChatTemplate> chat_template_;
+  std::unique_ptr<tool_parsers::ToolParser> tool_parser_;  // null without --enable-auto-tool-choice
   std::unique_ptr<metrics::FrontendMetrics> metrics_;  // this server's requests and the engine stats sent to it
   std::unique_ptr<EngineCoreClient> client_;
   serving::ServingContext serving_;                     // the generation routes point at it

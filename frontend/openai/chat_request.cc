@@ -4,6 +4,8 @@
 #include <set>
 
 #include "frontend/openai/request_body.h"
+#include "frontend/openai/structured_outputs_request.h"
+#include "frontend/openai/tool_choice.h"
 
 namespace llmserve::frontend::openai {
 namespace {
@@ -163,6 +165,7 @@ MaybeError ParseChatCompletionRequest(std::string_view body, const ParseOptions&
   if (logprobs) req.sampling.logprobs = top_logprobs.value_or(0);
 
   LLMSERVE_API_TRY(ReadSamplingFields(reader, options, &req.sampling));
+  LLMSERVE_API_TRY(ReadStructuredOutputs(reader, body, options.structured_outputs, &req.sampling.structured_outputs));
   LLMSERVE_API_TRY(reader.Bool("add_generation_prompt", &req.add_generation_prompt));
   LLMSERVE_API_TRY(reader.Bool("continue_final_message", &req.continue_final_message));
   if (req.add_generation_prompt && req.continue_final_message) {
@@ -178,13 +181,18 @@ MaybeError ParseChatCompletionRequest(std::string_view body, const ParseOptions&
   LLMSERVE_API_TRY(reader.OptString("chat_template", &req.chat_template));
   LLMSERVE_API_TRY(ReadTools(reader, &req.tools, &req.tool_choice));
   LLMSERVE_API_TRY(reader.Bool("parallel_tool_calls", &req.parallel_tool_calls));
-
-  nlohmann::json response_format;
-  LLMSERVE_API_TRY(reader.Object("response_format", &response_format));
-  if (!response_format.is_null() && response_format.value("type", std::string()) != "text") {
-    return BadRequest("'response_format' other than {\"type\": \"text\"} (structured output) is not supported by this server.",
-                      "response_format");
+  std::optional<std::string> tool_schema;
+  const ToolChoiceMode tool_mode = ModeOf(req.tools, req.tool_choice);
+  if (tool_mode == ToolChoiceMode::kNamed || tool_mode == ToolChoiceMode::kRequired) {
+    // Read the tools again keeping key order (the reader's JSON sorts object keys).
+    const auto ordered = nlohmann::ordered_json::parse(body, nullptr, /*allow_exceptions=*/false);
+    LLMSERVE_API_TRY(ToolChoiceSchema(ordered["tools"], req.tool_choice, req.parallel_tool_calls, &tool_schema));
   }
+  if (tool_schema) {
+    LLMSERVE_API_TRY(ConstrainToJsonSchema(*tool_schema, options.structured_outputs, "tools",
+                                           &req.sampling.structured_outputs));
+  }
+
   LLMSERVE_API_TRY(CheckSamplingRequest(req.sampling, json));
   req.ignored_fields = reader.UnknownFields();
   *out = std::move(req);

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "frontend/openai/request_body.h"
+#include "frontend/openai/structured_outputs_request.h"
 
 namespace llmserve::frontend::openai {
 namespace {
@@ -76,6 +77,7 @@ MaybeError ParseCompletionRequest(std::string_view body, const ParseOptions& opt
   LLMSERVE_API_TRY(reader.OptInt32("max_tokens", 1, kInt32Max, &req.sampling.max_tokens));
   LLMSERVE_API_TRY(reader.OptInt32("logprobs", 0, options.max_logprobs, &req.sampling.logprobs));
   LLMSERVE_API_TRY(ReadSamplingFields(reader, options, &req.sampling));
+  LLMSERVE_API_TRY(ReadStructuredOutputs(reader, body, options.structured_outputs, &req.sampling.structured_outputs));
   LLMSERVE_API_TRY(reader.Bool("add_special_tokens", &req.add_special_tokens));
 
   bool echo = false;

@@ -18,6 +18,11 @@ std::string JsonTypeName(const nlohmann::json& value) {
   }
 }
 
+std::string JsonTypeName(const nlohmann::ordered_json& value) {
+  // Both JSON types share one value_t.
+  return JsonTypeName(nlohmann::json(value.type()));
+}
+
 const nlohmann::json* FieldReader::Get(const char* name) const {
   auto it = object_.find(name);
   if (it == object_.end() || it->is_null()) return nullptr;

@@ -29,6 +29,7 @@ using MaybeError = std::optional<ApiError>;
 
 // A short name for a JSON value's type, for error messages ("string", "array"...).
 std::string JsonTypeName(const nlohmann::json& value);
+std::string JsonTypeName(const nlohmann::ordered_json& value);
 
 class FieldReader {
  public:

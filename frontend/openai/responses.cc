@@ -98,12 +98,44 @@ json CompletionUsageChunk(const ResponseMeta& meta, const Usage& usage) {
   return out;
 }
 
+namespace {
+
+// A call as a message carries it (whole), or as a chunk does (pieces, with index).
+json ToolCallJson(const ChatToolCall& call, bool chunk) {
+  json fn = json::object();
+  if (call.name) fn["name"] = *call.name;
+  if (call.arguments) fn["arguments"] = *call.arguments;
+  json out = json::object();
+  if (chunk) out["index"] = call.index;
+  if (call.id) {
+    out["id"] = *call.id;
+    out["type"] = "function";
+  }
+  out["function"] = std::move(fn);
+  return out;
+}
+
+json ToolCallsJson(const std::vector<ChatToolCall>& calls, bool chunk) {
+  json list = json::array();
+  for (const auto& call : calls) list.push_back(ToolCallJson(call, chunk));
+  return list;
+}
+
+}  // namespace
+
 json ChatCompletionResponse(const ResponseMeta& meta, const std::vector<ChatChoice>& choices, const Usage& usage) {
   json out = Header(meta, "chat.completion");
   json list = json::array();
   for (const auto& c : choices) {
+    json message = {{"role", "assistant"},
+                    {"content", c.content_null ? json(nullptr) : json(c.content)},
+                    {"tool_calls", ToolCallsJson(c.tool_calls, false)}};
+    if (c.reasoning) {
+      message["reasoning_content"] = *c.reasoning;
+      message["reasoning"] = *c.reasoning;
+    }
     list.push_back({{"index", c.index},
-                    {"message", {{"role", "assistant"}, {"content", c.content}, {"tool_calls", json::array()}}},
+                    {"message", std::move(message)},
                     {"logprobs", ChatLogprobs(c.logprobs)},
                     {"finish_reason", Nullable(c.finish_reason)},
                     {"stop_reason", StopReasonJson(c.stop_reason)}});
@@ -126,7 +158,13 @@ json ChatRoleChunk(const ResponseMeta& meta, int32_t index, const std::optional<
 json ChatContentChunk(const ResponseMeta& meta, const ChatChoice& choice, const std::optional<Usage>& usage) {
   json out = Header(meta, "chat.completion.chunk");
   json delta = json::object();
-  if (!choice.content.empty() || !choice.finish_reason) delta["content"] = choice.content;
+  const bool other = choice.reasoning || !choice.tool_calls.empty();
+  if (!choice.content.empty() || (!choice.finish_reason && !other)) delta["content"] = choice.content;
+  if (choice.reasoning) {
+    delta["reasoning_content"] = *choice.reasoning;
+    delta["reasoning"] = *choice.reasoning;
+  }
+  if (!choice.tool_calls.empty()) delta["tool_calls"] = ToolCallsJson(choice.tool_calls, true);
   json c = {{"index", choice.index},
             {"delta", std::move(delta)},
             {"logprobs", ChatLogprobs(choice.logprobs)},

@@ -57,9 +57,20 @@ struct CompletionChoice {
   std::optional<std::vector<int32_t>> token_ids;
 };
 
+// A function call in a chat message, or a piece of one in a stream chunk.
+struct ChatToolCall {
+  int32_t index = 0;                     // position among the choice's calls (chunks only)
+  std::optional<std::string> id;         // "chatcmpl-tool-..."; a stream sends it on the call's first chunk
+  std::optional<std::string> name;       // likewise
+  std::optional<std::string> arguments;  // a JSON text, or a fragment of it in a chunk
+};
+
 struct ChatChoice {
   int32_t index = 0;
   std::string content;                             // the whole text, or this chunk's delta
+  bool content_null = false;                       // message: "content": null (only tool calls)
+  std::optional<std::string> reasoning;            // reasoning_content (and vLLM main's "reasoning")
+  std::vector<ChatToolCall> tool_calls;
   std::optional<std::vector<TokenLogprob>> logprobs;
   std::optional<std::string> finish_reason;
   StopReason stop_reason;

@@ -202,6 +202,7 @@ MaybeError ToSamplingParams(const SamplingRequest& request, const SamplingContex
   p.output_kind = request.stream ? proto::OutputKind::kDelta : proto::OutputKind::kFinalOnly;
   p.logit_bias = request.logit_bias;
   p.allowed_token_ids = request.allowed_token_ids;
+  p.structured_outputs = request.structured_outputs;
   p.all_stop_token_ids = request.stop_token_ids;
   for (int32_t eos : context.eos_token_ids) {
     if (std::find(p.all_stop_token_ids.begin(), p.all_stop_token_ids.end(), eos) == p.all_stop_token_ids.end()) {

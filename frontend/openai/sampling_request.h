@@ -23,9 +23,18 @@
 
 namespace llmserve::frontend::openai {
 
+// The server's structured-output defaults (vLLM --structured-outputs-config).
+struct StructuredOutputsConfig {
+  bool disable_any_whitespace = false;         // every JSON constraint is compact
+  bool disable_additional_properties = false;  // (always so here: objects allow only declared keys)
+
+  bool operator==(const StructuredOutputsConfig&) const = default;
+};
+
 // Limits a parser enforces that come from the server's configuration.
 struct ParseOptions {
   int32_t max_logprobs = 20;  // most top logprobs a request may ask for (vLLM --max-logprobs)
+  StructuredOutputsConfig structured_outputs;  // defaults for constrained requests
 };
 
 struct SamplingRequest {
@@ -58,6 +67,8 @@ struct SamplingRequest {
   int32_t priority = 0;                      // lower = scheduled first (priority scheduling)
   std::optional<std::string> cache_salt;     // isolates prefix-cache reuse
   std::optional<std::string> request_id;     // body "request_id" (vLLM extension)
+  // structured_outputs / response_format / guided_*, validated (structured_outputs_request.h).
+  std::optional<proto::StructuredOutputsParams> structured_outputs;
 
   bool operator==(const SamplingRequest&) const = default;
 };

@@ -37,6 +37,7 @@ struct GenerationJob::Choice {
   std::optional<std::string> finish_reason;
   openai::StopReason stop_reason;
   std::unique_ptr<metrics::RequestTracker> tracker;  // timing and token counts for /metrics
+  std::unique_ptr<ChatOutput> chat_output;           // chat with tools or reasoning; else null
 };
 
 // The engine client holds a choice's sink until that request ends; the sink
@@ -88,6 +89,8 @@ void GenerationJob::Start() {
       choice->index = p * static_cast<size_t>(n) + static_cast<size_t>(i);
       choice->engine_request_id = spec_.request_id + "-" + std::to_string(choice->index);
       choice->prompt = &prompt;
+      if (spec_.kind == ApiKind::kChat && spec_.chat_output.active())
+        choice->chat_output = std::make_unique<ChatOutput>(spec_.chat_output);
       choice->stop_strings = params.stop;
       choice->stop_token_ids = params.stop_token_ids;
       choice->tracker = context_.metrics ? std::make_unique<metrics::RequestTracker>(
@@ -267,12 +270,31 @@ void GenerationJob::EmitDelta(Choice& choice, const std::string& delta, std::vec
     }
     openai::ChatChoice c;
     c.index = index;
-    c.content = delta;
+    if (choice.chat_output) {
+      if (!ShapeChatChunk(choice, delta, finished, &c) && logprobs.empty()) return;
+    } else {
+      c.content = delta;
+    }
     if (spec_.chat_logprobs) c.logprobs = std::move(logprobs);
     c.finish_reason = choice.finish_reason;
     c.stop_reason = choice.stop_reason;
     sse_.Send(openai::Dump(openai::ChatContentChunk(meta_, c, usage)));
   }
+}
+
+bool GenerationJob::ShapeChatChunk(Choice& choice, const std::string& delta, bool finished, openai::ChatChoice* c) {
+  ChatPiece piece = choice.chat_output->Feed(delta);
+  if (finished) {
+    ChatPiece rest = choice.chat_output->Finish();
+    piece.content += rest.content;
+    if (rest.reasoning) piece.reasoning = piece.reasoning.value_or("") + *rest.reasoning;
+    for (auto& call : rest.tool_calls) piece.tool_calls.push_back(std::move(call));
+    if (choice.chat_output->tools_called() && choice.finish_reason == "stop") choice.finish_reason = "tool_calls";
+  }
+  c->content = std::move(piece.content);
+  c->reasoning = std::move(piece.reasoning);
+  c->tool_calls = std::move(piece.tool_calls);
+  return finished || !c->content.empty() || c->reasoning || !c->tool_calls.empty();
 }
 
 openai::Usage GenerationJob::TotalUsage() const {
@@ -327,6 +349,10 @@ void GenerationJob::FinishIfDone() {
       openai::ChatChoice cc;
       cc.index = static_cast<int32_t>(c->index);
       cc.content = c->text;
+      if (c->chat_output) {
+        c->chat_output->Complete(c->text, &cc);
+        if (c->chat_output->tools_called() && c->finish_reason == "stop") c->finish_reason = "tool_calls";
+      }
       if (spec_.chat_logprobs) cc.logprobs = c->logprobs;
       cc.finish_reason = c->finish_reason;
       cc.stop_reason = c->stop_reason;

@@ -19,6 +19,7 @@
 #include "frontend/http/sse.h"
 #include "frontend/openai/responses.h"
 #include "frontend/openai/sampling_request.h"
+#include "frontend/serving/chat_output.h"
 #include "frontend/serving/serving_context.h"
 #include "proto/engine_core_request.h"
 
@@ -38,6 +39,7 @@ struct JobSpec {
   openai::SamplingRequest sampling;  // the client's sampling fields
   std::vector<JobPrompt> prompts;
   bool chat_logprobs = false;        // chat: "logprobs": true
+  ChatOutputOptions chat_output;     // chat: tool calls and reasoning
   std::optional<std::string> data_parallel_rank;  // X-data-parallel-rank header
 };
 
@@ -70,6 +72,9 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   void EmitDelta(Choice& choice, const std::string& delta, std::vector<openai::TokenLogprob> logprobs,
                  bool finished);
   void FinishIfDone();
+  // Fills a chat chunk from the choice's ChatOutput; false when there is
+  // nothing to send yet (text held back, e.g. a partial tag).
+  bool ShapeChatChunk(Choice& choice, const std::string& delta, bool finished, openai::ChatChoice* c);
   // The X-Data-Parallel-Rank response header (empty before routing).
   http::Headers RoutingHeaders() const;
   void Fail(const Status& status);  // needs mu_

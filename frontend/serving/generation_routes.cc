@@ -6,6 +6,7 @@
 #include "frontend/openai/responses.h"
 #include "frontend/openai/server_info.h"
 #include "frontend/openai/tokenize_request.h"
+#include "frontend/openai/tool_choice.h"
 #include "frontend/serving/generation_job.h"
 
 namespace llmserve::frontend::serving {
@@ -79,6 +80,37 @@ void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
   job->Start();
 }
 
+// How the choices' text becomes messages: tool calls and reasoning.
+MaybeError ChatOutputFor(const ServingContext& ctx, openai::ChatCompletionRequest& cr, const std::string& prompt,
+                         JobSpec* spec) {
+  ChatOutputOptions& o = spec->chat_output;
+  o.tool_mode = openai::ModeOf(cr.tools, cr.tool_choice);
+  if (o.tool_mode == openai::ToolChoiceMode::kAuto && ctx.tool_parser == nullptr) {
+    return openai::BadRequest(
+        "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set", "tool_choice");
+  }
+  if (o.tool_mode == openai::ToolChoiceMode::kNamed) o.named_function = cr.tool_choice["function"]["name"].get<std::string>();
+  o.tool_parser = ctx.tool_parser;
+  if (o.tool_mode == openai::ToolChoiceMode::kAuto && ctx.tool_parser->NeedsSpecialTokens())
+    cr.sampling.skip_special_tokens = false;  // the call tags are special tokens (vLLM's adjust_request)
+  if (!ctx.reasoning_parser.empty()) {
+    reasoning::ReasoningOptions ro;
+    if (cr.chat_template_kwargs.is_object()) {
+      auto thinking = cr.chat_template_kwargs.find("enable_thinking");
+      if (thinking != cr.chat_template_kwargs.end() && thinking->is_boolean()) ro.enable_thinking = *thinking;
+    }
+    // A template that closes the think block itself (enable_thinking=false) ends the prompt with it.
+    const size_t end = prompt.find_last_not_of(" \n\t\r");
+    const std::string_view tag = reasoning::ReasoningParser::end_tag();
+    ro.prompt_is_reasoning_end = end != std::string::npos && end + 1 >= tag.size() &&
+                                 std::string_view(prompt).substr(end + 1 - tag.size(), tag.size()) == tag;
+    auto parser = reasoning::MakeReasoningParser(ctx.reasoning_parser, ro);
+    if (!parser.ok()) return openai::BadRequest(parser.status().message());
+    o.reasoning_parser = std::move(parser).value();
+  }
+  return std::nullopt;
+}
+
 void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
   openai::ChatCompletionRequest cr;
   if (auto e = openai::ParseChatCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
@@ -90,6 +122,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
                           cr.chat_template, &prompt_text))
     return Reply(*w, *e);
   JobSpec spec;
+  if (auto e = ChatOutputFor(ctx, cr, prompt_text, &spec)) return Reply(*w, *e);
   spec.kind = ApiKind::kChat;
   spec.request_id = openai::ResolveRequestId(req, cr.sampling.request_id, "chatcmpl-");
   spec.model = cr.model.value_or(ctx.served_model_names.front());

@@ -12,6 +12,7 @@
 #include "frontend/engine_client.h"
 #include "frontend/metrics/frontend_metrics.h"
 #include "frontend/openai/sampling_request.h"
+#include "frontend/tool_parsers/tool_parser.h"
 
 namespace llmserve::frontend::serving {
 
@@ -24,6 +25,8 @@ struct ServingContext {
   std::vector<int32_t> eos_token_ids;                     // stop unless ignore_eos
   openai::ParseOptions parse_options;
   metrics::FrontendMetrics* metrics = nullptr;            // null: requests are not measured
+  const tool_parsers::ToolParser* tool_parser = nullptr;  // --enable-auto-tool-choice; null: auto is refused
+  std::string reasoning_parser;                           // --reasoning-parser; "": no reasoning split
 };
 
 }  // namespace llmserve::frontend::serving

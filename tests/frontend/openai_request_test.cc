@@ -313,8 +313,8 @@ TEST(OpenAiChat, TemplateControlsAndTools) {
             BadRequest("'tool_choice' is 'required' but no 'tools' were given", "tool_choice"));
   EXPECT_EQ(ChatError("{" + user + R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}}})"),
             BadRequest("'tool_choice' names function 'nope', which is not in 'tools'", "tool_choice"));
-  EXPECT_EQ(ChatError("{" + user + R"(, "response_format": {"type": "json_object"}})"),
-            BadRequest("'response_format' other than {\"type\": \"text\"} (structured output) is not supported by this server.", "response_format"));
+  EXPECT_EQ(ChatError("{" + user + R"(, "response_format": {"type": "xml"}})"),
+            BadRequest("response_format type must be one of text, json_object, json_schema; got 'xml'", "response_format"));
 }
 
 TEST(OpenAiServer, ModelCheckApiKeyAndRequestIds) {
