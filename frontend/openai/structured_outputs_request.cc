@@ -200,3 +200,5 @@ StatusOr<StructuredOutputsConfig> ParseStructuredOutputsConfig(const std::string
   }
   return config;
 }
+
+}  // namespace llmserve::frontend::openai
