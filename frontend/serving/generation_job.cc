@@ -112,6 +112,8 @@ void GenerationJob::Start() {
       if (params.seed && n > 1) r.sampling_params.seed = *params.seed + i;  // distinct choices
       r.arrival_time = NowSeconds();
       r.cache_salt = spec_.sampling.cache_salt;
+      // A constraint starts after the reasoning (vLLM): tell the engine whether it is over.
+      if (params.structured_outputs) r.reasoning_ended = spec_.reasoning_ended;
       r.priority = spec_.sampling.priority;
       if (spec_.data_parallel_rank) {
         try {
@@ -187,9 +189,13 @@ void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output
   std::string delta;
   bool stopped_by_string = false;
   size_t consumed = 0;
+  // The EOS or stop token that ended the request is not part of the text
+  // (vLLM), even when special tokens are kept.
+  const bool drop_last = output.finish_reason == proto::FinishReason::kStop && !spec_.sampling.include_stop_str_in_output;
   for (int32_t id : output.new_token_ids) {
     ++consumed;
     ++choice.completion_tokens;
+    if (drop_last && consumed == output.new_token_ids.size()) break;
     auto update = choice.detokenizer->Push(id);
     delta += update.delta;
     if (update.stopped) {
