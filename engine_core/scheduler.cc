@@ -67,6 +67,7 @@ Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
   } else {
     handle = static_cast<int32_t>(requests_.size());
   }
+  const bool reasoning_ended = request.reasoning_ended.value_or(true);
   auto created = Request::Create(handle, std::move(request), config_.max_model_len);
   if (!created.ok()) return created.status();
   std::unique_ptr<Request> r = std::move(created).value();
@@ -85,6 +86,7 @@ Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
   if (r->sampling_params.structured_outputs) {
     r->structured_output = std::make_unique<StructuredOutputRequest>();
     r->structured_output->grammar = structured_->Submit(*r->sampling_params.structured_outputs);
+    r->structured_output->reasoning_ended = reasoning_ended;
     r->status = RequestStatus::kWaitingForStructuredOutputGrammar;
     grammar_waiting_.push_back(handle);
   }

@@ -2,6 +2,8 @@
 // WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR while the manager compiles their
 // grammar; each step the constrained requests that sample get a bitmask row
 // in the SchedulerOutput; each sampled token advances the request's matcher.
+// A request that reasons first (reasoning_ended false) is unconstrained until
+// it samples the end-of-reasoning token.
 // See scheduler.h.
 #include <glog/logging.h>
 
@@ -21,6 +23,9 @@ void Scheduler::PromoteCompiledGrammars() {
     const StatusOr<CompiledGrammarPtr>& compiled = r.structured_output->grammar.get();
     if (compiled.ok()) {
       r.structured_output->matcher = std::make_unique<structured_output::GrammarMatcher>(*compiled);
+      r.structured_output->reasoning_end_id = structured_->reasoning_end_id();
+      // A tokenizer without an end-of-reasoning token: constrain from the start.
+      if (r.structured_output->reasoning_end_id < 0) r.structured_output->reasoning_ended = true;
       r.status = RequestStatus::kWaiting;
       continue;
     }
@@ -41,6 +46,7 @@ void Scheduler::FillGrammarBitmask() {
     Request& r = *requests_[s.handle];
     // Only requests whose last prompt chunk (or decode token) runs this step sample.
     if (r.structured_output == nullptr || r.num_computed_tokens < r.num_tokens()) continue;
+    if (!r.structured_output->reasoning_ended) continue;  // free text until </think>
     structured_output::GrammarMatcher& m = *r.structured_output->matcher;
     const size_t width = static_cast<size_t>(m.compiled().vocab().mask_words());
     const auto row = static_cast<int32_t>(rows.size());
@@ -51,7 +57,13 @@ void Scheduler::FillGrammarBitmask() {
 }
 
 bool Scheduler::AdvanceGrammar(Request& r, int32_t token) {
-  structured_output::GrammarMatcher& m = *r.structured_output->matcher;
+  StructuredOutputRequest& so = *r.structured_output;
+  if (!so.reasoning_ended) {
+    // The end-of-reasoning token itself is not part of the constrained output.
+    so.reasoning_ended = token == so.reasoning_end_id;
+    return true;
+  }
+  structured_output::GrammarMatcher& m = *so.matcher;
   if (!m.AcceptToken(token)) {
     // Only a worker that ignored the bitmask gets here.
     LOG(ERROR) << "request " << r.request_id << ": token " << token << " violates its grammar";

@@ -58,7 +58,14 @@ StatusOr<CompiledGrammarPtr> StructuredOutputManager::Compile(const proto::Struc
   if (!vocab_loaded_) {
     vocab_loaded_ = true;
     const auto start = std::chrono::steady_clock::now();
-    vocab_ = loader_ ? loader_() : StatusOr<VocabularyPtr>(Status::Unavailable("no tokenizer"));
+    StatusOr<GrammarVocabulary> loaded =
+        loader_ ? loader_() : StatusOr<GrammarVocabulary>(Status::Unavailable("no tokenizer"));
+    if (loaded.ok()) {
+      vocab_ = loaded->vocab;
+      reasoning_end_id_.store(loaded->reasoning_end_id, std::memory_order_release);
+    } else {
+      vocab_ = loaded.status();
+    }
     if (vocab_.ok()) {
       LOG(INFO) << "structured outputs: vocabulary of " << (*vocab_)->size() << " tokens ready in "
                 << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)

@@ -7,6 +7,7 @@
 // the compile thread the first time a grammar needs it, so engines that never
 // see a structured request pay nothing.
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -31,10 +32,16 @@ using CompiledGrammarPtr = std::shared_ptr<const structured_output::CompiledGram
 using GrammarFuture = std::shared_future<StatusOr<CompiledGrammarPtr>>;
 using VocabularyPtr = std::shared_ptr<const structured_output::Vocabulary>;
 
+// What the manager reads from the model's tokenizer.
+struct GrammarVocabulary {
+  VocabularyPtr vocab;             // each token's bytes, EOS and special ids
+  int32_t reasoning_end_id = -1;   // the "</think>" token, or -1 when the tokenizer has none
+};
+
 class StructuredOutputManager final {
  public:
   // Loads the vocabulary; called at most once, on the compile thread.
-  using VocabularyLoader = std::function<StatusOr<VocabularyPtr>()>;
+  using VocabularyLoader = std::function<StatusOr<GrammarVocabulary>()>;
 
   // `max_cached` bounds the compiled grammars kept for reuse.
   explicit StructuredOutputManager(VocabularyLoader loader, size_t max_cached = 512);
@@ -48,6 +55,10 @@ class StructuredOutputManager final {
 
   // Waits until a compilation finishes after the last call, or `timeout`.
   void WaitForCompiled(std::chrono::milliseconds timeout);
+
+  // The token that ends reasoning (-1: none). Valid once some grammar
+  // compiled (the vocabulary is loaded before the first one resolves).
+  int32_t reasoning_end_id() const { return reasoning_end_id_.load(std::memory_order_acquire); }
 
   // Constraints compiled so far and cache hits (for tests and logs).
   int64_t num_compiled() const;
@@ -74,6 +85,7 @@ class StructuredOutputManager final {
   // The compile thread's state.
   StatusOr<VocabularyPtr> vocab_ = Status::Unavailable("not loaded");
   bool vocab_loaded_ = false;
+  std::atomic<int32_t> reasoning_end_id_{-1};
 
   mutable std::mutex mu_;
   std::condition_variable compiled_cv_;

@@ -12,7 +12,8 @@ namespace llmserve::engine_core {
 
 // Loads MODEL_DIR's tokenizer. Ids from the tokenizer's size up to
 // `model_vocab_size` (padding rows of the embedding) have no bytes and are
-// never allowed; masks have ceil(max(sizes) / 32) words a row.
-StatusOr<VocabularyPtr> LoadGrammarVocabulary(const std::string& model_dir, int32_t model_vocab_size);
+// never allowed; masks have ceil(max(sizes) / 32) words a row. The
+// "</think>" token, when the tokenizer has one, ends reasoning.
+StatusOr<GrammarVocabulary> LoadGrammarVocabulary(const std::string& model_dir, int32_t model_vocab_size);
 
 }  // namespace llmserve::engine_core

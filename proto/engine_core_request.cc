@@ -34,11 +34,11 @@ struct EngineCoreRequestFields {
     field("client_index", s.client_index);
     field("current_wave", s.current_wave);
     field("priority", s.priority);
-    // vLLM's fields past priority: accepted from a peer, never written by us.
+    // vLLM's fields past priority; nil ones are accepted from a peer, never written by us.
     field("trace_headers", wire::Nil());
     field("resumable", wire::Nil());
     field("external_req_id", wire::Nil());
-    field("reasoning_ended", wire::Nil());
+    field("reasoning_ended", s.reasoning_ended);
     field("reasoning_parser_kwargs", wire::Nil());
     field("abort_immediately", wire::Nil());
   }

@@ -45,6 +45,10 @@ struct EngineCoreRequest {
   int32_t client_index = 0;                // 12: which frontend gets the outputs
   int64_t current_wave = 0;                // 13: DP wave the frontend saw
   int32_t priority = 0;                    // 14: lower value = scheduled first (PRIORITY policy)
+  // 15-17: trace_headers, resumable, external_req_id (nil)
+  // 18: false = a structured-output constraint starts only after the end of
+  // reasoning (</think>); nil or true = from the first output token (vLLM main).
+  std::optional<bool> reasoning_ended;
 
   bool operator==(const EngineCoreRequest&) const = default;
 };

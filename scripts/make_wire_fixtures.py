@@ -266,7 +266,7 @@ def instances():
             sampling_params=sampling_params(temperature=0.0, max_tokens=64, stop=["END"]),
             arrival_time=1763769600.25, lora_request="adapter", cache_salt="tenant-7",
             data_parallel_rank=3, prompt_is_token_ids=True, client_index=2, current_wave=9,
-            priority=-1),
+            priority=-1, reasoning_ended=False),
         "utility_request": array_like(UTILITY_REQUEST, {
             "client_index": 1, "call_id": 8589934592, "method_name": "reset_prefix_cache",
             "args": ["a", "b"]}, omit_defaults=False),

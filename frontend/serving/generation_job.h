@@ -40,6 +40,7 @@ struct JobSpec {
   std::vector<JobPrompt> prompts;
   bool chat_logprobs = false;        // chat: "logprobs": true
   ChatOutputOptions chat_output;     // chat: tool calls and reasoning
+  std::optional<bool> reasoning_ended;  // with a reasoning parser: whether the prompt ended reasoning
   std::optional<std::string> data_parallel_rank;  // X-data-parallel-rank header
 };
 

@@ -104,6 +104,7 @@ MaybeError ChatOutputFor(const ServingContext& ctx, openai::ChatCompletionReques
     const std::string_view tag = reasoning::ReasoningParser::end_tag();
     ro.prompt_is_reasoning_end = end != std::string::npos && end + 1 >= tag.size() &&
                                  std::string_view(prompt).substr(end + 1 - tag.size(), tag.size()) == tag;
+    spec->reasoning_ended = ro.prompt_is_reasoning_end || (ctx.reasoning_parser == "qwen3" && !ro.enable_thinking);
     auto parser = reasoning::MakeReasoningParser(ctx.reasoning_parser, ro);
     if (!parser.ok()) return openai::BadRequest(parser.status().message());
     o.reasoning_parser = std::move(parser).value();

@@ -17,14 +17,19 @@ using testing::MakeRequest;
 using testing::MakeScheduler;
 
 constexpr int32_t kEos = 300;
-constexpr int32_t kVocab = 320;  // 256 single bytes, "no", "yes", ..., EOS at 300
+constexpr int32_t kThinkEnd = 301;  // "</think>"
+constexpr int32_t kVocab = 320;     // 256 single bytes, "no", "yes", ..., EOS at 300
 
-StatusOr<VocabularyPtr> ByteVocabulary() {
+StatusOr<GrammarVocabulary> ByteVocabulary() {
   std::vector<std::string> bytes(kVocab);
   for (int i = 0; i < 256; ++i) bytes[static_cast<size_t>(i)] = std::string(1, static_cast<char>(i));
   bytes[256] = "no";
   bytes[257] = "yes";
-  return structured_output::Vocabulary::Create(std::move(bytes), {kEos});
+  bytes[kThinkEnd] = "</think>";
+  GrammarVocabulary v;
+  v.reasoning_end_id = kThinkEnd;
+  LLMSERVE_ASSIGN_OR_RETURN(v.vocab, structured_output::Vocabulary::Create(std::move(bytes), {kEos}, {kThinkEnd}));
+  return v;
 }
 
 proto::EngineCoreRequest Constrained(const std::string& id, proto::StructuredOutputsParams params,
@@ -162,6 +167,27 @@ TEST_F(StructuredOutputScheduler, AGrammarThatDoesNotCompileIsAnErrorOutput) {
   EXPECT_NE(seen["bad"].error_message.value_or("").find("invalid regex"), std::string::npos);
   ASSERT_EQ(seen.count("plain"), 1u);  // the other request was not held up
   EXPECT_EQ(*seen["plain"].finish_reason, proto::FinishReason::kLength);
+}
+
+TEST_F(StructuredOutputScheduler, AReasoningRequestIsFreeUntilTheEndOfReasoning) {
+  proto::EngineCoreRequest req = Constrained("c", Choice({"yes"}));
+  req.reasoning_ended = false;
+  ASSERT_TRUE(scheduler_->AddRequest(req).ok());
+  AwaitGrammars();
+  proto::SchedulerOutput so;
+  auto pick = [](int32_t t) { return [t](const proto::SchedulerOutput&, const Request&) { return t; }; };
+  auto outs = ById(StepPicking(pick('x'), &so));  // reasoning: anything goes
+  EXPECT_TRUE(so.structured_output_request_ids.empty());
+  EXPECT_FALSE(outs["c"].finish_reason.has_value());
+  StepPicking(pick(kThinkEnd), &so);  // ends reasoning; itself unconstrained
+  EXPECT_TRUE(so.structured_output_request_ids.empty());
+  outs = ById(StepPicking(pick(257), &so));  // now the grammar holds
+  ASSERT_EQ(so.structured_output_request_ids.count("c"), 1u);
+  EXPECT_TRUE(Allowed(so, "c", 'y'));
+  EXPECT_FALSE(Allowed(so, "c", 'x'));
+  EXPECT_FALSE(outs["c"].finish_reason.has_value());
+  outs = ById(StepPicking(pick(kEos), &so));
+  EXPECT_EQ(outs["c"].finish_reason, proto::FinishReason::kStop);
 }
 
 TEST_F(StructuredOutputScheduler, EqualConstraintsCompileOnce) {

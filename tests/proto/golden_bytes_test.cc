@@ -115,6 +115,7 @@ EngineCoreRequest FullRequest() {
   r.client_index = 2;
   r.current_wave = 9;
   r.priority = -1;
+  r.reasoning_ended = false;
   return r;
 }
 
