@@ -33,6 +33,7 @@ struct RequestOutput {
   double start_time = 0;        // when it was sent, seconds after the benchmark started
   double queue_time = 0;        // waiting in the client for a concurrency slot before sending
   std::string generated_text;   // concatenated streamed text
+  std::string finish_reason;    // the last finish_reason the stream gave ("stop", "length"...), "" if none
 };
 
 // Service-level objectives for goodput, in milliseconds (vLLM's --goodput).
@@ -70,6 +71,8 @@ struct BenchmarkMetrics {
   double max_output_tokens_per_s = 0;   // busiest one-second bucket of token arrivals
   int64_t max_concurrent_requests = 0;  // peak number of requests in flight
   std::vector<int64_t> output_lens;     // per request; 0 for failed ones
+  int64_t structured_requests = 0;      // requests that carried a --structured-output constraint
+  int64_t structured_valid = 0;         // of those, answers that satisfied it
 };
 
 // Linear-interpolation percentile (p in [0, 100]) of `values`; 0 when empty.

@@ -97,6 +97,12 @@ nlohmann::json ResultJson(const ServeBenchOptions& o, const RunFacts& f, const B
   j["max_concurrent_requests"] = m.max_concurrent_requests;
   j["output_tokens_source"] = f.output_tokens_source;
   j["dataset_name"] = o.dataset_name;
+  if (o.structured.mode != StructuredMode::kNone) {
+    j["structured_output"] = StructuredModeName(o.structured.mode);
+    j["structured_output_ratio"] = o.structured.ratio;
+    j["structured_requests"] = m.structured_requests;
+    j["structured_valid"] = m.structured_valid;
+  }
   for (const auto& t : kTitles) {
     if (!Selected(o, t.name)) continue;
     const MetricStats& s = Stats(m, t.name);
@@ -155,6 +161,11 @@ std::string ResultTable(const ServeBenchOptions& o, const RunFacts& f, const Ben
   row("Peak output token throughput (tok/s):", num(m.max_output_tokens_per_s));
   row("Peak concurrent requests:", std::to_string(m.max_concurrent_requests));
   row("Total token throughput (tok/s):", num(m.total_token_throughput));
+  if (o.structured.mode != StructuredMode::kNone) {
+    row("Structured output mode:", StructuredModeName(o.structured.mode));
+    row("Structured requests:", std::to_string(m.structured_requests));
+    row("Structured outputs valid:", std::to_string(m.structured_valid));
+  }
   for (const auto& t : kTitles) {
     if (!Selected(o, t.name)) continue;
     const MetricStats& s = Stats(m, t.name);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "common/tokenizer/tokenizer.h"
@@ -78,24 +79,6 @@ StatusOr<std::vector<SampleRequest>> Sample(const ServeBenchOptions& o, const To
   return SampleShareGpt(tok, o.dataset_path, o.num_prompts, o.sharegpt_output_len, o.seed);
 }
 
-std::string RequestBody(const ServeBenchOptions& o, const std::string& model, const SampleRequest& s) {
-  nlohmann::json body;
-  body["model"] = o.served_model_name.empty() ? model : o.served_model_name;
-  if (o.api == ApiKind::kChat) {
-    body["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", s.prompt}}});
-    body["max_completion_tokens"] = s.expected_output_len;
-  } else {
-    body["prompt"] = s.prompt;
-    body["max_tokens"] = s.expected_output_len;
-  }
-  body["stream"] = true;
-  body["stream_options"] = {{"include_usage", true}};
-  if (o.ignore_eos) body["ignore_eos"] = true;
-  for (const auto& [k, v] : o.sampling) body[k] = nlohmann::json::parse(v);
-  if (!o.extra_body.empty()) body.update(nlohmann::json::parse(o.extra_body));
-  return body.dump();
-}
-
 // With no concurrency limit every request may hold a socket at once: lift the
 // soft open-file limit to the hard one so that 1000+ prompts do not hit EMFILE.
 void RaiseOpenFileLimit() {
@@ -137,7 +120,59 @@ Status ReadyCheckAndWarmUp(const ServeBenchOptions& o, const Endpoint& endpoint,
   return Status::Ok();
 }
 
+// The dataset's samples as requests, each with its constraint when --structured-output is on.
+std::vector<LoadRequest> BuildRequests(const ServeBenchOptions& o, const std::string& model_id,
+                                       const std::vector<SampleRequest>& samples,
+                                       const std::vector<double>& arrivals,
+                                       const std::vector<std::optional<Constraint>>& plan) {
+  std::vector<LoadRequest> requests;
+  requests.reserve(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const Constraint* c = plan[i] ? &*plan[i] : nullptr;
+    requests.push_back({o.endpoint, RequestBody(o, model_id, samples[i], c), samples[i].prompt_len, arrivals[i],
+                        o.request_id_prefix.empty() ? "" : o.request_id_prefix + std::to_string(i)});
+  }
+  return requests;
+}
+
+// Writes the JSON as --save-result / --append-result ask; returns the path.
+StatusOr<std::string> SaveResult(const ServeBenchOptions& o, const RunFacts& facts, const nlohmann::json& json) {
+  fs::path path = o.result_filename.empty() ? fs::path(DefaultResultFilename(o, facts)) : fs::path(o.result_filename);
+  if (!o.result_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.result_dir, ec);
+    if (ec) return Status::Unavailable("--result-dir: cannot create '" + o.result_dir + "': " + ec.message());
+    path = fs::path(o.result_dir) / path;
+  }
+  std::ofstream f(path, o.append_result ? std::ios::app : std::ios::trunc);
+  f << json.dump() << "\n";
+  if (!f) return Status::Unavailable("cannot write results to '" + path.string() + "'");
+  return path.string();
+}
+
 }  // namespace
+
+std::string RequestBody(const ServeBenchOptions& o, const std::string& model, const SampleRequest& s,
+                        const Constraint* constraint) {
+  nlohmann::ordered_json body;
+  body["model"] = o.served_model_name.empty() ? model : o.served_model_name;
+  if (o.api == ApiKind::kChat) {
+    body["messages"] = nlohmann::ordered_json::array({{{"role", "user"}, {"content", s.prompt}}});
+    body["max_completion_tokens"] = s.expected_output_len;
+  } else {
+    body["prompt"] = s.prompt;
+    body["max_tokens"] = s.expected_output_len;
+  }
+  body["stream"] = true;
+  body["stream_options"] = {{"include_usage", true}};
+  // A constrained answer must be free to end when its grammar does, so the
+  // random dataset's implicit ignore_eos does not apply to it (--ignore-eos does).
+  if (o.ignore_eos && (constraint == nullptr || o.ignore_eos_flag)) body["ignore_eos"] = true;
+  for (const auto& [k, v] : o.sampling) body[k] = nlohmann::ordered_json::parse(v);
+  if (constraint != nullptr) ApplyConstraint(o.api, *constraint, &body);
+  if (!o.extra_body.empty()) body.update(nlohmann::ordered_json::parse(o.extra_body));
+  return body.dump();
+}
 
 StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
   LLMSERVE_ASSIGN_OR_RETURN(Endpoint endpoint, ParseBaseUrl(o.base_url));
@@ -156,12 +191,8 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
   LLMSERVE_ASSIGN_OR_RETURN(std::vector<SampleRequest> samples, Sample(o, tok));
   LLMSERVE_ASSIGN_OR_RETURN(std::vector<double> arrivals, ArrivalTimes(samples.size(), o.request_rate,
                                                                        o.burstiness, o.seed));
-  std::vector<LoadRequest> requests;
-  requests.reserve(samples.size());
-  for (size_t i = 0; i < samples.size(); ++i) {
-    requests.push_back({o.endpoint, RequestBody(o, model_id, samples[i]), samples[i].prompt_len, arrivals[i],
-                        o.request_id_prefix.empty() ? "" : o.request_id_prefix + std::to_string(i)});
-  }
+  const auto plan = PlanConstraints(o.structured, samples.size(), o.seed);
+  const std::vector<LoadRequest> requests = BuildRequests(o, model_id, samples, arrivals, plan);
 
   LoadOptions load;
   load.api = o.api;
@@ -206,6 +237,7 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
 
   ServeBenchResult result;
   result.metrics = ComputeMetrics(run.outputs, run.duration_s, o.metric_percentiles, o.goodput);
+  CountStructuredOutputs(plan, run.outputs, &result.metrics);
   result.json = ResultJson(o, facts, result.metrics, run.outputs);
   if (!o.quiet) {
     size_t shown = 0;
@@ -217,17 +249,7 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
     std::cout << ResultTable(o, facts, result.metrics) << std::flush;
   }
   if (o.save_result || o.append_result) {
-    fs::path path = o.result_filename.empty() ? fs::path(DefaultResultFilename(o, facts)) : fs::path(o.result_filename);
-    if (!o.result_dir.empty()) {
-      std::error_code ec;
-      fs::create_directories(o.result_dir, ec);
-      if (ec) return Status::Unavailable("--result-dir: cannot create '" + o.result_dir + "': " + ec.message());
-      path = fs::path(o.result_dir) / path;
-    }
-    std::ofstream f(path, o.append_result ? std::ios::app : std::ios::trunc);
-    f << result.json.dump() << "\n";
-    if (!f) return Status::Unavailable("cannot write results to '" + path.string() + "'");
-    result.saved_path = path.string();
+    LLMSERVE_ASSIGN_OR_RETURN(result.saved_path, SaveResult(o, facts, result.json));
   }
   return result;
 }

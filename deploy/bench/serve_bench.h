@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "deploy/bench/datasets.h"
 #include "deploy/bench/metrics.h"
 #include "deploy/bench/serve_options.h"
+#include "deploy/bench/structured_output.h"
 
 namespace llmserve::deploy::bench {
 
@@ -17,6 +19,11 @@ struct ServeBenchResult {
   BenchmarkMetrics metrics;  // the same figures as numbers
   std::string saved_path;    // the JSON file written, "" when not saved
 };
+
+// The JSON body of one streamed request for `s` (chat or completions as
+// options.api says), with `constraint` added when not null, then --extra-body.
+std::string RequestBody(const ServeBenchOptions& options, const std::string& model, const SampleRequest& s,
+                        const Constraint* constraint = nullptr);
 
 // Samples the dataset, sends the requests, prints the table (unless
 // options.quiet) and saves the JSON when asked. Errors are set-up problems

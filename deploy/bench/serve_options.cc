@@ -42,6 +42,12 @@ std::vector<ArgSpec> ServeBenchArgSpecs() {
       {"top-k", Kind::kValue, "", "top_k sampling parameter"},
       {"min-p", Kind::kValue, "", "min_p sampling parameter"},
       {"extra-body", Kind::kValue, "", "JSON object merged into every request body"},
+      {"structured-output", Kind::kValue, "",
+       "constrain answers: json (JSON Schema), json_object, regex, choice or grammar (EBNF); default none"},
+      {"structured-output-ratio", Kind::kValue, "1.0",
+       "fraction in [0, 1] of the requests that carry a constraint (chosen from --seed)"},
+      {"structured-output-schema", Kind::kValue, "",
+       "JSON file with one schema or an array of schemas replacing the built-in corpus (json mode)"},
       {"percentile-metrics", Kind::kValue, "ttft,tpot,itl,e2el", "metrics to report: of ttft,tpot,itl,e2el"},
       {"metric-percentiles", Kind::kValue, "99", "comma-separated percentiles to report, e.g. 50,90,99"},
       {"goodput", Kind::kList, "", "SLOs as KEY:MS pairs (ttft, tpot, e2el), e.g. --goodput ttft:500 tpot:50"},
@@ -158,7 +164,8 @@ Status ParseLoad(const ArgParser& args, ServeBenchOptions* out) {
     o.max_concurrency = static_cast<size_t>(c);
   }
   // As vLLM: the random dataset always ignores EOS so outputs run to the asked length.
-  o.ignore_eos = args.Switch("ignore-eos") || o.dataset_name == "random";
+  o.ignore_eos_flag = args.Switch("ignore-eos");
+  o.ignore_eos = o.ignore_eos_flag || o.dataset_name == "random";
   for (const auto& [flag, field] : {std::pair{"temperature", "temperature"}, std::pair{"top-p", "top_p"},
                                      std::pair{"top-k", "top_k"}, std::pair{"min-p", "min_p"}}) {
     if (!args.Has(flag)) continue;
@@ -225,6 +232,30 @@ Status ParseRunLimits(const ArgParser& args, ServeBenchOptions* out) {
   return Status::Ok();
 }
 
+// --structured-output, its ratio and its schema file.
+Status ParseStructured(const ArgParser& args, ServeBenchOptions* out) {
+  StructuredOutputOptions& s = out->structured;
+  if (args.Has("structured-output")) {
+    LLMSERVE_ASSIGN_OR_RETURN(s.mode, ParseStructuredMode(args.Get("structured-output")));
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(s.ratio, args.Double("structured-output-ratio"));
+  if (!(s.ratio >= 0 && s.ratio <= 1)) {
+    return Status::InvalidArgument("--structured-output-ratio must be in [0, 1], got '" +
+                                   args.Get("structured-output-ratio") + "'");
+  }
+  if (args.Has("structured-output-ratio") && s.mode == StructuredMode::kNone) {
+    return Status::InvalidArgument("--structured-output-ratio needs --structured-output MODE");
+  }
+  s.schema_file = args.Get("structured-output-schema");
+  if (!s.schema_file.empty()) {
+    if (s.mode != StructuredMode::kJson) {
+      return Status::InvalidArgument("--structured-output-schema needs --structured-output json");
+    }
+    LLMSERVE_ASSIGN_OR_RETURN(s.schemas, LoadSchemaFile(s.schema_file));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
@@ -232,6 +263,7 @@ StatusOr<ServeBenchOptions> ServeBenchOptionsFromArgs(const ArgParser& args) {
   LLMSERVE_RETURN_IF_ERROR(ParseServer(args, &o));
   LLMSERVE_RETURN_IF_ERROR(ParseDataset(args, &o));
   LLMSERVE_RETURN_IF_ERROR(ParseLoad(args, &o));
+  LLMSERVE_RETURN_IF_ERROR(ParseStructured(args, &o));
   LLMSERVE_RETURN_IF_ERROR(ParseReporting(args, &o));
   LLMSERVE_RETURN_IF_ERROR(ParseRunLimits(args, &o));
   return o;

@@ -11,6 +11,7 @@
 #include "deploy/bench/datasets.h"
 #include "deploy/bench/metrics.h"
 #include "deploy/bench/stream_accumulator.h"
+#include "deploy/bench/structured_output.h"
 
 namespace llmserve::deploy::bench {
 
@@ -33,8 +34,10 @@ struct ServeBenchOptions {
   double burstiness = 1;                 // gamma shape
   size_t max_concurrency = 0;            // 0 = unlimited
   bool ignore_eos = false;               // ask the server to ignore EOS
+  bool ignore_eos_flag = false;          // --ignore-eos itself was given (constrained requests honour only that)
   std::vector<std::pair<std::string, std::string>> sampling;  // temperature etc. as JSON-number text
   std::string extra_body;                // JSON object merged into every request body
+  StructuredOutputOptions structured;    // --structured-output*
   std::vector<std::string> percentile_metrics;  // of ttft, tpot, itl, e2el
   std::vector<double> metric_percentiles;       // e.g. {99}
   GoodputSlo goodput;                    // --goodput

@@ -18,6 +18,9 @@ void StreamAccumulator::OnEvent(std::string_view data, double now_s) {
   const auto choices = chunk.find("choices");
   if (choices != chunk.end() && choices->is_array() && !choices->empty()) {
     const nlohmann::json& c = (*choices)[0];
+    if (auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string()) {
+      out_->finish_reason = fr->get<std::string>();
+    }
     std::string text;
     bool token = true;
     if (api_ == ApiKind::kCompletions) {
