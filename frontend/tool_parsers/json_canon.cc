@@ -1,28 +1,12 @@
 #include "frontend/tool_parsers/json_canon.h"
 
+#include "base/utf8.h"
+
 namespace llmserve::frontend::tool_parsers {
 namespace {
 
 bool IsWs(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-void AppendUtf8(unsigned cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 }  // namespace
 
@@ -223,7 +207,7 @@ void JsonValueStream::EmitCodePoint(unsigned cp) {
     out_ += kHex[cp & 0xF];
     return;
   }
-  AppendUtf8(cp, &out_);
+  base::AppendUtf8(static_cast<char32_t>(cp), &out_);
 }
 
 void JsonValueStream::EndNumber() {
