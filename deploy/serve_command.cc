@@ -16,8 +16,7 @@
 #include "deploy/engine_flags.h"
 #include "deploy/supervisor.h"
 #include "frontend/openai/structured_outputs_request.h"
-#include "frontend/reasoning/reasoning_parser.h"
-#include "frontend/tool_parsers/tool_parser.h"
+#include "frontend/serving/chat_output.h"
 
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on (shared by all API servers).");
@@ -83,12 +82,8 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.admin_api_key = FLAGS_admin_api_key;
   LLMSERVE_RETURN_IF_ERROR(frontend::openai::ParseStructuredOutputsConfig(FLAGS_structured_outputs_config).status());
   o.structured_outputs_config = FLAGS_structured_outputs_config;
-  if (FLAGS_enable_auto_tool_choice && FLAGS_tool_call_parser.empty())
-    return Status::InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser");
-  if (!FLAGS_tool_call_parser.empty())
-    LLMSERVE_RETURN_IF_ERROR(frontend::tool_parsers::MakeToolParser(FLAGS_tool_call_parser).status());
-  if (!FLAGS_reasoning_parser.empty())
-    LLMSERVE_RETURN_IF_ERROR(frontend::reasoning::MakeReasoningParser(FLAGS_reasoning_parser).status());
+  LLMSERVE_RETURN_IF_ERROR(frontend::serving::ValidateChatOutputFlags(FLAGS_enable_auto_tool_choice,
+                                                                      FLAGS_tool_call_parser, FLAGS_reasoning_parser));
   o.enable_auto_tool_choice = FLAGS_enable_auto_tool_choice;
   o.tool_call_parser = FLAGS_tool_call_parser;
   o.reasoning_parser = FLAGS_reasoning_parser;

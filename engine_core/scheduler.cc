@@ -89,6 +89,7 @@ Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
     r->structured_output->reasoning_ended = reasoning_ended;
     r->status = RequestStatus::kWaitingForStructuredOutputGrammar;
     grammar_waiting_.push_back(handle);
+    ++num_constrained_;
   }
   id_to_handle_.emplace(r->request_id, handle);
   requests_[handle] = std::move(r);
@@ -115,7 +116,10 @@ void Scheduler::FinishRequests(std::span<const std::string> request_ids, Request
 
 void Scheduler::ReleaseFinished(int32_t handle) {
   std::unique_ptr<Request> r = std::move(requests_[handle]);
-  if (r->structured_output) std::erase(grammar_waiting_, handle);
+  if (r->structured_output) {
+    std::erase(grammar_waiting_, handle);
+    --num_constrained_;
+  }
   EraseMapEntry(handle);
   kv_.Free(*r);
   if (static_cast<size_t>(r->client_index) >= finished_for_clients_.size()) {
@@ -147,7 +151,8 @@ const proto::SchedulerOutput& Scheduler::Schedule() {
     r.last_scheduled_step = step_;
     r.scheduled_index = static_cast<int32_t>(i);
   }
-  if (structured_ != nullptr) FillGrammarBitmask();
+  // Unconstrained steps skip the bitmask (once last step's rows are cleared).
+  if (num_constrained_ > 0 || !output_.structured_output_request_ids.empty()) FillGrammarBitmask();
   if (config_.log_stats) iteration_tokens_.push_back(output_.total_num_scheduled_tokens);
   return output_;
 }

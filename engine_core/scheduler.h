@@ -203,6 +203,7 @@ class Scheduler final {
   };
   StructuredOutputManager* structured_ = nullptr;
   std::vector<int32_t> grammar_waiting_;          // handles in WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR
+  int32_t num_constrained_ = 0;                   // live requests with structured_outputs
   std::vector<GrammarFailure> grammar_failures_;  // to report in the next update
 
   // Stats.

@@ -14,7 +14,7 @@
 #include "frontend/openai/elastic_routes.h"
 #include "frontend/openai/info_routes.h"
 #include "frontend/openai/structured_outputs_request.h"
-#include "frontend/reasoning/reasoning_parser.h"
+#include "frontend/serving/chat_output.h"
 #include "frontend/serving/generation_routes.h"
 
 namespace llmserve::frontend {
@@ -68,10 +68,7 @@ Status FrontendServerOptions::Validate() const {
   if (dp_prefix_affinity_tokens < 1 || dp_prefix_overload_tokens < 0)
     return Status::InvalidArgument(
         "--dp-prefix-affinity-tokens must be at least 1 and --dp-prefix-overload-tokens not negative");
-  if (enable_auto_tool_choice && tool_call_parser.empty())
-    return Status::InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser");
-  if (!tool_call_parser.empty()) LLMSERVE_RETURN_IF_ERROR(tool_parsers::MakeToolParser(tool_call_parser).status());
-  if (!reasoning_parser.empty()) LLMSERVE_RETURN_IF_ERROR(reasoning::MakeReasoningParser(reasoning_parser).status());
+  LLMSERVE_RETURN_IF_ERROR(serving::ValidateChatOutputFlags(enable_auto_tool_choice, tool_call_parser, reasoning_parser));
   return openai::ParseStructuredOutputsConfig(structured_outputs_config).status();
 }
 

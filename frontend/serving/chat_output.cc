@@ -6,6 +6,15 @@ namespace llmserve::frontend::serving {
 
 using openai::ToolChoiceMode;
 
+Status ValidateChatOutputFlags(bool enable_auto_tool_choice, const std::string& tool_call_parser,
+                               const std::string& reasoning_parser) {
+  if (enable_auto_tool_choice && tool_call_parser.empty())
+    return Status::InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser");
+  if (!tool_call_parser.empty()) LLMSERVE_RETURN_IF_ERROR(tool_parsers::MakeToolParser(tool_call_parser).status());
+  if (!reasoning_parser.empty()) LLMSERVE_RETURN_IF_ERROR(reasoning::MakeReasoningParser(reasoning_parser).status());
+  return Status::Ok();
+}
+
 ChatOutput::ChatOutput(ChatOutputOptions options) : options_(std::move(options)) {
   if (options_.reasoning_parser) reasoning_.emplace(options_.reasoning_parser->NewStream());
   if (options_.tool_mode == ToolChoiceMode::kAuto && options_.tool_parser) tools_ = options_.tool_parser->NewStream();

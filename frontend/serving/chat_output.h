@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "frontend/openai/responses.h"
 #include "frontend/openai/tool_choice.h"
 #include "frontend/reasoning/reasoning_parser.h"
@@ -41,6 +42,12 @@ struct ChatPiece {
 
   bool empty() const { return content.empty() && !reasoning && tool_calls.empty(); }
 };
+
+// Checks --enable-auto-tool-choice, --tool-call-parser and --reasoning-parser
+// together (the launcher and the frontend both do, so a bad value stops
+// `llmserve serve` before anything starts).
+Status ValidateChatOutputFlags(bool enable_auto_tool_choice, const std::string& tool_call_parser,
+                               const std::string& reasoning_parser);
 
 class ChatOutput {
  public:
