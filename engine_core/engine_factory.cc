@@ -9,6 +9,7 @@
 #include "engine_core/multiproc_executor.h"
 #include "engine_core/structured_output_vocabulary.h"
 #include "worker/core_share.h"
+#include "worker/cuda_backend.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
 
@@ -17,8 +18,6 @@ namespace llmserve::engine_core {
 StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t engine_index,
                                       const ExecutorWrapper& wrap) {
   const auto& model = config.model();
-  if (config.parallel().device() == "cuda")
-    return Status::Unimplemented("--device cuda: the CUDA backend is not part of this build's worker");
   LLMSERVE_ASSIGN_OR_RETURN(worker::ModelConfig model_config, worker::LoadModelConfig(model.model_dir()));
 
   worker::ModelRunnerConfig rc;
@@ -34,6 +33,13 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     rc.memory_fraction = config.cache().memory_utilization() / ranks_on_node;
   rc.process_seed = model.seed();
   rc.precision = worker::PrecisionForDtype(model.dtype(), model_config.torch_dtype);
+  LLMSERVE_ASSIGN_OR_RETURN(rc.device, worker::ResolveDevice(config.parallel().device()));
+  if (rc.device == "cuda") {
+    // The GPU computes in bf16 (vLLM's "auto" on a GPU also takes fp32 checkpoints to half precision).
+    if (model.dtype() == "float32" || model.dtype() == "float16")
+      return Status::InvalidArgument("--dtype " + model.dtype() + " is not supported by the CUDA backend yet: use auto or bfloat16");
+    rc.precision = kernels::cpu::MatmulPrecision::kBF16;
+  }
   rc.kv_cache_dtype = worker::KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   // Data-parallel ranks on one node share its cores: an equal share each.
   rc.num_threads = worker::CoreShare(ranks_on_node);

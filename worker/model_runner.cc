@@ -1,14 +1,11 @@
 #include "worker/model_runner.h"
 
 #include <glog/logging.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <fstream>
-#include <new>
 #include <set>
 
+#include "worker/cuda_backend.h"
 #include "worker/sampler_exp.h"
 
 namespace llmserve::worker {
@@ -46,17 +43,11 @@ kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu
                                                            : kernels::cpu::KvDType::kF32;
 }
 
-size_t AvailableMemoryBytes() {
-  size_t bytes = static_cast<size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  std::ifstream cg("/sys/fs/cgroup/memory.max");
-  std::string limit;
-  if (cg >> limit && limit != "max") {
-    try {
-      bytes = std::min<size_t>(bytes, std::stoull(limit));
-    } catch (const std::exception&) {
-    }
-  }
-  return bytes;
+StatusOr<std::string> ResolveDevice(const std::string& device) {
+  if (device == "cpu") return std::string("cpu");
+  if (device == "cuda") return std::string("cuda");
+  if (device.empty() || device == "auto") return std::string(worker::CudaBackendAvailable() ? "cuda" : "cpu");
+  return Status::InvalidArgument("--device must be auto, cpu or cuda, got '" + device + "'");
 }
 
 StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConfig& config, common::ipc::Communicator* comm) {
@@ -67,12 +58,26 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
   std::unique_ptr<ModelRunner> r(new ModelRunner());
   r->config_ = config;
   r->pool_ = std::make_unique<kernels::cpu::ThreadPool>(config.num_threads);
-  LoadOptions opts;
-  opts.tp_rank = config.tp_rank;
-  opts.tp_size = config.tp_size;
-  opts.precision = config.precision;
-  opts.show_progress = config.show_progress;
-  LLMSERVE_ASSIGN_OR_RETURN(r->model_, Model::Load(config.model_dir, opts, comm, r->pool_.get()));
+  if (config.device == "cuda") {
+    LLMSERVE_ASSIGN_OR_RETURN(r->backend_, CreateCudaBackend(config));
+  } else if (config.device == "cpu") {
+    LoadOptions opts;
+    opts.tp_rank = config.tp_rank;
+    opts.tp_size = config.tp_size;
+    opts.precision = config.precision;
+    opts.show_progress = config.show_progress;
+    LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(config.model_dir, opts, comm, r->pool_.get()));
+    CpuBackendOptions cpu;
+    cpu.block_size = config.block_size;
+    cpu.kv_cache_dtype = config.kv_cache_dtype;
+    cpu.kv_cache_memory_bytes = config.kv_cache_memory_bytes;
+    cpu.memory_fraction = config.memory_fraction;
+    auto backend = std::make_unique<CpuBackend>(std::move(model), cpu, r->pool_.get());
+    r->cpu_ = backend.get();
+    r->backend_ = std::move(backend);
+  } else {
+    return Status::InvalidArgument("unknown device '" + config.device + "' (cpu or cuda)");
+  }
   r->sampler_ = std::make_unique<Sampler>(config.process_seed != 0 ? config.process_seed : RandomProcessSeed());
   return r;
 }
@@ -83,8 +88,6 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
   // zeroed block and no K/V is written, so the run needs no real cache.
   const size_t tokens = config_.max_num_batched_tokens;
   const size_t reqs = std::min(config_.max_num_seqs, tokens);
-  KvCache scratch(model_->CacheShape(1, config_.block_size, config_.kv_cache_dtype));
-  scratch.Commit(*pool_);
   ForwardBatch b;
   b.query_start.push_back(0);
   size_t max_len = 0;
@@ -92,7 +95,7 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
     const size_t n = tokens / reqs + (r < tokens % reqs ? 1 : 0);
     max_len = std::max(max_len, n);
     for (size_t i = 0; i < n; ++i) {
-      b.token_ids.push_back(static_cast<int32_t>((r * 31 + i) % model_->config().vocab_size));
+      b.token_ids.push_back(static_cast<int32_t>((r * 31 + i) % backend_->config().vocab_size));
       b.positions.push_back(static_cast<int32_t>(i));
       b.slot_mapping.push_back(-1);
     }
@@ -102,19 +105,7 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
   }
   b.block_table_stride = (max_len + config_.block_size - 1) / config_.block_size;
   b.block_tables.assign(reqs * b.block_table_stride, 0);
-  LLMSERVE_RETURN_IF_ERROR(model_->Forward(b, scratch, &logits_));
-  KvCacheBudget budget;
-  budget.bytes_per_block = model_->CacheShape(1, config_.block_size, config_.kv_cache_dtype).bytes_per_block();
-  budget.weight_bytes = model_->weights().matmul_bytes();
-  budget.activation_peak_bytes = model_->peak_activation_bytes() + logits_.capacity() * sizeof(float);
-  if (config_.kv_cache_memory_bytes > 0) {
-    budget.budget_bytes = config_.kv_cache_memory_bytes;
-  } else {
-    const double total = static_cast<double>(AvailableMemoryBytes()) * config_.memory_fraction;
-    const double used = static_cast<double>(budget.weight_bytes + budget.activation_peak_bytes);
-    budget.budget_bytes = total > used ? static_cast<size_t>(total - used) : 0;
-  }
-  budget.num_blocks = budget.budget_bytes / budget.bytes_per_block;
+  LLMSERVE_ASSIGN_OR_RETURN(KvCacheBudget budget, backend_->ProfileKvCache(b));
   if (budget.num_blocks == 0) {
     return Status::ResourceExhausted("no KV cache block fits: budget " + std::to_string(budget.budget_bytes) +
                                      " bytes, one block needs " + std::to_string(budget.bytes_per_block));
@@ -124,23 +115,7 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
 
 Status ModelRunner::InitializeKvCache(size_t num_blocks) {
   if (num_blocks == 0) return Status::InvalidArgument("the KV cache needs at least one block");
-  const KvCacheShape shape = model_->CacheShape(num_blocks, config_.block_size, config_.kv_cache_dtype);
-  if (num_blocks > (size_t{1} << 48) / shape.bytes_per_block()) {
-    return Status::ResourceExhausted("a KV cache of " + std::to_string(num_blocks) + " blocks exceeds 256 TiB");
-  }
-  try {
-    cache_ = std::make_unique<KvCache>(shape);
-    LOG(INFO) << "KV cache: committing " << (cache_->bytes() >> 20) << " MiB";
-    const auto start = std::chrono::steady_clock::now();
-    cache_->Commit(*pool_);
-    LOG(INFO) << "KV cache: " << (cache_->bytes() >> 20) << " MiB committed in "
-              << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()
-              << " ms";
-  } catch (const std::bad_alloc&) {
-    return Status::ResourceExhausted("cannot allocate a KV cache of " + std::to_string(num_blocks) + " blocks (" +
-                                     std::to_string(shape.bytes_per_block() * num_blocks) + " bytes)");
-  }
-  return Status::Ok();
+  return backend_->InitializeKvCache(num_blocks);
 }
 
 Status ModelRunner::ValidateDiff(const proto::SchedulerOutput& step) const {
@@ -210,7 +185,7 @@ void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step) {
 }
 
 StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput& step) {
-  if (cache_ == nullptr) return Status::Unavailable("the KV cache is not initialized");
+  if (!backend_->kv_cache_ready()) return Status::Unavailable("the KV cache is not initialized");
   LLMSERVE_RETURN_IF_ERROR(ValidateDiff(step));
   // Lengths are checked against the state the diff produces before anything changes.
   ApplyDiff(step);
@@ -240,8 +215,8 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
   batch.FinishBlockTables();
   proto::ModelRunnerOutput out;
   if (batch.num_tokens() == 0) return out;
-  LLMSERVE_RETURN_IF_ERROR(model_->Forward(batch, *cache_, &logits_));
-  const size_t vocab = model_->config().vocab_size;
+  LLMSERVE_RETURN_IF_ERROR(backend_->Forward(batch, &logits_));
+  const size_t vocab = backend_->config().vocab_size;
   std::vector<SamplerRow> rows;
   for (size_t r = 0, li = 0; r < ids.size(); ++r) {
     if (!samples[r]) continue;

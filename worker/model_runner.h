@@ -20,6 +20,8 @@
 #include "proto/scheduler_output.h"
 #include "base/status_or.h"
 #include "common/ipc/communicator.h"
+#include "worker/cpu_backend.h"
+#include "worker/forward_backend.h"
 #include "worker/kv_cache.h"
 #include "worker/model.h"
 #include "worker/sampler.h"
@@ -29,6 +31,7 @@ namespace llmserve::worker {
 
 struct ModelRunnerConfig {
   std::string model_dir;
+  std::string device = "cpu";                // cpu | cuda (the CUDA backend, when built)
   size_t tp_rank = 0;
   size_t tp_size = 1;
   // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX or AVX512-BF16.
@@ -39,18 +42,9 @@ struct ModelRunnerConfig {
   size_t max_num_batched_tokens = 2048;      // largest step (the profile run's size)
   size_t max_num_seqs = 256;                 // most requests in a step
   size_t kv_cache_memory_bytes = 0;          // > 0: the KV cache gets exactly this much
-  double memory_fraction = 0.5;              // else: this share of RAM for weights + activations + KV
+  double memory_fraction = 0.5;              // else: this share of RAM (GPU memory on cuda) for weights + activations + KV
   uint64_t process_seed = 0;                 // seed of unseeded requests; 0: random
   bool show_progress = true;                 // loading progress on a terminal
-};
-
-// What ProfileKvCache measured and decided.
-struct KvCacheBudget {
-  size_t num_blocks = 0;               // KV blocks that fit
-  size_t bytes_per_block = 0;          // across layers, K and V
-  size_t weight_bytes = 0;             // packed matmul weights held
-  size_t activation_peak_bytes = 0;    // measured by the dummy forward
-  size_t budget_bytes = 0;             // memory the blocks were fitted into
 };
 
 class ModelRunner {
@@ -76,7 +70,8 @@ class ModelRunner {
 
   // Number of requests whose state is held.
   size_t num_requests() const { return requests_.size(); }
-  Model& model() { return *model_; }
+  // The CPU model (device cpu only).
+  Model& model() { return cpu_->model(); }
   kernels::cpu::ThreadPool& pool() { return *pool_; }
   const ModelRunnerConfig& config() const { return config_; }
 
@@ -103,8 +98,8 @@ class ModelRunner {
 
   ModelRunnerConfig config_;
   std::unique_ptr<kernels::cpu::ThreadPool> pool_;
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<KvCache> cache_;
+  std::unique_ptr<ForwardBackend> backend_;
+  CpuBackend* cpu_ = nullptr;  // backend_, when it runs on the CPU
   std::unique_ptr<Sampler> sampler_;
   std::map<std::string, RequestState> requests_;
   std::vector<float> logits_;
@@ -122,8 +117,5 @@ kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu
 
 // Converts the wire's sampling parameters to the sampler's.
 SamplingParams FromProto(const proto::SamplingParams& p);
-
-// Physical memory available to this process: RAM, capped by a cgroup limit.
-size_t AvailableMemoryBytes();
 
 }  // namespace llmserve::worker

@@ -11,6 +11,7 @@
 #include "proto/engine_config.pb.h"
 #include "proto/messages.h"
 #include "worker/core_share.h"
+#include "worker/cuda_backend.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
 #include "proto/worker_protocol.h"
@@ -63,6 +64,9 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.process_seed = config.model().seed();
   rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "");
   rc.kv_cache_dtype = KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
+  // An unknown device fails in ModelRunner::Create, which names it.
+  auto device = ResolveDevice(config.parallel().device());
+  rc.device = device.ok() ? *device : config.parallel().device();
   // Each worker of each data-parallel rank on the node gets an equal share of the cores.
   rc.num_threads = CoreShare(static_cast<size_t>(world_size) * ranks_on_node);
   rc.show_progress = rank == 0;

@@ -1,0 +1,231 @@
+// The CUDA forward pass against the GPU's own measured bounds, in one run:
+//   bandwidth: a read-only kernel and a device-to-device copy over 4 GiB;
+//   peak:      the bf16 matmul (the one the model uses) at 8192³;
+//   prefill:   one --prefill-token prompt, FLOP/s as a share of the peak;
+//   decode:    batch 1 and --batch requests at --context tokens, the weight
+//              bytes a step reads per second as a share of the read bandwidth.
+// Weights are random, made on the device: --shape 8b (Llama-3-8B) or 0.6b
+// (Qwen3-0.6B). Prints one JSON object.
+//
+//   build/bin/llmserve-cuda-bench --shape 8b
+#include <cuda_runtime.h>
+#include <gflags/gflags.h>
+
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_array.h"
+#include "kernels/cuda/gemm_bf16.h"
+#include "kernels/cuda/read_sweep.h"
+#include "worker/cuda/cuda_model.h"
+
+DEFINE_string(shape, "8b", "Model shape: 8b (Llama-3-8B) or 0.6b (Qwen3-0.6B).");
+DEFINE_int32(prefill_tokens, 2048, "Prompt length of the prefill measurement.");
+DEFINE_int32(context, 512, "Context length of each request in the decode measurements.");
+DEFINE_int32(decode_steps, 32, "Timed decode steps per measurement.");
+DEFINE_int32(batch, 64, "Requests in the batched decode measurement.");
+
+namespace llmserve {
+namespace {
+
+namespace kc = kernels::cuda;
+using Clock = std::chrono::steady_clock;
+
+#define CHECK_OK(expr)                                                        \
+  do {                                                                        \
+    const Status _s = (expr);                                                 \
+    if (!_s.ok()) {                                                           \
+      std::fprintf(stderr, "%s: %s\n", #expr, _s.ToString().c_str());         \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+// Bytes per second of a read-only sweep and of a copy (read + write counted).
+std::pair<double, double> MeasureBandwidth() {
+  const size_t bytes = size_t{4} << 30;
+  kc::DeviceArray<uint4> a, b;
+  CHECK_OK(a.Resize(bytes / sizeof(uint4)));
+  CHECK_OK(b.Resize(bytes / sizeof(uint4)));
+  kc::DeviceArray<unsigned> sink;
+  CHECK_OK(sink.Resize(1));
+  CHECK_OK(a.Zero());
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  float ms = 0;
+  CHECK_OK(kc::ReadSweep(a.data(), bytes, sink.data(), nullptr));
+  cudaEventRecord(start);
+  for (int i = 0; i < 10; ++i) CHECK_OK(kc::ReadSweep(a.data(), bytes, sink.data(), nullptr));
+  cudaEventRecord(stop);
+  cudaEventSynchronize(stop);
+  cudaEventElapsedTime(&ms, start, stop);
+  const double read = 10.0 * bytes / (ms / 1e3);
+  cudaMemcpy(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice);
+  cudaEventRecord(start);
+  for (int i = 0; i < 10; ++i) cudaMemcpy(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice);
+  cudaEventRecord(stop);
+  cudaEventSynchronize(stop);
+  cudaEventElapsedTime(&ms, start, stop);
+  const double copy = 10.0 * 2 * bytes / (ms / 1e3);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  CHECK_OK(kc::CudaStatus(cudaGetLastError(), "bandwidth kernels"));
+  return {read, copy};
+}
+
+// FLOP/s of the model's bf16 matmul at 8192³.
+double MeasurePeak() {
+  const size_t n = 8192;
+  auto gemm = kc::Bf16Gemm::Create();
+  CHECK_OK(gemm.status());
+  kc::DeviceArray<kc::Bf16> x, w;
+  kc::DeviceArray<float> y;
+  CHECK_OK(x.Resize(n * n));
+  CHECK_OK(w.Resize(n * n));
+  CHECK_OK(y.Resize(n * n));
+  CHECK_OK(x.Zero());
+  CHECK_OK(w.Zero());
+  CHECK_OK((*gemm)->Run(x.data(), w.data(), y.data(), n, n, n, false, nullptr));
+  CHECK_OK(kc::CudaStatus(cudaDeviceSynchronize(), "warm-up"));
+  const auto start = Clock::now();
+  for (int i = 0; i < 10; ++i) CHECK_OK((*gemm)->Run(x.data(), w.data(), y.data(), n, n, n, false, nullptr));
+  CHECK_OK(kc::CudaStatus(cudaDeviceSynchronize(), "peak matmuls"));
+  return 10.0 * 2.0 * n * n * n / Seconds(start);
+}
+
+worker::ModelConfig Shape(const std::string& name) {
+  worker::ModelConfig c;
+  c.max_position_embeddings = 8192;
+  c.rms_norm_eps = 1e-5;
+  if (name == "0.6b") {
+    c.architecture = worker::Architecture::kQwen3;
+    c.hidden_size = 1024;
+    c.num_layers = 28;
+    c.num_heads = 16;
+    c.num_kv_heads = 8;
+    c.head_dim = 128;
+    c.intermediate_size = 3072;
+    c.vocab_size = 151936;
+    c.tie_word_embeddings = true;
+    c.qk_norm = true;
+    c.rope_theta = 1000000;
+  } else {
+    c.architecture = worker::Architecture::kLlama;
+    c.hidden_size = 4096;
+    c.num_layers = 32;
+    c.num_heads = 32;
+    c.num_kv_heads = 8;
+    c.head_dim = 128;
+    c.intermediate_size = 14336;
+    c.vocab_size = 128256;
+    c.rope_theta = 500000;
+  }
+  return c;
+}
+
+// `requests` requests of `tokens` new tokens each, request r's blocks from r * blocks_per_request.
+worker::ForwardBatch Batch(size_t requests, size_t tokens, size_t start, size_t blocks_per_request, size_t bs) {
+  worker::ForwardBatch b;
+  for (size_t r = 0; r < requests; ++r) {
+    std::vector<int32_t> ids(tokens);
+    for (size_t i = 0; i < tokens; ++i) ids[i] = static_cast<int32_t>((r * 7919 + start + i) % 32000);
+    std::vector<int32_t> blocks(blocks_per_request);
+    for (size_t i = 0; i < blocks_per_request; ++i) blocks[i] = static_cast<int32_t>(r * blocks_per_request + i);
+    b.AddRequest(ids, static_cast<int32_t>(start), blocks, bs, true);
+  }
+  b.FinishBlockTables();
+  return b;
+}
+
+// Seconds per decode step of `requests` requests at `context` tokens.
+double DecodeStep(worker::cuda::CudaModel& model, size_t requests, size_t context, size_t blocks_per_request,
+                  size_t bs) {
+  std::vector<float> logits;
+  // Fill the context in prefill chunks of at most 2048 tokens per step.
+  for (size_t r0 = 0; r0 < requests;) {
+    const size_t group = std::max<size_t>(1, std::min(requests - r0, 2048 / std::max<size_t>(context, 1)));
+    worker::ForwardBatch b = Batch(group, context, 0, blocks_per_request, bs);
+    for (auto& t : b.block_tables) t += static_cast<int32_t>(r0 * blocks_per_request);
+    for (auto& s : b.slot_mapping) s += static_cast<int64_t>(r0 * blocks_per_request * bs);
+    CHECK_OK(model.Forward(b, &logits));
+    r0 += group;
+  }
+  CHECK_OK(model.Forward(Batch(requests, 1, context, blocks_per_request, bs), &logits));  // warm-up
+  const auto start = Clock::now();
+  for (int s = 0; s < FLAGS_decode_steps; ++s)
+    CHECK_OK(model.Forward(Batch(requests, 1, context + 1 + s, blocks_per_request, bs), &logits));
+  return Seconds(start) / FLAGS_decode_steps;
+}
+
+int Main() {
+  if (kc::CudaDeviceCount() == 0) {
+    std::fprintf(stderr, "no CUDA device\n");
+    return 1;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  const auto [read_bw, copy_bw] = MeasureBandwidth();
+  const double peak = MeasurePeak();
+
+  const worker::ModelConfig config = Shape(FLAGS_shape);
+  auto weights = worker::cuda::RandomCudaWeights(config, 1);
+  CHECK_OK(weights.status());
+  const double weight_bytes = static_cast<double>(weights->matmul_bytes());
+  const double matmul_params = weight_bytes / 2;  // bf16; a tied lm_head counted once
+  const size_t bs = 16;
+  const size_t context = static_cast<size_t>(FLAGS_context), steps = static_cast<size_t>(FLAGS_decode_steps);
+  const size_t batch = static_cast<size_t>(FLAGS_batch), prefill = static_cast<size_t>(FLAGS_prefill_tokens);
+  const size_t per_request = (std::max(context + steps + 2, prefill) + bs - 1) / bs;
+  auto model = worker::cuda::CudaModel::Create(config, std::move(*weights), bs);
+  CHECK_OK(model.status());
+  CHECK_OK((*model)->AllocateKvCache(per_request * std::max<size_t>(batch, 1)));
+
+  // Prefill: one prompt, logits for its last token.
+  std::vector<float> logits;
+  worker::ForwardBatch pb;
+  {
+    std::vector<int32_t> ids(prefill);
+    for (size_t i = 0; i < prefill; ++i) ids[i] = static_cast<int32_t>((i * 7919) % 32000);
+    std::vector<int32_t> blocks(per_request);
+    for (size_t i = 0; i < per_request; ++i) blocks[i] = static_cast<int32_t>(i);
+    pb.AddRequest(ids, 0, blocks, bs, true);
+    pb.FinishBlockTables();
+  }
+  CHECK_OK((*model)->Forward(pb, &logits));
+  const auto start = Clock::now();
+  for (int i = 0; i < 3; ++i) CHECK_OK((*model)->Forward(pb, &logits));
+  const double prefill_s = Seconds(start) / 3;
+  const double p = static_cast<double>(prefill);
+  // Matmuls on every token (the lm_head on the last only), causal attention (QKᵀ and PV).
+  const double lm_head = 2.0 * config.vocab_size * config.hidden_size;
+  const double prefill_flops = (2.0 * matmul_params - lm_head) * p + lm_head +
+                               4.0 * config.num_layers * config.num_heads * config.head_dim * p * (p + 1) / 2;
+
+  const double decode1 = DecodeStep(**model, 1, context, per_request, bs);
+  const double decode_b = DecodeStep(**model, batch, context, per_request, bs);
+  std::printf(
+      "{\"device\": \"%s\", \"shape\": \"%s\", \"weight_bytes\": %.0f,\n"
+      " \"read_bandwidth_GBps\": %.1f, \"copy_bandwidth_GBps\": %.1f, \"bf16_peak_TFLOPs\": %.1f,\n"
+      " \"prefill_tokens\": %zu, \"prefill_ms\": %.2f, \"prefill_TFLOPs\": %.1f, \"prefill_share_of_peak\": %.3f,\n"
+      " \"context\": %zu, \"decode_batch1_ms\": %.3f, \"decode_batch1_weight_GBps\": %.1f,\n"
+      " \"decode_batch1_share_of_read_bandwidth\": %.3f,\n"
+      " \"batch\": %zu, \"decode_batch_ms\": %.3f, \"decode_batch_output_tok_s\": %.0f}\n",
+      prop.name, FLAGS_shape.c_str(), weight_bytes, read_bw / 1e9, copy_bw / 1e9, peak / 1e12, prefill,
+      prefill_s * 1e3, prefill_flops / prefill_s / 1e12, prefill_flops / prefill_s / peak, context, decode1 * 1e3,
+      weight_bytes / decode1 / 1e9, weight_bytes / decode1 / read_bw, batch, decode_b * 1e3,
+      static_cast<double>(batch) / decode_b);
+  return 0;
+}
+
+}  // namespace
+}  // namespace llmserve
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("CUDA forward pass against the GPU's measured bandwidth and bf16 peak");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  return llmserve::Main();
+}

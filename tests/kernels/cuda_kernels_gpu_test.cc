@@ -1,0 +1,291 @@
+// The CUDA forward pass's kernels against plain host loops on random inputs:
+// the bf16 matmul (with and without the fused accumulate), paged attention
+// (grouped-query, sliding window, split-K) and the q/k/v step.
+// Skips with "no CUDA device" where none is visible (CI, CPU machines).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/linear.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_array.h"
+#include "kernels/cuda/gemm_bf16.h"
+#include "kernels/cuda/paged_attention.h"
+#include "kernels/cuda/transformer_ops.h"
+
+namespace llmserve::kernels::cuda {
+namespace {
+
+float RoundBf16(float v) { return cpu::Bf16ToF32(cpu::F32ToBf16(v)); }
+
+std::vector<float> Random(size_t n, uint32_t seed, float scale = 1.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+template <typename T>
+DeviceArray<T> ToDevice(const std::vector<T>& host) {
+  DeviceArray<T> d;
+  EXPECT_TRUE(d.Resize(host.size()).ok());
+  EXPECT_TRUE(d.Upload(host.data(), host.size()).ok());
+  return d;
+}
+
+DeviceArray<Bf16> ToDeviceBf16(const std::vector<float>& host) {
+  std::vector<Bf16> b(host.size());
+  for (size_t i = 0; i < host.size(); ++i) b[i] = __float2bfloat16(host[i]);
+  return ToDevice(b);
+}
+
+template <typename T>
+std::vector<T> ToHost(const DeviceArray<T>& d) {
+  std::vector<T> h(d.size());
+  EXPECT_EQ(cudaMemcpy(h.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
+}
+
+TEST(CudaKernels, Bf16GemmMatchesHostProduct) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  auto gemm = Bf16Gemm::Create();
+  ASSERT_TRUE(gemm.ok()) << gemm.status().ToString();
+  for (auto [rows, n, k] : {std::tuple<size_t, size_t, size_t>{1, 96, 64}, {7, 200, 136}, {64, 512, 256}}) {
+    auto x = Random(rows * k, 1), w = Random(n * k, 2), y0 = Random(rows * n, 3);
+    for (auto* v : {&x, &w}) for (auto& e : *v) e = RoundBf16(e);
+    auto dx = ToDeviceBf16(x), dw = ToDeviceBf16(w);
+    for (bool accumulate : {false, true}) {
+      auto dy = ToDevice(y0);
+      ASSERT_TRUE((*gemm)->Run(dx.data(), dw.data(), dy.data(), rows, n, k, accumulate, nullptr).ok());
+      const auto y = ToHost(dy);
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t c = 0; c < n; ++c) {
+          double want = accumulate ? y0[r * n + c] : 0.0;
+          for (size_t i = 0; i < k; ++i) want += static_cast<double>(x[r * k + i]) * w[c * k + i];
+          ASSERT_NEAR(y[r * n + c], want, 1e-3 * (1 + std::fabs(want))) << rows << "x" << n << "x" << k << " at " << r << "," << c;
+        }
+      }
+    }
+  }
+}
+
+// Host reference of one query's attention over its cached keys.
+std::vector<float> AttendHost(const std::vector<float>& q, const std::vector<float>& kc, const std::vector<float>& vc,
+                              const std::vector<int32_t>& table, size_t pos, size_t g, size_t nkv, size_t hd,
+                              size_t bs, size_t window, float scale) {
+  const size_t first = window > 0 && pos + 1 > window ? pos + 1 - window : 0;
+  std::vector<double> s;
+  for (size_t j = first; j <= pos; ++j) {
+    const size_t base = ((table[j / bs] * nkv + g) * bs + j % bs) * hd;
+    double dot = 0;
+    for (size_t d = 0; d < hd; ++d) dot += static_cast<double>(q[d]) * kc[base + d];
+    s.push_back(dot * scale);
+  }
+  double m = -INFINITY, sum = 0;
+  for (double v : s) m = std::max(m, v);
+  for (double& v : s) sum += (v = std::exp(v - m));
+  std::vector<float> out(hd, 0.f);
+  for (size_t j = first; j <= pos; ++j) {
+    const size_t base = ((table[j / bs] * nkv + g) * bs + j % bs) * hd;
+    for (size_t d = 0; d < hd; ++d) out[d] += static_cast<float>(s[j - first] / sum) * vc[base + d];
+  }
+  return out;
+}
+
+void CheckAttention(size_t hd, size_t nh, size_t nkv, size_t window, size_t splits) {
+  const size_t bs = 16, num_blocks = 64, stride = 40;
+  // Two requests: a 5-token prefill chunk at positions 20..24 and a decode at 600.
+  const std::vector<int32_t> positions = {20, 21, 22, 23, 24, 600};
+  const std::vector<int32_t> token_request = {0, 0, 0, 0, 0, 1};
+  std::vector<int32_t> tables(2 * stride);
+  for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>((i * 37 + 5) % num_blocks);
+  const size_t t = positions.size(), cache_n = num_blocks * nkv * bs * hd;
+  auto kc = Random(cache_n, 11), vc = Random(cache_n, 12), q = Random(t * nh * hd, 13);
+  for (auto* v : {&kc, &vc}) for (auto& e : *v) e = RoundBf16(e);
+  auto dk = ToDeviceBf16(kc), dv = ToDeviceBf16(vc);
+  auto dq = ToDevice(q);
+  auto dpos = ToDevice(positions), dreq = ToDevice(token_request), dtab = ToDevice(tables);
+  DeviceArray<Bf16> dout;
+  ASSERT_TRUE(dout.Resize(t * nh * hd).ok());
+  DeviceArray<float> scratch;
+  ASSERT_TRUE(scratch.Resize(std::max<size_t>(1, PagedAttentionScratchFloats(t, nh, hd, splits))).ok());
+  PagedAttentionArgs a;
+  a.q = dq.data();
+  a.q_stride = nh * hd;
+  a.k_cache = dk.data();
+  a.v_cache = dv.data();
+  a.positions = dpos.data();
+  a.token_request = dreq.data();
+  a.block_tables = dtab.data();
+  a.block_table_stride = stride;
+  a.tokens = t;
+  a.num_heads = nh;
+  a.num_kv_heads = nkv;
+  a.head_dim = hd;
+  a.block_size = bs;
+  a.sliding_window = window;
+  a.scale = 1.f / std::sqrt(static_cast<float>(hd));
+  a.out = dout.data();
+  a.out_stride = nh * hd;
+  a.num_splits = splits;
+  a.scratch = scratch.data();
+  ASSERT_TRUE(PagedAttention(a, nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto out = ToHost(dout);
+  for (size_t i = 0; i < t; ++i) {
+    for (size_t h = 0; h < nh; ++h) {
+      std::vector<float> qi(q.begin() + (i * nh + h) * hd, q.begin() + (i * nh + h + 1) * hd);
+      std::vector<int32_t> table(tables.begin() + token_request[i] * stride, tables.begin() + (token_request[i] + 1) * stride);
+      const auto want = AttendHost(qi, kc, vc, table, positions[i], h / (nh / nkv), nkv, hd, bs, window, a.scale);
+      for (size_t d = 0; d < hd; ++d) {
+        ASSERT_NEAR(__bfloat162float(out[(i * nh + h) * hd + d]), want[d], 1e-2 * (1 + std::fabs(want[d])))
+            << "hd " << hd << " splits " << splits << " window " << window << " token " << i << " head " << h << " dim " << d;
+      }
+    }
+  }
+}
+
+TEST(CudaKernels, PagedAttentionMatchesHost) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  CheckAttention(128, 8, 2, 0, 1);
+  CheckAttention(128, 8, 2, 0, 5);
+  CheckAttention(64, 4, 4, 0, 3);
+  CheckAttention(16, 4, 2, 0, 1);
+  CheckAttention(256, 2, 1, 0, 2);
+  CheckAttention(128, 4, 1, 7, 1);
+  CheckAttention(128, 4, 1, 100, 4);
+}
+
+TEST(CudaKernels, ChooseAttentionSplitsFillsSmallGrids) {
+  EXPECT_EQ(ChooseAttentionSplits(256, 32, 4000, 132), 1u);  // a large batch fills the GPU
+  EXPECT_EQ(ChooseAttentionSplits(1, 32, 100, 132), 1u);     // a short context needs no split
+  EXPECT_EQ(ChooseAttentionSplits(1, 32, 1000, 132), 4u);    // one per 256 keys
+  EXPECT_EQ(ChooseAttentionSplits(1, 8, 100000, 132), 16u);  // at most 16
+}
+
+TEST(CudaKernels, QkvStepMatchesHost) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const size_t t = 3, nh = 4, nkv = 2, hd = 64, half = hd / 2, heads = nh + 2 * nkv, bs = 8, max_pos = 50;
+  auto qkv = Random(t * heads * hd, 21), bias = Random(heads * hd, 22, 0.1f), qn = Random(hd, 23), kn = Random(hd, 24);
+  std::vector<float> cos(max_pos * half), sin(max_pos * half);
+  for (size_t p = 0; p < max_pos; ++p) {
+    for (size_t i = 0; i < half; ++i) {
+      const double angle = p * std::pow(10000.0, -2.0 * i / hd);
+      cos[p * half + i] = static_cast<float>(std::cos(angle));
+      sin[p * half + i] = static_cast<float>(std::sin(angle));
+    }
+  }
+  const std::vector<int32_t> positions = {0, 17, 49};
+  const std::vector<int64_t> slots = {3, -1, 21};
+  auto dqkv = ToDevice(qkv), dbias = ToDevice(bias), dqn = ToDevice(qn), dkn = ToDevice(kn);
+  auto dcos = ToDevice(cos), dsin = ToDevice(sin);
+  auto dpos = ToDevice(positions);
+  auto dslots = ToDevice(slots);
+  DeviceArray<Bf16> kcache, vcache;
+  ASSERT_TRUE(kcache.Resize(4 * nkv * bs * hd).ok() && kcache.Zero().ok());
+  ASSERT_TRUE(vcache.Resize(4 * nkv * bs * hd).ok() && vcache.Zero().ok());
+  QkvStepArgs a;
+  a.qkv = dqkv.data();
+  a.tokens = t;
+  a.num_heads = nh;
+  a.num_kv_heads = nkv;
+  a.head_dim = hd;
+  a.bias = dbias.data();
+  a.q_norm = dqn.data();
+  a.k_norm = dkn.data();
+  a.rope_cos = dcos.data();
+  a.rope_sin = dsin.data();
+  a.positions = dpos.data();
+  a.slot_mapping = dslots.data();
+  a.k_cache = kcache.data();
+  a.v_cache = vcache.data();
+  a.block_size = bs;
+  ASSERT_TRUE(QkvStep(a, nullptr).ok());
+  const auto got = ToHost(dqkv);
+  const auto kgot = ToHost(kcache), vgot = ToHost(vcache);
+  for (size_t i = 0; i < t; ++i) {
+    for (size_t h = 0; h < heads; ++h) {
+      std::vector<float> v(hd);
+      for (size_t d = 0; d < hd; ++d) v[d] = qkv[(i * heads + h) * hd + d] + bias[h * hd + d];
+      if (h < nh + nkv) {
+        double ss = 0;
+        for (float x : v) ss += x * x;
+        const float inv = 1.f / std::sqrt(static_cast<float>(ss / hd) + 1e-6f);
+        for (size_t d = 0; d < hd; ++d) v[d] *= inv * (h < nh ? qn[d] : kn[d]);
+        const float* c = &cos[positions[i] * half];
+        const float* s = &sin[positions[i] * half];
+        std::vector<float> r(v);
+        for (size_t k = 0; k < half; ++k) {
+          r[k] = v[k] * c[k] - v[k + half] * s[k];
+          r[k + half] = v[k + half] * c[k] + v[k] * s[k];
+        }
+        v = r;
+      }
+      for (size_t d = 0; d < hd; ++d) {
+        ASSERT_NEAR(got[(i * heads + h) * hd + d], v[d], 1e-4 * (1 + std::fabs(v[d]))) << "token " << i << " head " << h;
+        if (h >= nh && slots[i] >= 0) {
+          const size_t g = h < nh + nkv ? h - nh : h - nh - nkv;
+          const size_t at = ((slots[i] / bs * nkv + g) * bs + slots[i] % bs) * hd + d;
+          const auto& cache = h < nh + nkv ? kgot : vgot;
+          ASSERT_EQ(__bfloat162float(cache[at]), RoundBf16(v[d])) << "cache, token " << i << " head " << h;
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaKernels, NormEmbeddingAndSiluMatchHost) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const size_t rows = 5, dim = 300, vocab = 11;
+  auto table = Random(vocab * dim, 31);
+  for (auto& e : table) e = RoundBf16(e);
+  const std::vector<int32_t> ids = {3, 0, 10, 3, 7};
+  auto dtable = ToDeviceBf16(table);
+  auto dids = ToDevice(ids);
+  DeviceArray<float> hidden;
+  ASSERT_TRUE(hidden.Resize(rows * dim).ok());
+  ASSERT_TRUE(EmbeddingToF32(dtable.data(), dids.data(), rows, dim, hidden.data(), nullptr).ok());
+  const auto h = ToHost(hidden);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < dim; ++i) ASSERT_EQ(h[r * dim + i], table[ids[r] * dim + i]);
+  // RMSNorm of rows {4, 1} into bf16.
+  auto w = Random(dim, 32);
+  const std::vector<int32_t> pick = {4, 1};
+  auto dw = ToDevice(w);
+  auto dpick = ToDevice(pick);
+  DeviceArray<Bf16> normed;
+  ASSERT_TRUE(normed.Resize(2 * dim).ok());
+  ASSERT_TRUE(RmsNormToBf16(hidden.data(), dpick.data(), dw.data(), normed.data(), 2, dim, 1e-6f, nullptr).ok());
+  const auto n = ToHost(normed);
+  for (size_t r = 0; r < 2; ++r) {
+    double ss = 0;
+    for (size_t i = 0; i < dim; ++i) ss += h[pick[r] * dim + i] * h[pick[r] * dim + i];
+    const float inv = 1.f / std::sqrt(static_cast<float>(ss / dim) + 1e-6f);
+    for (size_t i = 0; i < dim; ++i) {
+      const float want = h[pick[r] * dim + i] * inv * w[i];
+      ASSERT_NEAR(__bfloat162float(n[r * dim + i]), want, 1e-2 * (1 + std::fabs(want)));
+    }
+  }
+  // SiLU and mul over [rows × 2·ff].
+  const size_t ff = 150;
+  auto gu = Random(rows * 2 * ff, 33);
+  auto dgu = ToDevice(gu);
+  DeviceArray<Bf16> act;
+  ASSERT_TRUE(act.Resize(rows * ff).ok());
+  ASSERT_TRUE(SiluMulToBf16(dgu.data(), rows, ff, act.data(), nullptr).ok());
+  const auto a = ToHost(act);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t i = 0; i < ff; ++i) {
+      const float g = gu[r * 2 * ff + i], u = gu[r * 2 * ff + ff + i];
+      const float want = g / (1.f + std::exp(-g)) * u;
+      ASSERT_NEAR(__bfloat162float(a[r * ff + i]), want, 1e-2 * (1 + std::fabs(want)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace llmserve::kernels::cuda

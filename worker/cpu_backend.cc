@@ -1,0 +1,70 @@
+#include "worker/cpu_backend.h"
+
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <new>
+#include <string>
+
+namespace llmserve::worker {
+
+size_t AvailableMemoryBytes() {
+  size_t bytes = static_cast<size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::ifstream cg("/sys/fs/cgroup/memory.max");
+  std::string limit;
+  if (cg >> limit && limit != "max") {
+    try {
+      bytes = std::min<size_t>(bytes, std::stoull(limit));
+    } catch (const std::exception&) {
+    }
+  }
+  return bytes;
+}
+
+StatusOr<KvCacheBudget> CpuBackend::ProfileKvCache(const ForwardBatch& dummy) {
+  KvCache scratch(model_->CacheShape(1, options_.block_size, options_.kv_cache_dtype));
+  scratch.Commit(*pool_);
+  std::vector<float> logits;
+  LLMSERVE_RETURN_IF_ERROR(model_->Forward(dummy, scratch, &logits));
+  KvCacheBudget budget;
+  budget.bytes_per_block = model_->CacheShape(1, options_.block_size, options_.kv_cache_dtype).bytes_per_block();
+  budget.weight_bytes = model_->weights().matmul_bytes();
+  budget.activation_peak_bytes = model_->peak_activation_bytes() + logits.capacity() * sizeof(float);
+  if (options_.kv_cache_memory_bytes > 0) {
+    budget.budget_bytes = options_.kv_cache_memory_bytes;
+  } else {
+    const double total = static_cast<double>(AvailableMemoryBytes()) * options_.memory_fraction;
+    const double used = static_cast<double>(budget.weight_bytes + budget.activation_peak_bytes);
+    budget.budget_bytes = total > used ? static_cast<size_t>(total - used) : 0;
+  }
+  budget.num_blocks = budget.budget_bytes / budget.bytes_per_block;
+  return budget;
+}
+
+Status CpuBackend::InitializeKvCache(size_t num_blocks) {
+  const KvCacheShape shape = model_->CacheShape(num_blocks, options_.block_size, options_.kv_cache_dtype);
+  if (num_blocks > (size_t{1} << 48) / shape.bytes_per_block()) {
+    return Status::ResourceExhausted("a KV cache of " + std::to_string(num_blocks) + " blocks exceeds 256 TiB");
+  }
+  try {
+    cache_ = std::make_unique<KvCache>(shape);
+    LOG(INFO) << "KV cache: committing " << (cache_->bytes() >> 20) << " MiB";
+    const auto start = std::chrono::steady_clock::now();
+    cache_->Commit(*pool_);
+    LOG(INFO) << "KV cache: " << (cache_->bytes() >> 20) << " MiB committed in "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()
+              << " ms";
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("cannot allocate a KV cache of " + std::to_string(num_blocks) + " blocks (" +
+                                     std::to_string(shape.bytes_per_block() * num_blocks) + " bytes)");
+  }
+  return Status::Ok();
+}
+
+Status CpuBackend::Forward(const ForwardBatch& batch, std::vector<float>* logits) {
+  return model_->Forward(batch, *cache_, logits);
+}
+
+}  // namespace llmserve::worker
