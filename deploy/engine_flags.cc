@@ -21,6 +21,7 @@ DEFINE_string(kv_cache_memory, "",
 DEFINE_string(kv_cache_dtype, "auto",
               "KV cache element type: auto (bfloat16 when the model computes in bfloat16, as --dtype decides; "
               "float32 otherwise), bfloat16 (half the memory per block), float32.");
+DEFINE_bool(enforce_eager, false, "CUDA: run every step eagerly (no CUDA graphs for decode steps).");
 DEFINE_double(gpu_memory_utilization, 0.9, "Fraction of GPU memory the worker may use (CUDA).");
 DEFINE_int32(max_num_seqs, 256, "Maximum number of requests in one step, per engine.");
 DEFINE_int32(max_num_batched_tokens, 2048, "Token budget of one step, per engine.");
@@ -69,6 +70,7 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
     return Status::InvalidArgument("--dtype must be auto, bfloat16, float16 or float32, got '" + FLAGS_dtype + "'");
   model->set_dtype(FLAGS_dtype);
   model->set_seed(static_cast<uint64_t>(FLAGS_seed));
+  model->set_enforce_eager(FLAGS_enforce_eager);
 
   auto* parallel = config->mutable_parallel();
   if (FLAGS_tensor_parallel_size < 1) return Status::InvalidArgument("--tensor-parallel-size must be at least 1");

@@ -33,12 +33,15 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     rc.memory_fraction = config.cache().memory_utilization() / ranks_on_node;
   rc.process_seed = model.seed();
   rc.precision = worker::PrecisionForDtype(model.dtype(), model_config.torch_dtype);
-  LLMSERVE_ASSIGN_OR_RETURN(rc.device, worker::ResolveDevice(config.parallel().device()));
+  LLMSERVE_ASSIGN_OR_RETURN(rc.device, worker::ResolveDevice(config.parallel().device(), model.dtype(),
+                                                             std::max(1u, config.parallel().tensor_parallel_size())));
   if (rc.device == "cuda") {
     // The GPU computes in bf16 (vLLM's "auto" on a GPU also takes fp32 checkpoints to half precision).
     if (model.dtype() == "float32" || model.dtype() == "float16")
-      return Status::InvalidArgument("--dtype " + model.dtype() + " is not supported by the CUDA backend yet: use auto or bfloat16");
+      return Status::InvalidArgument("--dtype " + model.dtype() +
+                                     " is not supported by the CUDA backend yet: use auto or bfloat16");
     rc.precision = kernels::cpu::MatmulPrecision::kBF16;
+    rc.enforce_eager = model.enforce_eager();
   }
   rc.kv_cache_dtype = worker::KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   // Data-parallel ranks on one node share its cores: an equal share each.

@@ -63,8 +63,11 @@ Status CpuBackend::InitializeKvCache(size_t num_blocks) {
   return Status::Ok();
 }
 
-Status CpuBackend::Forward(const ForwardBatch& batch, std::vector<float>* logits) {
-  return model_->Forward(batch, *cache_, logits);
+StatusOr<ForwardOutput> CpuBackend::Forward(const ForwardBatch& batch, const std::vector<DeviceSampling>&) {
+  LLMSERVE_RETURN_IF_ERROR(model_->Forward(batch, *cache_, &logits_));
+  ForwardOutput out;
+  out.logits = logits_.data();
+  return out;
 }
 
 }  // namespace llmserve::worker

@@ -29,7 +29,8 @@ class CpuBackend : public ForwardBackend {
   StatusOr<KvCacheBudget> ProfileKvCache(const ForwardBatch& dummy) override;
   Status InitializeKvCache(size_t num_blocks) override;
   bool kv_cache_ready() const override { return cache_ != nullptr; }
-  Status Forward(const ForwardBatch& batch, std::vector<float>* logits) override;
+  // Samples nothing itself: every row's logits come back.
+  StatusOr<ForwardOutput> Forward(const ForwardBatch& batch, const std::vector<DeviceSampling>& sampling) override;
 
   Model& model() { return *model_; }
 
@@ -38,6 +39,7 @@ class CpuBackend : public ForwardBackend {
   CpuBackendOptions options_;
   kernels::cpu::ThreadPool* pool_;
   std::unique_ptr<KvCache> cache_;
+  std::vector<float> logits_;
 };
 
 // Physical memory available to this process: RAM, capped by a cgroup limit.

@@ -5,6 +5,7 @@
 // request state and samples; a backend only turns batches into logits.
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "base/status_or.h"
@@ -15,11 +16,34 @@ namespace llmserve::worker {
 
 // What ProfileKvCache measured and decided.
 struct KvCacheBudget {
-  size_t num_blocks = 0;               // KV blocks that fit
-  size_t bytes_per_block = 0;          // across layers, K and V
-  size_t weight_bytes = 0;             // matmul weights held
-  size_t activation_peak_bytes = 0;    // measured by the dummy forward
-  size_t budget_bytes = 0;             // memory the blocks were fitted into
+  size_t num_blocks = 0;             // KV blocks that fit
+  size_t bytes_per_block = 0;        // across layers, K and V
+  size_t weight_bytes = 0;           // matmul weights held
+  size_t activation_peak_bytes = 0;  // measured by the dummy forward
+  size_t budget_bytes = 0;           // memory the blocks were fitted into
+};
+
+// One sampled row's sampling parameters, for a backend that can sample on
+// its device: set where the row needs nothing the device sampler lacks
+// (logits processing, a grammar mask, logprobs).
+struct DeviceSampling {
+  bool on_device = false;
+  float temperature = 1.f;  // ≤ 1e-5: greedy
+  int32_t top_k = 0;
+  float top_p = 1.f;
+  float min_p = 0.f;
+  double uniform = 0;  // the row's draw (Sampler::Uniform)
+};
+
+// What a forward pass returns.
+struct ForwardOutput {
+  // One per logits row where the device sampled: the token, or -1 where it
+  // did not. Empty: no row was sampled on the device.
+  std::vector<int32_t> sampled;
+  // The other rows' logits, in row order: [rows × vocab_size] in host memory
+  // the backend owns (pinned on a GPU), valid until the next call.
+  const float* logits = nullptr;
+  int32_t device_nans = 0;  // NaNs in the logits of the rows sampled on the device
 };
 
 class ForwardBackend {
@@ -34,9 +58,12 @@ class ForwardBackend {
   // Allocates the KV cache. Must precede Forward.
   virtual Status InitializeKvCache(size_t num_blocks) = 0;
   virtual bool kv_cache_ready() const = 0;
-  // Runs the batch: writes its K/V into the cache and fills `logits` (host
-  // memory) with [batch.logits_indices.size() × vocab_size] rows.
-  virtual Status Forward(const ForwardBatch& batch, std::vector<float>* logits) = 0;
+  // Whether Forward samples the rows DeviceSampling marks.
+  virtual bool samples_on_device() const { return false; }
+  // Runs the batch: writes its K/V into the cache, samples the rows
+  // `sampling` (empty, or one per logits row) marks, and returns the rest's
+  // logits.
+  virtual StatusOr<ForwardOutput> Forward(const ForwardBatch& batch, const std::vector<DeviceSampling>& sampling) = 0;
 };
 
 }  // namespace llmserve::worker

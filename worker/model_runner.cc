@@ -29,6 +29,18 @@ SamplingParams FromProto(const proto::SamplingParams& p) {
   return s;
 }
 
+DeviceSampling DeviceSamplingFor(const SamplerRow& row) {
+  const SamplingParams& sp = *row.params;
+  DeviceSampling d;
+  d.on_device = row.grammar_mask == nullptr && !Sampler::ProcessesLogits(row) && sp.logprobs < 0;
+  d.temperature = sp.temperature;
+  d.top_k = sp.top_k;
+  d.top_p = sp.top_p;
+  d.min_p = sp.min_p;
+  d.uniform = Sampler::Uniform(row.seed, row.output_position);
+  return d;
+}
+
 kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype) {
   const bool bf16 = dtype == "bfloat16" || (dtype == "auto" && torch_dtype == "bfloat16");
   return bf16 ? kernels::cpu::MatmulPrecision::kBF16 : kernels::cpu::MatmulPrecision::kF32;
@@ -43,11 +55,18 @@ kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu
                                                            : kernels::cpu::KvDType::kF32;
 }
 
-StatusOr<std::string> ResolveDevice(const std::string& device) {
+StatusOr<std::string> ResolveDevice(const std::string& device, const std::string& dtype, size_t tp_size) {
   if (device == "cpu") return std::string("cpu");
   if (device == "cuda") return std::string("cuda");
-  if (device.empty() || device == "auto") return std::string(worker::CudaBackendAvailable() ? "cuda" : "cpu");
-  return Status::InvalidArgument("--device must be auto, cpu or cuda, got '" + device + "'");
+  if (!device.empty() && device != "auto")
+    return Status::InvalidArgument("--device must be auto, cpu or cuda, got '" + device + "'");
+  if (!CudaBackendAvailable()) return std::string("cpu");
+  // auto takes the GPU only for what its backend runs (bf16, one rank).
+  const bool bf16 = dtype.empty() || dtype == "auto" || dtype == "bfloat16";
+  if (bf16 && tp_size == 1) return std::string("cuda");
+  LOG(WARNING) << "--device auto: the CUDA backend runs bfloat16 at tensor-parallel size 1 only; --dtype " << dtype
+               << " at tensor-parallel size " << tp_size << " runs on the CPU";
+  return std::string("cpu");
 }
 
 StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConfig& config, common::ipc::Communicator* comm) {
@@ -215,34 +234,8 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
   batch.FinishBlockTables();
   proto::ModelRunnerOutput out;
   if (batch.num_tokens() == 0) return out;
-  LLMSERVE_RETURN_IF_ERROR(backend_->Forward(batch, &logits_));
-  const size_t vocab = backend_->config().vocab_size;
-  std::vector<SamplerRow> rows;
-  for (size_t r = 0, li = 0; r < ids.size(); ++r) {
-    if (!samples[r]) continue;
-    const RequestState& st = requests_[ids[r]];
-    rows.push_back({&logits_[li * vocab], &st.params, &st.prompt_tokens, &st.output_tokens, st.seed,
-                    st.output_tokens.size()});
-    if (auto g = step.structured_output_request_ids.find(ids[r]); g != step.structured_output_request_ids.end()) {
-      // Rows are validated by the SchedulerOutput decoder: equal widths, indices in range.
-      const size_t width = step.grammar_bitmask.words.size() / step.structured_output_request_ids.size();
-      rows.back().grammar_mask = step.grammar_bitmask.words.data() + static_cast<size_t>(g->second) * width;
-      rows.back().grammar_mask_words = width;
-    }
-    ++li;
-  }
-  {
-    // Row by row on the pool: at 256 rows of a 152k vocabulary this scan reads 156 MB.
-    const size_t num_rows = logits_.size() / vocab;
-    std::vector<size_t> nans(pool_->size(), 0);
-    pool_->ParallelFor(num_rows, 1, [&](size_t begin, size_t end, size_t thread) {
-      nans[thread] += CountNans(&logits_[begin * vocab], (end - begin) * vocab);
-    });
-    size_t total = CountNans(logits_.data() + num_rows * vocab, logits_.size() - num_rows * vocab);
-    for (size_t n : nans) total += n;
-    out.num_nans_in_logits = static_cast<int32_t>(total);
-  }
-  const auto sampled = sampler_->Sample(rows, vocab, *pool_);
+  LLMSERVE_ASSIGN_OR_RETURN(std::vector<SampledToken> sampled,
+                            SampleStep(step, batch, ids, samples, &out.num_nans_in_logits));
   for (size_t r = 0, si = 0; r < ids.size(); ++r) {
     out.req_ids.push_back(ids[r]);
     if (!samples[r]) {
@@ -270,6 +263,56 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
     }
   }
   return out;
+}
+
+StatusOr<std::vector<SampledToken>> ModelRunner::SampleStep(const proto::SchedulerOutput& step,
+                                                            const ForwardBatch& batch,
+                                                            const std::vector<std::string>& ids,
+                                                            const std::vector<bool>& samples, int32_t* num_nans) {
+  // The sampled rows, in logits order; their logits are known after the forward pass.
+  std::vector<SamplerRow> rows;
+  for (size_t r = 0; r < ids.size(); ++r) {
+    if (!samples[r]) continue;
+    const RequestState& st = requests_[ids[r]];
+    rows.push_back({nullptr, &st.params, &st.prompt_tokens, &st.output_tokens, st.seed, st.output_tokens.size()});
+    if (auto g = step.structured_output_request_ids.find(ids[r]); g != step.structured_output_request_ids.end()) {
+      // Rows are validated by the SchedulerOutput decoder: equal widths, indices in range.
+      const size_t width = step.grammar_bitmask.words.size() / step.structured_output_request_ids.size();
+      rows.back().grammar_mask = step.grammar_bitmask.words.data() + static_cast<size_t>(g->second) * width;
+      rows.back().grammar_mask_words = width;
+    }
+  }
+  std::vector<DeviceSampling> sampling;
+  if (backend_->samples_on_device()) {
+    for (const SamplerRow& row : rows) sampling.push_back(DeviceSamplingFor(row));
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(ForwardOutput fwd, backend_->Forward(batch, sampling));
+  const size_t vocab = backend_->config().vocab_size;
+  std::vector<SampledToken> sampled(rows.size());
+  std::vector<SamplerRow> host_rows;
+  std::vector<size_t> host_index;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!fwd.sampled.empty() && fwd.sampled[i] >= 0) {
+      sampled[i].token = fwd.sampled[i];
+      continue;
+    }
+    rows[i].logits = fwd.logits + host_rows.size() * vocab;
+    host_rows.push_back(rows[i]);
+    host_index.push_back(i);
+  }
+  {
+    // Row by row on the pool: at 256 rows of a 152k vocabulary this scan reads 156 MB.
+    std::vector<size_t> nans(pool_->size(), 0);
+    pool_->ParallelFor(host_rows.size(), 1, [&](size_t begin, size_t end, size_t thread) {
+      nans[thread] += CountNans(fwd.logits + begin * vocab, (end - begin) * vocab);
+    });
+    size_t total = static_cast<size_t>(fwd.device_nans);
+    for (size_t n : nans) total += n;
+    *num_nans = static_cast<int32_t>(total);
+  }
+  auto host_sampled = sampler_->Sample(host_rows, vocab, *pool_);
+  for (size_t k = 0; k < host_index.size(); ++k) sampled[host_index[k]] = std::move(host_sampled[k]);
+  return sampled;
 }
 
 proto::ModelRunnerOutput ModelRunner::Execute(const proto::SchedulerOutput& step) {

@@ -32,6 +32,7 @@ namespace llmserve::worker {
 struct ModelRunnerConfig {
   std::string model_dir;
   std::string device = "cpu";                // cpu | cuda (the CUDA backend, when built)
+  bool enforce_eager = false;                // cuda: no CUDA graphs for decode steps
   size_t tp_rank = 0;
   size_t tp_size = 1;
   // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX or AVX512-BF16.
@@ -42,7 +43,7 @@ struct ModelRunnerConfig {
   size_t max_num_batched_tokens = 2048;      // largest step (the profile run's size)
   size_t max_num_seqs = 256;                 // most requests in a step
   size_t kv_cache_memory_bytes = 0;          // > 0: the KV cache gets exactly this much
-  double memory_fraction = 0.5;              // else: this share of RAM (GPU memory on cuda) for weights + activations + KV
+  double memory_fraction = 0.5;              // else: this share of RAM (on cuda: GPU memory) for everything
   uint64_t process_seed = 0;                 // seed of unseeded requests; 0: random
   bool show_progress = true;                 // loading progress on a terminal
 };
@@ -95,6 +96,11 @@ class ModelRunner {
   // Applies a validated diff to requests_.
   void ApplyDiff(const proto::SchedulerOutput& step);
   StatusOr<proto::ModelRunnerOutput> Run(const proto::SchedulerOutput& step);
+  // Runs the batch and samples its sampled rows (`ids[r]` samples where
+  // samples[r]): on the device where the backend can, else on the host.
+  StatusOr<std::vector<SampledToken>> SampleStep(const proto::SchedulerOutput& step, const ForwardBatch& batch,
+                                                 const std::vector<std::string>& ids, const std::vector<bool>& samples,
+                                                 int32_t* num_nans);
 
   ModelRunnerConfig config_;
   std::unique_ptr<kernels::cpu::ThreadPool> pool_;
@@ -102,7 +108,6 @@ class ModelRunner {
   CpuBackend* cpu_ = nullptr;  // backend_, when it runs on the CPU
   std::unique_ptr<Sampler> sampler_;
   std::map<std::string, RequestState> requests_;
-  std::vector<float> logits_;
 };
 
 // The matmul precision for a --dtype value: "bfloat16" gives kBF16, "auto"
@@ -117,5 +122,8 @@ kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu
 
 // Converts the wire's sampling parameters to the sampler's.
 SamplingParams FromProto(const proto::SamplingParams& p);
+
+// What a device sampler needs of `row`, and whether it may take the row.
+DeviceSampling DeviceSamplingFor(const SamplerRow& row);
 
 }  // namespace llmserve::worker

@@ -159,13 +159,30 @@ SampledToken Sampler::SampleRow(const SamplerRow& row, size_t vocab) {
   return SampleUnmasked(inner, vocab);
 }
 
-SampledToken Sampler::SampleUnmasked(const SamplerRow& row, size_t vocab) {
+namespace {
+
+bool SuppressesStops(const SamplerRow& row) {
   const SamplingParams& sp = *row.params;
   const size_t num_out = row.output_tokens != nullptr ? row.output_tokens->size() : 0;
-  const bool suppress_stops = num_out < static_cast<size_t>(std::max(0, sp.min_tokens)) && !sp.stop_token_ids.empty();
-  const bool penalties =
-      sp.repetition_penalty != 1.0f || sp.presence_penalty != 0.0f || sp.frequency_penalty != 0.0f;
-  if (sp.allowed_token_ids.empty() && sp.logit_bias.empty() && !penalties && !suppress_stops) {
+  return num_out < static_cast<size_t>(std::max(0, sp.min_tokens)) && !sp.stop_token_ids.empty();
+}
+
+bool HasPenalties(const SamplingParams& sp) {
+  return sp.repetition_penalty != 1.0f || sp.presence_penalty != 0.0f || sp.frequency_penalty != 0.0f;
+}
+
+}  // namespace
+
+bool Sampler::ProcessesLogits(const SamplerRow& row) {
+  const SamplingParams& sp = *row.params;
+  return !sp.allowed_token_ids.empty() || !sp.logit_bias.empty() || HasPenalties(sp) || SuppressesStops(row);
+}
+
+SampledToken Sampler::SampleUnmasked(const SamplerRow& row, size_t vocab) {
+  const SamplingParams& sp = *row.params;
+  const bool suppress_stops = SuppressesStops(row);
+  const bool penalties = HasPenalties(sp);
+  if (!ProcessesLogits(row)) {
     // Nothing edits the logits: sample from the row itself (no copy).
     SampledToken out = Choose(row.logits, vocab, sp, row);
     if (sp.logprobs >= 0) RawLogprobs(row.logits, vocab, sp.logprobs, out.token, &out);

@@ -65,6 +65,10 @@ class Sampler {
   // Samples one row without its grammar mask (SampleRow applies the mask first).
   static SampledToken SampleUnmasked(const SamplerRow& row, size_t vocab);
 
+  // Whether the row's logits are edited before the choice (allowed ids,
+  // min_tokens' stop-id mask, logit bias, penalties); the grammar mask aside.
+  static bool ProcessesLogits(const SamplerRow& row);
+
   // The uniform [0, 1) draw for (seed, position).
   static double Uniform(uint64_t seed, uint64_t position);
 

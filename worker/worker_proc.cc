@@ -65,8 +65,9 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "");
   rc.kv_cache_dtype = KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   // An unknown device fails in ModelRunner::Create, which names it.
-  auto device = ResolveDevice(config.parallel().device());
+  auto device = ResolveDevice(config.parallel().device(), config.model().dtype(), world_size);
   rc.device = device.ok() ? *device : config.parallel().device();
+  rc.enforce_eager = config.model().enforce_eager();
   // Each worker of each data-parallel rank on the node gets an equal share of the cores.
   rc.num_threads = CoreShare(static_cast<size_t>(world_size) * ranks_on_node);
   rc.show_progress = rank == 0;

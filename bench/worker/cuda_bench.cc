@@ -3,7 +3,9 @@
 //   peak:      the bf16 matmul (the one the model uses) at 8192³;
 //   prefill:   one --prefill-token prompt, FLOP/s as a share of the peak;
 //   decode:    batch 1 and --batch requests at --context tokens, the weight
-//              bytes a step reads per second as a share of the read bandwidth.
+//              bytes a step reads per second as a share of the read bandwidth;
+//              eager and through CUDA graphs, whose difference is the share
+//              of an eager step spent launching (the step overhead).
 // Weights are random, made on the device: --shape 8b (Llama-3-8B) or 0.6b
 // (Qwen3-0.6B). Prints one JSON object.
 //
@@ -12,7 +14,9 @@
 #include <gflags/gflags.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/cuda_check.h"
@@ -26,6 +30,9 @@ DEFINE_int32(prefill_tokens, 2048, "Prompt length of the prefill measurement.");
 DEFINE_int32(context, 512, "Context length of each request in the decode measurements.");
 DEFINE_int32(decode_steps, 32, "Timed decode steps per measurement.");
 DEFINE_int32(batch, 64, "Requests in the batched decode measurement.");
+DEFINE_int32(layers, 0, "Override the shape's layer count (0: the shape's).");
+DEFINE_int32(vocab, 0, "Override the shape's vocabulary size (0: the shape's; at least 1000).");
+DEFINE_bool(batched_decode_only, false, "Measure only the --batch decode (a short run for profilers).");
 
 namespace llmserve {
 namespace {
@@ -33,13 +40,13 @@ namespace {
 namespace kc = kernels::cuda;
 using Clock = std::chrono::steady_clock;
 
-#define CHECK_OK(expr)                                                        \
-  do {                                                                        \
-    const Status _s = (expr);                                                 \
-    if (!_s.ok()) {                                                           \
-      std::fprintf(stderr, "%s: %s\n", #expr, _s.ToString().c_str());         \
-      std::exit(1);                                                           \
-    }                                                                         \
+#define CHECK_OK(expr)                                                \
+  do {                                                                \
+    const Status _s = (expr);                                         \
+    if (!_s.ok()) {                                                   \
+      std::fprintf(stderr, "%s: %s\n", #expr, _s.ToString().c_str()); \
+      std::exit(1);                                                   \
+    }                                                                 \
   } while (0)
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
@@ -124,6 +131,8 @@ worker::ModelConfig Shape(const std::string& name) {
     c.vocab_size = 128256;
     c.rope_theta = 500000;
   }
+  if (FLAGS_layers > 0) c.num_layers = static_cast<size_t>(FLAGS_layers);
+  if (FLAGS_vocab > 0) c.vocab_size = static_cast<size_t>(FLAGS_vocab);
   return c;
 }
 
@@ -132,7 +141,7 @@ worker::ForwardBatch Batch(size_t requests, size_t tokens, size_t start, size_t 
   worker::ForwardBatch b;
   for (size_t r = 0; r < requests; ++r) {
     std::vector<int32_t> ids(tokens);
-    for (size_t i = 0; i < tokens; ++i) ids[i] = static_cast<int32_t>((r * 7919 + start + i) % 32000);
+    for (size_t i = 0; i < tokens; ++i) ids[i] = static_cast<int32_t>((r * 7919 + start + i) % 1000);
     std::vector<int32_t> blocks(blocks_per_request);
     for (size_t i = 0; i < blocks_per_request; ++i) blocks[i] = static_cast<int32_t>(r * blocks_per_request + i);
     b.AddRequest(ids, static_cast<int32_t>(start), blocks, bs, true);
@@ -144,20 +153,19 @@ worker::ForwardBatch Batch(size_t requests, size_t tokens, size_t start, size_t 
 // Seconds per decode step of `requests` requests at `context` tokens.
 double DecodeStep(worker::cuda::CudaModel& model, size_t requests, size_t context, size_t blocks_per_request,
                   size_t bs) {
-  std::vector<float> logits;
   // Fill the context in prefill chunks of at most 2048 tokens per step.
   for (size_t r0 = 0; r0 < requests;) {
     const size_t group = std::max<size_t>(1, std::min(requests - r0, 2048 / std::max<size_t>(context, 1)));
     worker::ForwardBatch b = Batch(group, context, 0, blocks_per_request, bs);
     for (auto& t : b.block_tables) t += static_cast<int32_t>(r0 * blocks_per_request);
     for (auto& s : b.slot_mapping) s += static_cast<int64_t>(r0 * blocks_per_request * bs);
-    CHECK_OK(model.Forward(b, &logits));
+    CHECK_OK(model.Forward(b).status());
     r0 += group;
   }
-  CHECK_OK(model.Forward(Batch(requests, 1, context, blocks_per_request, bs), &logits));  // warm-up
+  CHECK_OK(model.Forward(Batch(requests, 1, context, blocks_per_request, bs)).status());  // warm-up
   const auto start = Clock::now();
   for (int s = 0; s < FLAGS_decode_steps; ++s)
-    CHECK_OK(model.Forward(Batch(requests, 1, context + 1 + s, blocks_per_request, bs), &logits));
+    CHECK_OK(model.Forward(Batch(requests, 1, context + 1 + s, blocks_per_request, bs)).status());
   return Seconds(start) / FLAGS_decode_steps;
 }
 
@@ -168,8 +176,9 @@ int Main() {
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  const auto [read_bw, copy_bw] = MeasureBandwidth();
-  const double peak = MeasurePeak();
+  const bool all = !FLAGS_batched_decode_only;
+  const auto [read_bw, copy_bw] = all ? MeasureBandwidth() : std::pair<double, double>(NAN, NAN);
+  const double peak = all ? MeasurePeak() : NAN;
 
   const worker::ModelConfig config = Shape(FLAGS_shape);
   auto weights = worker::cuda::RandomCudaWeights(config, 1);
@@ -185,27 +194,33 @@ int Main() {
   CHECK_OK((*model)->AllocateKvCache(per_request * std::max<size_t>(batch, 1)));
 
   // Prefill: one prompt, logits for its last token.
-  std::vector<float> logits;
   worker::ForwardBatch pb;
   {
     std::vector<int32_t> ids(prefill);
-    for (size_t i = 0; i < prefill; ++i) ids[i] = static_cast<int32_t>((i * 7919) % 32000);
+    for (size_t i = 0; i < prefill; ++i) ids[i] = static_cast<int32_t>((i * 7919) % 1000);
     std::vector<int32_t> blocks(per_request);
     for (size_t i = 0; i < per_request; ++i) blocks[i] = static_cast<int32_t>(i);
     pb.AddRequest(ids, 0, blocks, bs, true);
     pb.FinishBlockTables();
   }
-  CHECK_OK((*model)->Forward(pb, &logits));
-  const auto start = Clock::now();
-  for (int i = 0; i < 3; ++i) CHECK_OK((*model)->Forward(pb, &logits));
-  const double prefill_s = Seconds(start) / 3;
+  double prefill_s = NAN;
+  if (all) {
+    CHECK_OK((*model)->Forward(pb).status());
+    const auto start = Clock::now();
+    for (int i = 0; i < 3; ++i) CHECK_OK((*model)->Forward(pb).status());
+    prefill_s = Seconds(start) / 3;
+  }
   const double p = static_cast<double>(prefill);
   // Matmuls on every token (the lm_head on the last only), causal attention (QKᵀ and PV).
   const double lm_head = 2.0 * config.vocab_size * config.hidden_size;
   const double prefill_flops = (2.0 * matmul_params - lm_head) * p + lm_head +
                                4.0 * config.num_layers * config.num_heads * config.head_dim * p * (p + 1) / 2;
 
-  const double decode1 = DecodeStep(**model, 1, context, per_request, bs);
+  // Decode eagerly, then through CUDA graphs (sizes 1 and --batch).
+  const double eager1 = all ? DecodeStep(**model, 1, context, per_request, bs) : NAN;
+  const double eager_b = DecodeStep(**model, batch, context, per_request, bs);
+  (*model)->SetCudaGraphSizes({1, batch});
+  const double decode1 = all ? DecodeStep(**model, 1, context, per_request, bs) : NAN;
   const double decode_b = DecodeStep(**model, batch, context, per_request, bs);
   std::printf(
       "{\"device\": \"%s\", \"shape\": \"%s\", \"weight_bytes\": %.0f,\n"
@@ -213,11 +228,13 @@ int Main() {
       " \"prefill_tokens\": %zu, \"prefill_ms\": %.2f, \"prefill_TFLOPs\": %.1f, \"prefill_share_of_peak\": %.3f,\n"
       " \"context\": %zu, \"decode_batch1_ms\": %.3f, \"decode_batch1_weight_GBps\": %.1f,\n"
       " \"decode_batch1_share_of_read_bandwidth\": %.3f,\n"
-      " \"batch\": %zu, \"decode_batch_ms\": %.3f, \"decode_batch_output_tok_s\": %.0f}\n",
-      prop.name, FLAGS_shape.c_str(), weight_bytes, read_bw / 1e9, copy_bw / 1e9, peak / 1e12, prefill,
-      prefill_s * 1e3, prefill_flops / prefill_s / 1e12, prefill_flops / prefill_s / peak, context, decode1 * 1e3,
+      " \"batch\": %zu, \"decode_batch_ms\": %.3f, \"decode_batch_output_tok_s\": %.0f,\n"
+      " \"eager_decode_batch1_ms\": %.3f, \"eager_decode_batch_ms\": %.3f,\n"
+      " \"step_overhead_share_batch1\": %.3f, \"step_overhead_share_batch\": %.3f}\n",
+      prop.name, FLAGS_shape.c_str(), weight_bytes, read_bw / 1e9, copy_bw / 1e9, peak / 1e12, prefill, prefill_s * 1e3,
+      prefill_flops / prefill_s / 1e12, prefill_flops / prefill_s / peak, context, decode1 * 1e3,
       weight_bytes / decode1 / 1e9, weight_bytes / decode1 / read_bw, batch, decode_b * 1e3,
-      static_cast<double>(batch) / decode_b);
+      static_cast<double>(batch) / decode_b, eager1 * 1e3, eager_b * 1e3, 1 - decode1 / eager1, 1 - decode_b / eager_b);
   return 0;
 }
 

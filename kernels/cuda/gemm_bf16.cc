@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/gemv_bf16.h"
 
 namespace llmserve::kernels::cuda {
 
@@ -55,10 +56,9 @@ StatusOr<const Bf16Gemm::Plan*> Bf16Gemm::PlanFor(size_t rows, size_t n, size_t 
   auto plan = std::make_unique<Plan>();
   LT_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transpose = CUBLAS_OP_T, none = CUBLAS_OP_N;
-  LT_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
-                                                    sizeof(transpose)));
   LT_RETURN_IF_ERROR(
-      cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
+      cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  LT_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
   LT_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan->w, CUDA_R_16BF, k, n, static_cast<int64_t>(k)));
   LT_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan->x, CUDA_R_16BF, k, rows, static_cast<int64_t>(k)));
   LT_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan->y, CUDA_R_32F, n, rows, static_cast<int64_t>(n)));
@@ -69,14 +69,14 @@ StatusOr<const Bf16Gemm::Plan*> Bf16Gemm::PlanFor(size_t rows, size_t n, size_t 
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   if (s == CUBLAS_STATUS_SUCCESS) {
-    s = cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), plan->desc, plan->w, plan->x,
-                                       plan->y, plan->y, pref, 1, &result, &found);
+    s = cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), plan->desc, plan->w, plan->x, plan->y,
+                                       plan->y, pref, 1, &result, &found);
   }
   cublasLtMatmulPreferenceDestroy(pref);
   LT_RETURN_IF_ERROR(s);
   if (found == 0) {
-    return Status::Internal("cuBLASLt has no bf16 algorithm for " + std::to_string(rows) + "×" +
-                            std::to_string(k) + " · " + std::to_string(k) + "×" + std::to_string(n));
+    return Status::Internal("cuBLASLt has no bf16 algorithm for " + std::to_string(rows) + "×" + std::to_string(k) +
+                            " · " + std::to_string(k) + "×" + std::to_string(n));
   }
   plan->algo = result.algo;
   const Plan* p = plan.get();
@@ -87,11 +87,11 @@ StatusOr<const Bf16Gemm::Plan*> Bf16Gemm::PlanFor(size_t rows, size_t n, size_t 
 Status Bf16Gemm::Run(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k,
                      bool accumulate, cudaStream_t stream) {
   if (rows == 0) return Status::Ok();
+  if (GemvTakes(rows, k)) return Gemv(x, w, y, rows, n, k, accumulate, stream);
   LLMSERVE_ASSIGN_OR_RETURN(const Plan* plan, PlanFor(rows, n, k));
   const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
-  LT_RETURN_IF_ERROR(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), plan->desc, &alpha, w, plan->w, x,
-                                    plan->x, &beta, y, plan->y, y, plan->y, &plan->algo, workspace_,
-                                    workspace_bytes_, stream));
+  LT_RETURN_IF_ERROR(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), plan->desc, &alpha, w, plan->w, x, plan->x,
+                                    &beta, y, plan->y, y, plan->y, &plan->algo, workspace_, workspace_bytes_, stream));
   return Status::Ok();
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// Dense matmuls of the CUDA forward pass through cuBLASLt: bf16 activations
-// times bf16 weights, fp32 accumulation, fp32 output. With `accumulate` the
-// product is added to the output (a residual add fused into the matmul).
+// Dense matmuls of the CUDA forward pass: bf16 activations times bf16
+// weights, fp32 accumulation, fp32 output, through cuBLASLt (up to
+// kGemvMaxRows rows: gemv_bf16.h). With `accumulate` the product is added to
+// the output (a residual add fused into the matmul).
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -25,8 +26,8 @@ class Bf16Gemm {
 
   // y[rows × n] (= or +=) x[rows × k] · w[n × k]ᵀ, all row-major device
   // memory. The algorithm for each (rows, n, k) is chosen once and kept.
-  Status Run(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k,
-             bool accumulate, cudaStream_t stream);
+  Status Run(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k, bool accumulate,
+             cudaStream_t stream);
 
   size_t workspace_bytes() const { return workspace_bytes_; }
 

@@ -21,7 +21,8 @@ Status ReadSweep(const void* data, size_t bytes, unsigned* sink, cudaStream_t st
   int device = 0, sms = 0;
   LLMSERVE_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
   LLMSERVE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  ReadSweepKernel<<<static_cast<unsigned>(sms) * 8, 512, 0, stream>>>(static_cast<const uint4*>(data), bytes / 16, sink);
+  ReadSweepKernel<<<static_cast<unsigned>(sms) * 8, 512, 0, stream>>>(static_cast<const uint4*>(data), bytes / 16,
+                                                                      sink);
   return CudaStatus(cudaGetLastError(), "ReadSweepKernel launch");
 }
 

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/transformer_ops.h"
 
@@ -32,19 +34,39 @@ __global__ void EmbeddingKernel(const Bf16* __restrict__ table, const int32_t* _
                                 float* __restrict__ out) {
   const Bf16* row = table + static_cast<size_t>(ids[blockIdx.x]) * dim;
   float* dst = out + blockIdx.x * dim;
+#pragma unroll 4
   for (size_t i = threadIdx.x; i < dim; i += blockDim.x) dst[i] = __bfloat162float(row[i]);
 }
 
+// Values per thread RmsNormToBf16Kernel keeps in registers between its two
+// passes (rows up to kThreads · kNormHeld elements).
+constexpr int kNormHeld = 32;
+
 __global__ void RmsNormToBf16Kernel(const float* __restrict__ x, const int32_t* __restrict__ row_index,
-                                    const float* __restrict__ weight, Bf16* __restrict__ out, size_t dim,
-                                    float eps) {
+                                    const float* __restrict__ weight, Bf16* __restrict__ out, size_t dim, float eps) {
   const size_t src = row_index ? static_cast<size_t>(row_index[blockIdx.x]) : blockIdx.x;
   const float* row = x + src * dim;
-  float sum_sq = 0.f;
-  for (size_t i = threadIdx.x; i < dim; i += blockDim.x) sum_sq += row[i] * row[i];
-  const float inv_rms = rsqrtf(BlockSum(sum_sq) / static_cast<float>(dim) + eps);
   Bf16* dst = out + blockIdx.x * dim;
-  for (size_t i = threadIdx.x; i < dim; i += blockDim.x) dst[i] = __float2bfloat16(row[i] * inv_rms * weight[i]);
+  // The row's values are loaded once (all loads in flight together) and
+  // kept for the second pass, where it fits.
+  float held[kNormHeld];
+  float sum_sq = 0.f;
+#pragma unroll
+  for (int k = 0; k < kNormHeld; ++k) {
+    const size_t i = threadIdx.x + static_cast<size_t>(k) * kThreads;
+    held[k] = i < dim ? row[i] : 0.f;
+    sum_sq += held[k] * held[k];
+  }
+  for (size_t i = threadIdx.x + static_cast<size_t>(kNormHeld) * kThreads; i < dim; i += kThreads)
+    sum_sq += row[i] * row[i];
+  const float inv_rms = rsqrtf(BlockSum(sum_sq) / static_cast<float>(dim) + eps);
+#pragma unroll
+  for (int k = 0; k < kNormHeld; ++k) {
+    const size_t i = threadIdx.x + static_cast<size_t>(k) * kThreads;
+    if (i < dim) dst[i] = __float2bfloat16(held[k] * inv_rms * weight[i]);
+  }
+  for (size_t i = threadIdx.x + static_cast<size_t>(kNormHeld) * kThreads; i < dim; i += kThreads)
+    dst[i] = __float2bfloat16(row[i] * inv_rms * weight[i]);
 }
 
 __global__ void AddBiasKernel(float* __restrict__ y, const float* __restrict__ bias, size_t n) {
@@ -52,14 +74,17 @@ __global__ void AddBiasKernel(float* __restrict__ y, const float* __restrict__ b
   for (size_t i = threadIdx.x; i < n; i += blockDim.x) row[i] += bias[i];
 }
 
-__global__ void SiluMulKernel(const float* __restrict__ gate_up, size_t ff, Bf16* __restrict__ out) {
-  const float* g = gate_up + blockIdx.x * 2 * ff;
-  const float* u = g + ff;
-  Bf16* dst = out + blockIdx.x * ff;
-  for (size_t i = threadIdx.x; i < ff; i += blockDim.x) dst[i] = __float2bfloat16(g[i] / (1.f + expf(-g[i])) * u[i]);
+// Grid-stride over all rows × ff outputs, so one row still fills the GPU.
+__global__ void SiluMulKernel(const float* __restrict__ gate_up, size_t rows, size_t ff, Bf16* __restrict__ out) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < rows * ff;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const size_t r = i / ff, c = i % ff;
+    const float g = gate_up[r * 2 * ff + c], u = gate_up[r * 2 * ff + ff + c];
+    out[i] = __float2bfloat16(g / (1.f + expf(-g)) * u);
+  }
 }
 
-// One block per token, one warp per head at a time.
+// Grid (tokens, head groups): one warp per (token, head).
 __global__ void QkvStepKernel(QkvStepArgs a) {
   const size_t t = blockIdx.x, hd = a.head_dim, half = hd / 2;
   const size_t nh = a.num_heads, nkv = a.num_kv_heads, heads = nh + 2 * nkv;
@@ -67,7 +92,7 @@ __global__ void QkvStepKernel(QkvStepArgs a) {
   float* row = a.qkv + t * heads * hd;
   const int32_t pos = a.positions[t];
   const int64_t slot = a.slot_mapping[t];
-  for (size_t h = warp; h < heads; h += warps) {
+  for (size_t h = blockIdx.y * warps + warp; h < heads; h += gridDim.y * warps) {
     float* v = row + h * hd;
     if (a.bias) {
       for (size_t d = lane; d < hd; d += 32) v[d] += a.bias[h * hd + d];
@@ -103,15 +128,14 @@ __global__ void QkvStepKernel(QkvStepArgs a) {
 
 }  // namespace
 
-Status EmbeddingToF32(const Bf16* table, const int32_t* ids, size_t rows, size_t dim, float* out,
-                      cudaStream_t stream) {
+Status EmbeddingToF32(const Bf16* table, const int32_t* ids, size_t rows, size_t dim, float* out, cudaStream_t stream) {
   if (rows == 0) return Status::Ok();
   EmbeddingKernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(table, ids, dim, out);
   return CudaStatus(cudaGetLastError(), "EmbeddingKernel launch");
 }
 
-Status RmsNormToBf16(const float* x, const int32_t* row_index, const float* weight, Bf16* out, size_t rows,
-                     size_t dim, float eps, cudaStream_t stream) {
+Status RmsNormToBf16(const float* x, const int32_t* row_index, const float* weight, Bf16* out, size_t rows, size_t dim,
+                     float eps, cudaStream_t stream) {
   if (rows == 0) return Status::Ok();
   RmsNormToBf16Kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, row_index, weight, out, dim, eps);
   return CudaStatus(cudaGetLastError(), "RmsNormToBf16Kernel launch");
@@ -125,14 +149,17 @@ Status AddBias(float* y, const float* bias, size_t rows, size_t n, cudaStream_t 
 
 Status SiluMulToBf16(const float* gate_up, size_t rows, size_t ff, Bf16* out, cudaStream_t stream) {
   if (rows == 0) return Status::Ok();
-  SiluMulKernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(gate_up, ff, out);
+  const size_t blocks = std::min<size_t>((rows * ff + kThreads - 1) / kThreads, 4096);
+  SiluMulKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(gate_up, rows, ff, out);
   return CudaStatus(cudaGetLastError(), "SiluMulKernel launch");
 }
 
 Status QkvStep(const QkvStepArgs& args, cudaStream_t stream) {
   if (args.tokens == 0) return Status::Ok();
   if (args.head_dim % 2 != 0) return Status::InvalidArgument("QkvStep: head_dim must be even");
-  QkvStepKernel<<<static_cast<unsigned>(args.tokens), 128, 0, stream>>>(args);
+  const size_t heads = args.num_heads + 2 * args.num_kv_heads;
+  const dim3 grid(static_cast<unsigned>(args.tokens), static_cast<unsigned>((heads + 3) / 4));
+  QkvStepKernel<<<grid, 128, 0, stream>>>(args);
   return CudaStatus(cudaGetLastError(), "QkvStepKernel launch");
 }
 

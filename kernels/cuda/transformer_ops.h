@@ -17,13 +17,12 @@ namespace llmserve::kernels::cuda {
 using Bf16 = __nv_bfloat16;
 
 // out[t] = table[ids[t]] as fp32 ([rows × dim]).
-Status EmbeddingToF32(const Bf16* table, const int32_t* ids, size_t rows, size_t dim, float* out,
-                      cudaStream_t stream);
+Status EmbeddingToF32(const Bf16* table, const int32_t* ids, size_t rows, size_t dim, float* out, cudaStream_t stream);
 
 // out[r] = RMSNorm(x[src(r)]) * weight rounded to bf16, where src(r) is
 // row_index[r] when row_index is given, else r.
-Status RmsNormToBf16(const float* x, const int32_t* row_index, const float* weight, Bf16* out, size_t rows,
-                     size_t dim, float eps, cudaStream_t stream);
+Status RmsNormToBf16(const float* x, const int32_t* row_index, const float* weight, Bf16* out, size_t rows, size_t dim,
+                     float eps, cudaStream_t stream);
 
 // y[r][i] += bias[i].
 Status AddBias(float* y, const float* bias, size_t rows, size_t n, cudaStream_t stream);
@@ -41,15 +40,15 @@ Status SiluMulToBf16(const float* gate_up, size_t rows, size_t ff, Bf16* out, cu
 struct QkvStepArgs {
   float* qkv = nullptr;
   size_t tokens = 0, num_heads = 0, num_kv_heads = 0, head_dim = 0;
-  const float* bias = nullptr;                      // [(heads + 2 kv_heads) × head_dim] or null
-  const float* q_norm = nullptr;                    // [head_dim] or null
-  const float* k_norm = nullptr;                    // [head_dim], with q_norm
+  const float* bias = nullptr;    // [(heads + 2 kv_heads) × head_dim] or null
+  const float* q_norm = nullptr;  // [head_dim] or null
+  const float* k_norm = nullptr;  // [head_dim], with q_norm
   float eps = 1e-6f;
-  const float* rope_cos = nullptr;                  // [max_positions × head_dim / 2]
+  const float* rope_cos = nullptr;  // [max_positions × head_dim / 2]
   const float* rope_sin = nullptr;
-  const int32_t* positions = nullptr;               // [tokens]
-  const int64_t* slot_mapping = nullptr;            // [tokens]
-  Bf16* k_cache = nullptr;                          // this layer's pools
+  const int32_t* positions = nullptr;     // [tokens]
+  const int64_t* slot_mapping = nullptr;  // [tokens]
+  Bf16* k_cache = nullptr;                // this layer's pools
   Bf16* v_cache = nullptr;
   size_t block_size = 0;
 };

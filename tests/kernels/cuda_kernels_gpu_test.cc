@@ -14,6 +14,7 @@
 #include "kernels/cuda/device_array.h"
 #include "kernels/cuda/gemm_bf16.h"
 #include "kernels/cuda/paged_attention.h"
+#include "kernels/cuda/prefill_attention.h"
 #include "kernels/cuda/transformer_ops.h"
 
 namespace llmserve::kernels::cuda {
@@ -54,9 +55,16 @@ TEST(CudaKernels, Bf16GemmMatchesHostProduct) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   auto gemm = Bf16Gemm::Create();
   ASSERT_TRUE(gemm.ok()) << gemm.status().ToString();
-  for (auto [rows, n, k] : {std::tuple<size_t, size_t, size_t>{1, 96, 64}, {7, 200, 136}, {64, 512, 256}}) {
+  // Rows 1-4 take the GEMV kernel (k a multiple of 8), the rest cuBLASLt.
+  for (auto [rows, n, k] : {std::tuple<size_t, size_t, size_t>{1, 96, 64},
+                            {2, 1000, 4104},
+                            {3, 33, 24},
+                            {4, 300, 1032},
+                            {7, 200, 136},
+                            {64, 512, 256}}) {
     auto x = Random(rows * k, 1), w = Random(n * k, 2), y0 = Random(rows * n, 3);
-    for (auto* v : {&x, &w}) for (auto& e : *v) e = RoundBf16(e);
+    for (auto* v : {&x, &w})
+      for (auto& e : *v) e = RoundBf16(e);
     auto dx = ToDeviceBf16(x), dw = ToDeviceBf16(w);
     for (bool accumulate : {false, true}) {
       auto dy = ToDevice(y0);
@@ -66,7 +74,8 @@ TEST(CudaKernels, Bf16GemmMatchesHostProduct) {
         for (size_t c = 0; c < n; ++c) {
           double want = accumulate ? y0[r * n + c] : 0.0;
           for (size_t i = 0; i < k; ++i) want += static_cast<double>(x[r * k + i]) * w[c * k + i];
-          ASSERT_NEAR(y[r * n + c], want, 1e-3 * (1 + std::fabs(want))) << rows << "x" << n << "x" << k << " at " << r << "," << c;
+          ASSERT_NEAR(y[r * n + c], want, 1e-3 * (1 + std::fabs(want)))
+              << rows << "x" << n << "x" << k << " at " << r << "," << c;
         }
       }
     }
@@ -75,8 +84,8 @@ TEST(CudaKernels, Bf16GemmMatchesHostProduct) {
 
 // Host reference of one query's attention over its cached keys.
 std::vector<float> AttendHost(const std::vector<float>& q, const std::vector<float>& kc, const std::vector<float>& vc,
-                              const std::vector<int32_t>& table, size_t pos, size_t g, size_t nkv, size_t hd,
-                              size_t bs, size_t window, float scale) {
+                              const std::vector<int32_t>& table, size_t pos, size_t g, size_t nkv, size_t hd, size_t bs,
+                              size_t window, float scale) {
   const size_t first = window > 0 && pos + 1 > window ? pos + 1 - window : 0;
   std::vector<double> s;
   for (size_t j = first; j <= pos; ++j) {
@@ -96,16 +105,24 @@ std::vector<float> AttendHost(const std::vector<float>& q, const std::vector<flo
   return out;
 }
 
-void CheckAttention(size_t hd, size_t nh, size_t nkv, size_t window, size_t splits) {
+// Two requests: a prefill chunk of `chunk` tokens at positions 20.. and a
+// decode at 600. Chunks of kPrefillMinTokens or more take the tiled kernel
+// (where it takes head_dim), the decode the per-token one.
+void CheckAttention(size_t hd, size_t nh, size_t nkv, size_t window, size_t splits, size_t chunk = 5) {
   const size_t bs = 16, num_blocks = 64, stride = 40;
-  // Two requests: a 5-token prefill chunk at positions 20..24 and a decode at 600.
-  const std::vector<int32_t> positions = {20, 21, 22, 23, 24, 600};
-  const std::vector<int32_t> token_request = {0, 0, 0, 0, 0, 1};
+  std::vector<int32_t> positions, token_request;
+  for (size_t i = 0; i < chunk; ++i) {
+    positions.push_back(static_cast<int32_t>(20 + i));
+    token_request.push_back(0);
+  }
+  positions.push_back(600);
+  token_request.push_back(1);
   std::vector<int32_t> tables(2 * stride);
   for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>((i * 37 + 5) % num_blocks);
   const size_t t = positions.size(), cache_n = num_blocks * nkv * bs * hd;
   auto kc = Random(cache_n, 11), vc = Random(cache_n, 12), q = Random(t * nh * hd, 13);
-  for (auto* v : {&kc, &vc}) for (auto& e : *v) e = RoundBf16(e);
+  for (auto* v : {&kc, &vc})
+    for (auto& e : *v) e = RoundBf16(e);
   auto dk = ToDeviceBf16(kc), dv = ToDeviceBf16(vc);
   auto dq = ToDevice(q);
   auto dpos = ToDevice(positions), dreq = ToDevice(token_request), dtab = ToDevice(tables);
@@ -133,17 +150,32 @@ void CheckAttention(size_t hd, size_t nh, size_t nkv, size_t window, size_t spli
   a.out_stride = nh * hd;
   a.num_splits = splits;
   a.scratch = scratch.data();
+  std::vector<int32_t> tiles, others;
+  if (PrefillAttentionSupports(hd))
+    PlanPrefillTiles({0, static_cast<int32_t>(chunk), static_cast<int32_t>(chunk + 1)}, &tiles, &others);
+  EXPECT_EQ(tiles.empty(), chunk < kPrefillMinTokens || !PrefillAttentionSupports(hd));
+  DeviceArray<int32_t> dtiles, dothers;
+  if (!tiles.empty()) {
+    dtiles = ToDevice(tiles);
+    dothers = ToDevice(others);
+    a.prefill_tiles = dtiles.data();
+    a.num_prefill_tiles = tiles.size() / 3;
+    a.token_list = dothers.data();
+    a.token_list_size = others.size();
+  }
   ASSERT_TRUE(PagedAttention(a, nullptr).ok());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto out = ToHost(dout);
   for (size_t i = 0; i < t; ++i) {
     for (size_t h = 0; h < nh; ++h) {
       std::vector<float> qi(q.begin() + (i * nh + h) * hd, q.begin() + (i * nh + h + 1) * hd);
-      std::vector<int32_t> table(tables.begin() + token_request[i] * stride, tables.begin() + (token_request[i] + 1) * stride);
+      std::vector<int32_t> table(tables.begin() + token_request[i] * stride,
+                                 tables.begin() + (token_request[i] + 1) * stride);
       const auto want = AttendHost(qi, kc, vc, table, positions[i], h / (nh / nkv), nkv, hd, bs, window, a.scale);
       for (size_t d = 0; d < hd; ++d) {
         ASSERT_NEAR(__bfloat162float(out[(i * nh + h) * hd + d]), want[d], 1e-2 * (1 + std::fabs(want[d])))
-            << "hd " << hd << " splits " << splits << " window " << window << " token " << i << " head " << h << " dim " << d;
+            << "hd " << hd << " splits " << splits << " window " << window << " chunk " << chunk << " token " << i
+            << " head " << h << " dim " << d;
       }
     }
   }
@@ -158,12 +190,34 @@ TEST(CudaKernels, PagedAttentionMatchesHost) {
   CheckAttention(256, 2, 1, 0, 2);
   CheckAttention(128, 4, 1, 7, 1);
   CheckAttention(128, 4, 1, 100, 4);
+  // Tiled prefill: one partial tile, two tiles, a sliding window across tiles.
+  CheckAttention(128, 8, 2, 0, 1, 9);
+  CheckAttention(128, 8, 2, 0, 3, 100);
+  CheckAttention(64, 4, 4, 0, 1, 130);
+  CheckAttention(128, 4, 1, 37, 1, 100);
+  CheckAttention(32, 4, 2, 0, 1, 40);  // no tiled kernel for this head_dim
+  CheckAttention(128, 6, 2, 0, 2);     // groups of 3: one block per q head
+  CheckAttention(128, 8, 1, 0, 3);     // a group of 8
+}
+
+TEST(CudaKernels, PlanPrefillTilesSplitsLongRequests) {
+  std::vector<int32_t> tiles, others;
+  PlanPrefillTiles({0, 1, 131, 135}, &tiles, &others);
+  EXPECT_EQ(tiles, (std::vector<int32_t>{1, 1, 64, 1, 65, 64, 1, 129, 2}));
+  EXPECT_EQ(others, (std::vector<int32_t>{0, 131, 132, 133, 134}));
+}
+
+TEST(CudaKernels, AttentionBlocksShareKvHeads) {
+  EXPECT_EQ(AttentionBlocksPerToken(32, 8), 8u);    // groups of 4 share a block
+  EXPECT_EQ(AttentionBlocksPerToken(16, 16), 16u);  // no grouping
+  EXPECT_EQ(AttentionBlocksPerToken(12, 4), 12u);   // groups of 3: one block per q head
 }
 
 TEST(CudaKernels, ChooseAttentionSplitsFillsSmallGrids) {
   EXPECT_EQ(ChooseAttentionSplits(256, 32, 4000, 132), 1u);  // a large batch fills the GPU
   EXPECT_EQ(ChooseAttentionSplits(1, 32, 100, 132), 1u);     // a short context needs no split
-  EXPECT_EQ(ChooseAttentionSplits(1, 32, 1000, 132), 4u);    // one per 256 keys
+  EXPECT_EQ(ChooseAttentionSplits(1, 32, 1000, 132), 8u);    // one per 128 keys
+  EXPECT_EQ(ChooseAttentionSplits(64, 8, 4000, 132), 3u);    // enough to reach 8 blocks per SM
   EXPECT_EQ(ChooseAttentionSplits(1, 8, 100000, 132), 16u);  // at most 16
 }
 
@@ -226,7 +280,8 @@ TEST(CudaKernels, QkvStepMatchesHost) {
         v = r;
       }
       for (size_t d = 0; d < hd; ++d) {
-        ASSERT_NEAR(got[(i * heads + h) * hd + d], v[d], 1e-4 * (1 + std::fabs(v[d]))) << "token " << i << " head " << h;
+        ASSERT_NEAR(got[(i * heads + h) * hd + d], v[d], 1e-4 * (1 + std::fabs(v[d])))
+            << "token " << i << " head " << h;
         if (h >= nh && slots[i] >= 0) {
           const size_t g = h < nh + nkv ? h - nh : h - nh - nkv;
           const size_t at = ((slots[i] / bs * nkv + g) * bs + slots[i] % bs) * hd + d;

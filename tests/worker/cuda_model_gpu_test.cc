@@ -69,7 +69,8 @@ std::pair<size_t, size_t> GreedyAgreement(const std::vector<float>& gpu, const s
   return {confident, agree};
 }
 
-void CheckAgainstCpu(const std::string& name, const TestModelSpec& spec, const std::vector<size_t>& chunks) {
+void CheckAgainstCpu(const std::string& name, const TestModelSpec& spec, const std::vector<size_t>& chunks,
+                     const std::vector<size_t>& graph_sizes = {}) {
   if (kernels::cuda::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   ScratchDir dir;
   const std::string model_dir = dir / "model";
@@ -97,14 +98,16 @@ void CheckAgainstCpu(const std::string& name, const TestModelSpec& spec, const s
   auto gpu_model = cuda::CudaModel::Create(*config, std::move(*weights), block_size);
   ASSERT_TRUE(gpu_model.ok()) << gpu_model.status().ToString();
   ASSERT_TRUE((*gpu_model)->AllocateKvCache(num_blocks + 2).ok());
+  (*gpu_model)->SetCudaGraphSizes(graph_sizes);
   const auto gpu = RunOnGpu(**gpu_model, tokens, chunks, blocks, block_size);
   ASSERT_EQ(gpu.size(), cpu.size());
 
   const double err = testing::MaxRelativeError(gpu, cpu);
   const auto [confident, agree] = GreedyAgreement(gpu, cpu, spec.vocab_size);
-  std::printf("%s: %zu positions, max |gpu - cpu| / max |cpu| = %.3g; greedy agrees at %zu of %zu positions with "
-              "CPU margin > 0.5\n",
-              name.c_str(), len, err, agree, confident);
+  std::printf(
+      "%s: %zu positions, max |gpu - cpu| / max |cpu| = %.3g; greedy agrees at %zu of %zu positions with "
+      "CPU margin > 0.5\n",
+      name.c_str(), len, err, agree, confident);
   EXPECT_LE(err, kRelativeTolerance);
   EXPECT_EQ(agree, confident);
 }
@@ -114,6 +117,77 @@ TEST(CudaModelGpu, Qwen3MatchesCpuThroughPrefillAndDecode) {
   std::vector<size_t> chunks = {300, 250};
   for (int i = 0; i < 10; ++i) chunks.push_back(1);
   CheckAgainstCpu("qwen3", testing::TinySpec("qwen3"), chunks);
+}
+
+TEST(CudaModelGpu, Qwen3DecodeThroughCudaGraphsMatchesCpu) {
+  // Single decodes padded to a capture size of 2: one real request, one padding request.
+  std::vector<size_t> chunks = {40};
+  for (int i = 0; i < 8; ++i) chunks.push_back(1);
+  CheckAgainstCpu("qwen3 graphs", testing::TinySpec("qwen3", 8), chunks, {2, 8});
+}
+
+TEST(CudaModelGpu, BatchedDecodeThroughCudaGraphsMatchesCpu) {
+  // Three requests decode together (padded to 4) after their own prefills;
+  // each request's logits match its CPU run alone.
+  if (kernels::cuda::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const TestModelSpec spec = testing::TinySpec("qwen3", 9);
+  ScratchDir dir;
+  const std::string model_dir = dir / "model";
+  ASSERT_TRUE(WriteTestModel(spec, model_dir).ok());
+  const size_t block_size = 16, vocab = spec.vocab_size, steps = 6;
+  const std::vector<size_t> prompt_lens = {5, 33, 70};
+  kernels::cpu::ThreadPool pool(0);
+  LoadOptions opts;
+  opts.precision = kernels::cpu::MatmulPrecision::kF32;
+  opts.show_progress = false;
+  auto cpu_model = Model::Load(model_dir, opts, nullptr, &pool);
+  ASSERT_TRUE(cpu_model.ok());
+  auto config = LoadModelConfig(model_dir);
+  auto weights = cuda::LoadCudaWeights(model_dir, *config, false);
+  ASSERT_TRUE(weights.ok());
+  auto gpu_model = cuda::CudaModel::Create(*config, std::move(*weights), block_size);
+  ASSERT_TRUE(gpu_model.ok());
+  ASSERT_TRUE((*gpu_model)->AllocateKvCache(32).ok());
+  (*gpu_model)->SetCudaGraphSizes({1, 4});
+  std::vector<std::vector<int32_t>> tokens, blocks;
+  std::vector<std::vector<float>> want;  // CPU logits of each decode step
+  for (size_t r = 0; r < prompt_lens.size(); ++r) {
+    tokens.push_back(Prompt(prompt_lens[r] + steps, vocab, static_cast<uint32_t>(r)));
+    blocks.push_back(testing::Blocks(static_cast<int32_t>(1 + 8 * r), 8));
+    std::vector<size_t> chunks = {prompt_lens[r]};
+    chunks.resize(1 + steps, 1);
+    KvCache cache((*cpu_model)->CacheShape(32, block_size));
+    const auto all = testing::RunPrompt(**cpu_model, cache, tokens[r], chunks, blocks[r]);
+    want.emplace_back(all.end() - static_cast<std::ptrdiff_t>(steps * vocab), all.end());
+    // The GPU prefill runs eagerly (more than one token).
+    ForwardBatch b;
+    b.AddRequest(std::vector<int32_t>(tokens[r].begin(), tokens[r].begin() + prompt_lens[r]), 0, blocks[r], block_size,
+                 false);
+    b.FinishBlockTables();
+    std::vector<float> ignored;
+    ASSERT_TRUE((*gpu_model)->Forward(b, &ignored).ok());
+  }
+  std::vector<std::vector<float>> got(prompt_lens.size());
+  for (size_t s = 0; s < steps; ++s) {
+    ForwardBatch b;
+    for (size_t r = 0; r < prompt_lens.size(); ++r) {
+      const size_t pos = prompt_lens[r] + s;
+      b.AddRequest({tokens[r][pos]}, static_cast<int32_t>(pos), blocks[r], block_size, true);
+    }
+    b.FinishBlockTables();
+    std::vector<float> logits;
+    Status st = (*gpu_model)->Forward(b, &logits);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_EQ(logits.size(), prompt_lens.size() * vocab);
+    for (size_t r = 0; r < prompt_lens.size(); ++r)
+      got[r].insert(got[r].end(), logits.begin() + static_cast<std::ptrdiff_t>(r * vocab),
+                    logits.begin() + static_cast<std::ptrdiff_t>((r + 1) * vocab));
+  }
+  for (size_t r = 0; r < prompt_lens.size(); ++r) {
+    const double err = testing::MaxRelativeError(got[r], want[r]);
+    std::printf("batched graph decode, request %zu: max |gpu - cpu| / max |cpu| = %.3g\n", r, err);
+    EXPECT_LE(err, kRelativeTolerance) << "request " << r;
+  }
 }
 
 TEST(CudaModelGpu, Qwen2QkvBiasUntiedMatchesCpu) {

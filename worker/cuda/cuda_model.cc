@@ -7,6 +7,7 @@
 #include "kernels/cpu/rope.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/paged_attention.h"
+#include "kernels/cuda/prefill_attention.h"
 #include "kernels/cuda/transformer_ops.h"
 
 namespace llmserve::worker::cuda {
@@ -46,7 +47,10 @@ StatusOr<std::unique_ptr<CudaModel>> CudaModel::Create(const ModelConfig& config
 
 CudaModel::~CudaModel() {
   if (stream_) cudaStreamSynchronize(stream_);
+  DropGraphs();
   if (staging_) cudaFreeHost(staging_);
+  if (host_logits_) cudaFreeHost(host_logits_);
+  if (host_sampled_) cudaFreeHost(host_sampled_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -89,22 +93,39 @@ Status CudaModel::Reserve(size_t t, size_t logit_rows, size_t attention_scratch)
   const size_t h = config_.hidden_size, hd = config_.head_dim;
   const size_t q = config_.num_heads * hd, qkv = (config_.num_heads + 2 * config_.num_kv_heads) * hd;
   const size_t ff = config_.intermediate_size;
-  LLMSERVE_RETURN_IF_ERROR(hidden_.Reserve(t * h));
-  LLMSERVE_RETURN_IF_ERROR(normed_.Reserve(std::max(t, logit_rows) * h));
-  LLMSERVE_RETURN_IF_ERROR(qkv_.Reserve(t * qkv));
-  LLMSERVE_RETURN_IF_ERROR(attn_.Reserve(t * q));
-  LLMSERVE_RETURN_IF_ERROR(gate_up_.Reserve(t * 2 * ff));
-  LLMSERVE_RETURN_IF_ERROR(act_.Reserve(t * ff));
-  LLMSERVE_RETURN_IF_ERROR(logits_.Reserve(logit_rows * config_.vocab_size));
-  return attention_scratch_.Reserve(attention_scratch);
+  // A buffer that grows moves: graphs captured with its old address go.
+  auto grow = [this](auto& array, size_t n) {
+    if (n > array.size()) DropGraphs();
+    return array.Reserve(n);
+  };
+  LLMSERVE_RETURN_IF_ERROR(grow(hidden_, t * h));
+  LLMSERVE_RETURN_IF_ERROR(grow(normed_, std::max(t, logit_rows) * h));
+  LLMSERVE_RETURN_IF_ERROR(grow(qkv_, t * qkv));
+  LLMSERVE_RETURN_IF_ERROR(grow(attn_, t * q));
+  LLMSERVE_RETURN_IF_ERROR(grow(gate_up_, t * 2 * ff));
+  LLMSERVE_RETURN_IF_ERROR(grow(act_, t * ff));
+  LLMSERVE_RETURN_IF_ERROR(grow(logits_, logit_rows * config_.vocab_size));
+  return grow(attention_scratch_, attention_scratch);
 }
 
-Status CudaModel::UploadBatch(const ForwardBatch& b) {
+Status CudaModel::UploadBatch(const ForwardBatch& b, const std::vector<kc::SamplingRow>& sample_rows) {
+  // Requests with enough tokens take the tiled prefill attention; with none,
+  // there is no token list (and a decode step's layout depends on its size
+  // alone, as its CUDA graph needs).
+  tiles_scratch_.clear();
+  others_scratch_.clear();
+  if (kc::PrefillAttentionSupports(config_.head_dim))
+    kc::PlanPrefillTiles(b.query_start, &tiles_scratch_, &others_scratch_);
+  if (tiles_scratch_.empty()) others_scratch_.clear();
   // Layout (int32 units): slot_mapping as int64 first (8-byte aligned), then
-  // token ids, positions, token → request, block tables, logits indices.
-  const size_t t = b.num_tokens();
-  const size_t ints = 2 * t + 3 * t + b.block_tables.size() + b.logits_indices.size();
+  // token ids, positions, token → request, block tables, logits indices,
+  // prefill tiles, the per-token kernel's tokens, the rows to sample.
+  static_assert(sizeof(kc::SamplingRow) % sizeof(int32_t) == 0);
+  const size_t t = b.num_tokens(), row_ints = sizeof(kc::SamplingRow) / sizeof(int32_t);
+  const size_t ints = 2 * t + 3 * t + b.block_tables.size() + b.logits_indices.size() + tiles_scratch_.size() +
+                      others_scratch_.size() + sample_rows.size() * row_ints;
   if (ints > staging_ints_) {
+    DropGraphs();
     if (staging_) cudaFreeHost(staging_);
     staging_ = nullptr;
     staging_ints_ = std::max(ints, 2 * staging_ints_);
@@ -116,9 +137,13 @@ Status CudaModel::UploadBatch(const ForwardBatch& b) {
   p += 2 * t;
   p = std::copy(b.token_ids.begin(), b.token_ids.end(), p);
   p = std::copy(b.positions.begin(), b.positions.end(), p);
-  for (size_t r = 0; r < b.num_requests(); ++r) p = std::fill_n(p, b.query_start[r + 1] - b.query_start[r], static_cast<int32_t>(r));
+  for (size_t r = 0; r < b.num_requests(); ++r)
+    p = std::fill_n(p, b.query_start[r + 1] - b.query_start[r], static_cast<int32_t>(r));
   p = std::copy(b.block_tables.begin(), b.block_tables.end(), p);
   p = std::copy(b.logits_indices.begin(), b.logits_indices.end(), p);
+  p = std::copy(tiles_scratch_.begin(), tiles_scratch_.end(), p);
+  p = std::copy(others_scratch_.begin(), others_scratch_.end(), p);
+  if (!sample_rows.empty()) std::memcpy(p, sample_rows.data(), sample_rows.size() * sizeof(kc::SamplingRow));
   const int32_t* d = batch_meta_.data();
   slot_mapping_ = reinterpret_cast<const int64_t*>(d);
   token_ids_ = d + 2 * t;
@@ -126,9 +151,15 @@ Status CudaModel::UploadBatch(const ForwardBatch& b) {
   token_request_ = positions_ + t;
   block_tables_ = token_request_ + t;
   logits_indices_ = block_tables_ + b.block_tables.size();
-  return kc::CudaStatus(cudaMemcpyAsync(batch_meta_.data(), staging_, ints * sizeof(int32_t), cudaMemcpyHostToDevice,
-                                        stream_),
-                        "batch upload");
+  prefill_tiles_ = logits_indices_ + b.logits_indices.size();
+  num_prefill_tiles_ = tiles_scratch_.size() / 3;
+  token_list_ = tiles_scratch_.empty() ? nullptr : prefill_tiles_ + tiles_scratch_.size();
+  token_list_size_ = others_scratch_.size();
+  sample_rows_ =
+      reinterpret_cast<const kc::SamplingRow*>(prefill_tiles_ + tiles_scratch_.size() + others_scratch_.size());
+  return kc::CudaStatus(
+      cudaMemcpyAsync(batch_meta_.data(), staging_, ints * sizeof(int32_t), cudaMemcpyHostToDevice, stream_),
+      "batch upload");
 }
 
 Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
@@ -138,7 +169,8 @@ Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
   const size_t qkv_n = (nh + 2 * nkv) * hd;
   const float eps = static_cast<float>(config_.rms_norm_eps);
 
-  LLMSERVE_RETURN_IF_ERROR(kc::RmsNormToBf16(hidden_.data(), nullptr, w.input_norm.data(), normed_.data(), t, h, eps, stream_));
+  LLMSERVE_RETURN_IF_ERROR(
+      kc::RmsNormToBf16(hidden_.data(), nullptr, w.input_norm.data(), normed_.data(), t, h, eps, stream_));
   LLMSERVE_RETURN_IF_ERROR(gemm_->Run(normed_.data(), w.qkv.data(), qkv_.data(), t, qkv_n, h, false, stream_));
   kc::QkvStepArgs q;
   q.qkv = qkv_.data();
@@ -179,6 +211,10 @@ Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
   a.out_stride = nh * hd;
   a.num_splits = splits;
   a.scratch = attention_scratch_.data();
+  a.prefill_tiles = num_prefill_tiles_ > 0 ? prefill_tiles_ : nullptr;
+  a.num_prefill_tiles = num_prefill_tiles_;
+  a.token_list = token_list_;
+  a.token_list_size = token_list_size_;
   LLMSERVE_RETURN_IF_ERROR(kc::PagedAttention(a, stream_));
   // hidden += attn · oᵀ (+ o bias), then the MLP likewise.
   LLMSERVE_RETURN_IF_ERROR(gemm_->Run(attn_.data(), w.o.data(), hidden_.data(), t, h, nh * hd, true, stream_));
@@ -190,32 +226,198 @@ Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
   return gemm_->Run(act_.data(), w.down.data(), hidden_.data(), t, h, ff, true, stream_);
 }
 
-Status CudaModel::Forward(const ForwardBatch& b, std::vector<float>* logits) {
+Status CudaModel::Enqueue(const ForwardBatch& b, size_t splits) {
+  const size_t t = b.num_tokens(), nl = b.logits_indices.size(), h = config_.hidden_size;
+  LLMSERVE_RETURN_IF_ERROR(kc::EmbeddingToF32(weights_.embedding.data(), token_ids_, t, h, hidden_.data(), stream_));
+  for (size_t l = 0; l < config_.num_layers; ++l) LLMSERVE_RETURN_IF_ERROR(Layer(l, b, splits));
+  // Final norm and lm_head on the sampled rows only.
+  LLMSERVE_RETURN_IF_ERROR(kc::RmsNormToBf16(hidden_.data(), logits_indices_, weights_.final_norm.data(),
+                                             normed_.data(), nl, h, static_cast<float>(config_.rms_norm_eps), stream_));
+  return gemm_->Run(normed_.data(), weights_.lm_head_data(), logits_.data(), nl, config_.vocab_size, h, false, stream_);
+}
+
+void CudaModel::SetCudaGraphSizes(std::vector<size_t> sizes) {
+  DropGraphs();
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  if (!sizes.empty() && sizes.front() == 0) sizes.erase(sizes.begin());
+  graph_sizes_ = std::move(sizes);
+}
+
+void CudaModel::DropGraphs() {
+  for (auto& [key, exec] : graphs_) cudaGraphExecDestroy(exec);
+  graphs_.clear();
+}
+
+bool CudaModel::PadForGraph(const ForwardBatch& b, ForwardBatch* padded) const {
+  const size_t n = b.num_requests();
+  if (graph_sizes_.empty() || n == 0 || n > graph_sizes_.back() || b.num_tokens() != n ||
+      b.logits_indices.size() != n) {
+    return false;
+  }
+  for (size_t r = 0; r < n; ++r) {
+    if (b.query_start[r] != static_cast<int32_t>(r) || b.logits_indices[r] != static_cast<int32_t>(r)) return false;
+  }
+  const size_t size = *std::lower_bound(graph_sizes_.begin(), graph_sizes_.end(), n);
+  size_t width = 16;
+  while (width < b.block_table_stride) width *= 2;
+  // Padding requests decode token 0 at position 0 over block 0 and write no K/V.
+  padded->token_ids = b.token_ids;
+  padded->token_ids.resize(size, 0);
+  padded->positions = b.positions;
+  padded->positions.resize(size, 0);
+  padded->slot_mapping = b.slot_mapping;
+  padded->slot_mapping.resize(size, -1);
+  padded->context_lens = b.context_lens;
+  padded->context_lens.resize(size, 1);
+  padded->query_start.resize(size + 1);
+  padded->logits_indices.resize(size);
+  for (size_t r = 0; r <= size; ++r) padded->query_start[r] = static_cast<int32_t>(r);
+  for (size_t r = 0; r < size; ++r) padded->logits_indices[r] = static_cast<int32_t>(r);
+  padded->block_table_stride = width;
+  padded->block_tables.assign(size * width, 0);
+  for (size_t r = 0; r < n; ++r) {
+    std::copy_n(b.block_tables.begin() + static_cast<std::ptrdiff_t>(r * b.block_table_stride), b.block_table_stride,
+                padded->block_tables.begin() + static_cast<std::ptrdiff_t>(r * width));
+  }
+  return true;
+}
+
+Status CudaModel::ReplayGraph(const ForwardBatch& padded, const std::vector<kc::SamplingRow>& sample_rows) {
+  const size_t size = padded.num_requests();
+  // Splits fixed per graph for the longest context its table width holds:
+  // each split's share of keys is computed in the kernel from the token's
+  // real context.
+  const size_t splits =
+      kc::ChooseAttentionSplits(size, kc::AttentionBlocksPerToken(config_.num_heads, config_.num_kv_heads),
+                                padded.block_table_stride * block_size_, num_sms_);
+  LLMSERVE_RETURN_IF_ERROR(
+      Reserve(size, size, kc::PagedAttentionScratchFloats(size, config_.num_heads, config_.head_dim, splits)));
+  LLMSERVE_RETURN_IF_ERROR(UploadBatch(padded, sample_rows));
+  const auto key = std::make_pair(size, padded.block_table_stride);
+  auto it = graphs_.find(key);
+  if (it == graphs_.end()) {
+    // One eager pass first: it picks the matmul algorithms outside the capture.
+    LLMSERVE_RETURN_IF_ERROR(Enqueue(padded, splits));
+    LLMSERVE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    LLMSERVE_CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    const Status captured = Enqueue(padded, splits);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+    if (!captured.ok() || ended != cudaSuccess) {
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      return captured.ok() ? kc::CudaStatus(ended, "CUDA graph capture") : captured;
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    LLMSERVE_RETURN_IF_ERROR(kc::CudaStatus(instantiated, "cudaGraphInstantiate"));
+    it = graphs_.emplace(key, exec).first;
+  }
+  return kc::CudaStatus(cudaGraphLaunch(it->second, stream_), "cudaGraphLaunch");
+}
+
+StatusOr<ForwardOutput> CudaModel::Forward(const ForwardBatch& b, const std::vector<DeviceSampling>& sampling) {
   if (k_cache_.empty()) return Status::Unavailable("the GPU KV cache is not allocated");
   LLMSERVE_RETURN_IF_ERROR(b.Validate(config_.vocab_size, num_blocks_, block_size_));
-  const size_t t = b.num_tokens(), nl = b.logits_indices.size(), h = config_.hidden_size;
-  logits->clear();
-  if (t == 0) return Status::Ok();
+  const size_t t = b.num_tokens(), nl = b.logits_indices.size(), vocab = config_.vocab_size;
+  if (!sampling.empty() && sampling.size() != nl)
+    return Status::InvalidArgument("device sampling: " + std::to_string(sampling.size()) + " rows for " +
+                                   std::to_string(nl) + " logits rows");
+  std::vector<kc::SamplingRow> sample_rows;
+  for (size_t i = 0; i < sampling.size(); ++i) {
+    const DeviceSampling& d = sampling[i];
+    if (d.on_device) {
+      sample_rows.push_back(
+          {static_cast<int32_t>(i), d.temperature, d.top_k, d.top_p, d.min_p, static_cast<float>(d.uniform)});
+    }
+  }
+  LLMSERVE_RETURN_IF_ERROR(ReserveHost(nl * vocab, 2 * sample_rows.size()));
+  ForwardOutput out;
+  out.logits = host_logits_;
+  if (t == 0) return out;
   int32_t max_pos = 0;
   for (int32_t p : b.positions) max_pos = std::max(max_pos, p);
   if (static_cast<size_t>(max_pos) >= config_.max_position_embeddings)
     return Status::InvalidArgument("position " + std::to_string(max_pos) + " is past the model's " +
                                    std::to_string(config_.max_position_embeddings) + " positions");
-  const size_t splits = kc::ChooseAttentionSplits(t, config_.num_heads, static_cast<size_t>(max_pos) + 1, num_sms_);
-  LLMSERVE_RETURN_IF_ERROR(
-      Reserve(t, nl, kc::PagedAttentionScratchFloats(t, config_.num_heads, config_.head_dim, splits)));
-  LLMSERVE_RETURN_IF_ERROR(UploadBatch(b));
-  LLMSERVE_RETURN_IF_ERROR(kc::EmbeddingToF32(weights_.embedding.data(), token_ids_, t, h, hidden_.data(), stream_));
-  for (size_t l = 0; l < config_.num_layers; ++l) LLMSERVE_RETURN_IF_ERROR(Layer(l, b, splits));
-  // Final norm and lm_head on the sampled rows only.
-  LLMSERVE_RETURN_IF_ERROR(kc::RmsNormToBf16(hidden_.data(), logits_indices_, weights_.final_norm.data(), normed_.data(),
-                                             nl, h, static_cast<float>(config_.rms_norm_eps), stream_));
-  LLMSERVE_RETURN_IF_ERROR(
-      gemm_->Run(normed_.data(), weights_.lm_head_data(), logits_.data(), nl, config_.vocab_size, h, false, stream_));
-  logits->resize(nl * config_.vocab_size);
-  LLMSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(logits->data(), logits_.data(), logits->size() * sizeof(float),
-                                                cudaMemcpyDeviceToHost, stream_));
-  return kc::CudaStatus(cudaStreamSynchronize(stream_), "forward pass");
+  ForwardBatch padded;
+  if (PadForGraph(b, &padded)) {
+    LLMSERVE_RETURN_IF_ERROR(ReplayGraph(padded, sample_rows));
+  } else {
+    const size_t splits =
+        kc::ChooseAttentionSplits(t, kc::AttentionBlocksPerToken(config_.num_heads, config_.num_kv_heads),
+                                  static_cast<size_t>(max_pos) + 1, num_sms_);
+    LLMSERVE_RETURN_IF_ERROR(
+        Reserve(t, nl, kc::PagedAttentionScratchFloats(t, config_.num_heads, config_.head_dim, splits)));
+    LLMSERVE_RETURN_IF_ERROR(UploadBatch(b, sample_rows));
+    LLMSERVE_RETURN_IF_ERROR(Enqueue(b, splits));
+  }
+  const size_t ns = sample_rows.size();
+  if (ns > 0) {
+    LLMSERVE_RETURN_IF_ERROR(sampled_.Reserve(2 * ns));
+    LLMSERVE_RETURN_IF_ERROR(
+        kc::SampleRows(logits_.data(), vocab, sample_rows_, ns, sampled_.data(), sampled_.data() + ns, stream_));
+    LLMSERVE_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(host_sampled_, sampled_.data(), 2 * ns * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+  }
+  // The other rows' logits, back to back (rows of the batch come first;
+  // padding rows follow and are never copied).
+  size_t copied = 0;
+  for (size_t i = 0, k = 0; i < nl;) {
+    if (k < ns && static_cast<size_t>(sample_rows[k].logits_row) == i) {
+      ++k;
+      ++i;
+      continue;
+    }
+    size_t run = 1;
+    while (i + run < nl && !(k < ns && static_cast<size_t>(sample_rows[k].logits_row) == i + run)) ++run;
+    LLMSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_logits_ + copied * vocab, logits_.data() + i * vocab,
+                                                  run * vocab * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    copied += run;
+    i += run;
+  }
+  LLMSERVE_RETURN_IF_ERROR(kc::CudaStatus(cudaStreamSynchronize(stream_), "forward pass"));
+  if (ns > 0) {
+    out.sampled.assign(nl, -1);
+    for (size_t k = 0; k < ns; ++k) {
+      out.sampled[static_cast<size_t>(sample_rows[k].logits_row)] = host_sampled_[k];
+      out.device_nans += host_sampled_[ns + k];
+    }
+  }
+  return out;
+}
+
+StatusOr<const float*> CudaModel::Forward(const ForwardBatch& b) {
+  LLMSERVE_ASSIGN_OR_RETURN(ForwardOutput out, Forward(b, std::vector<DeviceSampling>{}));
+  return out.logits;
+}
+
+Status CudaModel::ReserveHost(size_t logit_floats, size_t sampled_ints) {
+  if (logit_floats > host_logits_floats_) {
+    if (host_logits_) cudaFreeHost(host_logits_);
+    host_logits_ = nullptr;
+    host_logits_floats_ = 0;
+    LLMSERVE_CUDA_RETURN_IF_ERROR(
+        cudaMallocHost(reinterpret_cast<void**>(&host_logits_), logit_floats * sizeof(float)));
+    host_logits_floats_ = logit_floats;
+  }
+  if (sampled_ints > host_sampled_ints_) {
+    if (host_sampled_) cudaFreeHost(host_sampled_);
+    host_sampled_ = nullptr;
+    host_sampled_ints_ = 0;
+    LLMSERVE_CUDA_RETURN_IF_ERROR(
+        cudaMallocHost(reinterpret_cast<void**>(&host_sampled_), sampled_ints * sizeof(int32_t)));
+    host_sampled_ints_ = sampled_ints;
+  }
+  return Status::Ok();
+}
+
+Status CudaModel::Forward(const ForwardBatch& b, std::vector<float>* logits) {
+  LLMSERVE_ASSIGN_OR_RETURN(const float* data, Forward(b));
+  logits->assign(data, data + b.logits_indices.size() * config_.vocab_size);
+  return Status::Ok();
 }
 
 }  // namespace llmserve::worker::cuda

@@ -14,7 +14,9 @@ namespace {
 
 using kernels::cpu::WeightDType;
 
-size_t MatrixBytes(const CudaLayerWeights& l) { return l.qkv.bytes() + l.o.bytes() + l.gate_up.bytes() + l.down.bytes(); }
+size_t MatrixBytes(const CudaLayerWeights& l) {
+  return l.qkv.bytes() + l.o.bytes() + l.gate_up.bytes() + l.down.bytes();
+}
 
 // Copies tensors into device arrays, rounding to bf16 on the host where the
 // checkpoint holds another type.
@@ -99,8 +101,9 @@ StatusOr<CudaLayerWeights> LoadLayer(Uploader& up, const ModelConfig& c, size_t 
                        {q_rows, kv_rows, kv_rows}, h);
   LLMSERVE_ASSIGN_OR_RETURN(l.qkv, std::move(qkv));
   if (c.qkv_bias) {
-    auto bias = up.StackedVectors({p + "self_attn.q_proj.bias", p + "self_attn.k_proj.bias", p + "self_attn.v_proj.bias"},
-                                  {q_rows, kv_rows, kv_rows});
+    auto bias =
+        up.StackedVectors({p + "self_attn.q_proj.bias", p + "self_attn.k_proj.bias", p + "self_attn.v_proj.bias"},
+                          {q_rows, kv_rows, kv_rows});
     LLMSERVE_ASSIGN_OR_RETURN(l.qkv_bias, std::move(bias));
   }
   LLMSERVE_ASSIGN_OR_RETURN(l.o, up.Matrix({p + "self_attn.o_proj.weight"}, {h}, q_rows));
@@ -158,7 +161,8 @@ StatusOr<CudaWeights> LoadCudaWeights(const std::string& dir, const ModelConfig&
   LLMSERVE_ASSIGN_OR_RETURN(w.final_norm, up.Vector("model.norm.weight", c.hidden_size));
   if (!c.tie_word_embeddings) {
     if (!ckpt->Has("lm_head.weight")) {
-      return Status::NotFound(dir + ": tensor lm_head.weight is missing from the checkpoint "
+      return Status::NotFound(dir +
+                              ": tensor lm_head.weight is missing from the checkpoint "
                               "(tie_word_embeddings is false)");
     }
     LLMSERVE_ASSIGN_OR_RETURN(w.lm_head, up.Matrix({"lm_head.weight"}, {c.vocab_size}, c.hidden_size));

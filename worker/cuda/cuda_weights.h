@@ -32,7 +32,7 @@ struct CudaWeights {
   DeviceArray<Bf16> embedding;  // [vocab × hidden]
   std::vector<CudaLayerWeights> layers;
   DeviceArray<float> final_norm;
-  DeviceArray<Bf16> lm_head;    // [vocab × hidden]; empty when tied to the embedding
+  DeviceArray<Bf16> lm_head;  // [vocab × hidden]; empty when tied to the embedding
   const Bf16* lm_head_data() const { return lm_head.empty() ? embedding.data() : lm_head.data(); }
   // Bytes of matrices a decode step reads (the embedding only where it is the lm_head).
   size_t matmul_bytes() const;
