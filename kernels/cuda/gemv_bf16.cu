@@ -1,5 +1,6 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/gemv_bf16.h"
+#include "kernels/cuda/warp_sum.cuh"
 
 namespace llmserve::kernels::cuda {
 
@@ -47,8 +48,7 @@ __global__ void GemvKernel(const __nv_bfloat16* __restrict__ x, const __nv_bfloa
   }
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    float v = acc[r];
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    const float v = WarpSum(acc[r]);
     if (lane == 0) y[r * n + col] = accumulate ? y[r * n + col] + v : v;
   }
 }

@@ -5,17 +5,13 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/paged_attention.h"
 #include "kernels/cuda/prefill_attention.h"
+#include "kernels/cuda/warp_sum.cuh"
 
 namespace llmserve::kernels::cuda {
 
 namespace {
 
 constexpr int kWarps = 4;
-
-__device__ float WarpSum(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
 
 // A lane's share of one K or V row: kPerLane contiguous bf16, loaded as
 // one vector where the row allows it.

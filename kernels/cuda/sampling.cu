@@ -2,6 +2,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/sampling.h"
+#include "kernels/cuda/warp_sum.cuh"
 
 namespace llmserve::kernels::cuda {
 
@@ -18,7 +19,7 @@ __device__ unsigned OrderedKey(float f) {
 
 template <typename T>
 __device__ T BlockSum(T v, T* shared) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  v = WarpSum(v);
   __syncthreads();  // `shared` may still be read by the previous call
   if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = v;
   __syncthreads();

@@ -2,17 +2,13 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/transformer_ops.h"
+#include "kernels/cuda/warp_sum.cuh"
 
 namespace llmserve::kernels::cuda {
 
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ float WarpSum(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
 
 // Sum over the block (kThreads threads); every thread gets the total.
 __device__ float BlockSum(float v) {
