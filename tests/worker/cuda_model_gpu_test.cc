@@ -15,9 +15,9 @@ namespace {
 
 using testing::ScratchDir;
 
-// bf16 matmul inputs and K/V against fp32 ones: the error grows with depth
-// (0.8-2% on the two-layer models, 2.5% through the 28 layers of the 0.6B
-// shape, H200); the bound is the deepest model's with headroom.
+// bf16 matmul inputs and K/V against fp32 ones: the error grows with depth,
+// and the bound is the deepest model's measured error with headroom
+// (figures: docs/perf/2026-11-26-cuda-backend.md).
 constexpr double kRelativeTolerance = 4e-2;
 
 std::vector<int32_t> Prompt(size_t n, size_t vocab, uint32_t salt) {
