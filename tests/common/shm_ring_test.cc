@@ -20,7 +20,7 @@ using testing::Child;
 using testing::Scaled;
 using testing::SplitMix;
 
-constexpr auto kLong = milliseconds(20000);
+constexpr auto kRingTimeout = milliseconds(20000);
 
 // ---- payloads: [seq u64][checksum u64][body], size a pure function of seq ----
 
@@ -98,13 +98,13 @@ int ReaderBody(const std::string& handle_text, int local_rank, const StressSpec&
     std::fprintf(stderr, "attach: %s\n", reader.status().ToString().c_str());
     return 3;
   }
-  Status ready = (*reader)->WaitUntilReady(kLong);
+  Status ready = (*reader)->WaitUntilReady(kRingTimeout);
   if (!ready.ok()) {
     std::fprintf(stderr, "ready: %s\n", ready.ToString().c_str());
     return 4;
   }
   for (uint64_t seq = 0;; ++seq) {
-    auto msg = (*reader)->Read(kLong);
+    auto msg = (*reader)->Read(kRingTimeout);
     if (!msg.ok()) {
       std::fprintf(stderr, "reader %d: read %llu: %s\n", local_rank,
                    static_cast<unsigned long long>(seq), msg.status().ToString().c_str());
@@ -127,7 +127,7 @@ int ReaderBody(const std::string& handle_text, int local_rank, const StressSpec&
       return 6;
     }
   }
-  auto end = (*reader)->Read(kLong);
+  auto end = (*reader)->Read(kRingTimeout);
   if (end.ok() || IsTimeout(end.status())) {
     std::fprintf(stderr, "reader %d: expected the ring closed, got %s\n", local_rank,
                  end.ok() ? "a message" : end.status().ToString().c_str());
@@ -147,9 +147,9 @@ StatusOr<uint64_t> WriteAll(ShmRingWriter& writer, const StressSpec& spec) {
       break;
     }
     MakePayload(seq, SizeFor(seq, spec.chunk_bytes, spec.overflow_every), &payload);
-    LLMSERVE_RETURN_IF_ERROR(writer.Write(payload, kLong));
+    LLMSERVE_RETURN_IF_ERROR(writer.Write(payload, kRingTimeout));
   }
-  LLMSERVE_RETURN_IF_ERROR(writer.Write(std::string_view(reinterpret_cast<const char*>(&seq), 8), kLong));
+  LLMSERVE_RETURN_IF_ERROR(writer.Write(std::string_view(reinterpret_cast<const char*>(&seq), 8), kRingTimeout));
   return seq;
 }
 
@@ -174,13 +174,13 @@ void RunStress(uint32_t local, uint32_t remote, uint32_t chunks, const StressSpe
   auto writer = ShmRingWriter::Create(config);
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
   for (auto& child : children) child->Send((*writer)->handle().Serialize());
-  ASSERT_TRUE((*writer)->WaitUntilReady(kLong).ok());
+  ASSERT_TRUE((*writer)->WaitUntilReady(kRingTimeout).ok());
   const auto start = std::chrono::steady_clock::now();
   StatusOr<uint64_t> written = WriteAll(**writer, spec);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   (*writer)->Close();
   for (size_t i = 0; i < children.size(); ++i) {
-    EXPECT_EQ(children[i]->Wait(kLong), 0) << "reader " << i;
+    EXPECT_EQ(children[i]->Wait(kRingTimeout), 0) << "reader " << i;
   }
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   std::printf("%llu messages to %u local + %u remote readers in %.2f s (%.0f msg/s), %llu wake-ups\n",
@@ -254,9 +254,9 @@ InProcessRing MakeRing(uint32_t readers, uint32_t chunks = 4, uint64_t chunk_byt
   }
   std::vector<std::thread> waits;
   for (auto& reader : ring.readers) {
-    waits.emplace_back([&reader] { EXPECT_TRUE(reader->WaitUntilReady(kLong).ok()); });
+    waits.emplace_back([&reader] { EXPECT_TRUE(reader->WaitUntilReady(kRingTimeout).ok()); });
   }
-  EXPECT_TRUE(ring.writer->WaitUntilReady(kLong).ok());
+  EXPECT_TRUE(ring.writer->WaitUntilReady(kRingTimeout).ok());
   for (auto& t : waits) t.join();
   return ring;
 }
@@ -277,7 +277,7 @@ TEST(ShmRing, BroadcastsInOrderIncludingEmptyPartsAndOverflow) {
     std::string got;
     for (const std::string& want : {std::string("first"), std::string("concat"), std::string(),
                                     big, big, std::string("last")}) {
-      ASSERT_TRUE(reader->ReadCopy(&got, kLong).ok());
+      ASSERT_TRUE(reader->ReadCopy(&got, kRingTimeout).ok());
       EXPECT_EQ(got, want);
     }
   }
@@ -299,7 +299,7 @@ TEST(ShmRing, NamesAreRemovedOnceReadersAttached) {
     // The ring still works without its names.
     ASSERT_TRUE(ring.writer->Write("after unlink").ok());
     std::string got;
-    ASSERT_TRUE(ring.readers[0]->ReadCopy(&got, kLong).ok());
+    ASSERT_TRUE(ring.readers[0]->ReadCopy(&got, kRingTimeout).ok());
     EXPECT_EQ(got, "after unlink");
   }
 }
@@ -375,12 +375,12 @@ TEST_P(ShmRingWake, SleepingReaderIsWokenByWriteAndByClose) {
     stage = 2;
   });
   // Wait until the reader has gone to sleep, so the wake-up path is exercised.
-  EXPECT_TRUE(test_util::WaitUntil([&] { return reader.sleeps() >= 1; }, kLong));
+  EXPECT_TRUE(test_util::WaitUntil([&] { return reader.sleeps() >= 1; }, kRingTimeout));
   ASSERT_TRUE(ring.writer->Write("wake").ok());
-  EXPECT_TRUE(test_util::WaitUntil([&] { return stage.load() >= 1; }, kLong));
+  EXPECT_TRUE(test_util::WaitUntil([&] { return stage.load() >= 1; }, kRingTimeout));
   EXPECT_GE(ring.writer->notifications_sent(), 1u);
   // And asleep again in its second Read, so that Close has someone to wake.
-  EXPECT_TRUE(test_util::WaitUntil([&] { return reader.sleeps() > sleeps_in_first; }, kLong));
+  EXPECT_TRUE(test_util::WaitUntil([&] { return reader.sleeps() > sleeps_in_first; }, kRingTimeout));
   ring.writer->Close();
   t.join();
   EXPECT_EQ(first, "wake");
@@ -406,7 +406,7 @@ TEST_P(ShmRingWake, CancelWakesASleepingReader) {
   InProcessRing ring = MakeRing(1, 4, 256, GetParam());
   Status status;
   std::thread t([&] { status = ring.readers[0]->Read().status(); });
-  EXPECT_TRUE(test_util::WaitUntil([&] { return ring.readers[0]->sleeps() >= 1; }, kLong));
+  EXPECT_TRUE(test_util::WaitUntil([&] { return ring.readers[0]->sleeps() >= 1; }, kRingTimeout));
   ring.readers[0]->Cancel();
   t.join();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
@@ -437,7 +437,7 @@ TEST(ShmRing, WriterBlockedBySlowReaderTimesOutThenResumes) {
   bool finished_after_release = false;
   Status resumed;
   std::thread writer([&] {
-    resumed = ring.writer->Write("3", kLong);
+    resumed = ring.writer->Write("3", kRingTimeout);
     finished_after_release = releasing.load();
   });
   releasing = true;
@@ -495,13 +495,13 @@ TEST(ShmRing, LateReaderGetsEverythingAfterReadiness) {
   Status without_late = (*writer)->WaitUntilReady(milliseconds(100));
   EXPECT_TRUE(IsTimeout(without_late)) << without_late.ToString();
   late.Send((*writer)->handle().Serialize());
-  ASSERT_TRUE((*writer)->WaitUntilReady(kLong).ok());
+  ASSERT_TRUE((*writer)->WaitUntilReady(kRingTimeout).ok());
   auto written = WriteAll(**writer, spec);
   ASSERT_TRUE(written.ok());
   EXPECT_EQ(*written, spec.messages);
   (*writer)->Close();
-  EXPECT_EQ(early.Wait(kLong), 0);
-  EXPECT_EQ(late.Wait(kLong), 0);
+  EXPECT_EQ(early.Wait(kRingTimeout), 0);
+  EXPECT_EQ(late.Wait(kRingTimeout), 0);
 }
 
 TEST_P(ShmRingWake, ReaderNoticesWriterDeath) {
@@ -521,7 +521,7 @@ TEST_P(ShmRingWake, ReaderNoticesWriterDeath) {
     const std::string h = (*writer)->handle().Serialize();
     if (::write(handle_pipe[1], h.data(), h.size()) != static_cast<ssize_t>(h.size())) return 3;
     ::close(handle_pipe[1]);
-    if (!(*writer)->WaitUntilReady(kLong).ok()) return 4;
+    if (!(*writer)->WaitUntilReady(kRingTimeout).ok()) return 4;
     if (!(*writer)->Write("last words").ok()) return 5;
     ::close(die_pipe[1]);
     char byte;
@@ -540,12 +540,12 @@ TEST_P(ShmRingWake, ReaderNoticesWriterDeath) {
   ASSERT_TRUE(handle.ok()) << handle.status().ToString() << " [" << text << "]";
   auto reader = ShmRingReader::AttachLocal(*handle, 0);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
-  ASSERT_TRUE((*reader)->WaitUntilReady(kLong).ok());
+  ASSERT_TRUE((*reader)->WaitUntilReady(kRingTimeout).ok());
   std::string got;
-  ASSERT_TRUE((*reader)->ReadCopy(&got, kLong).ok());
+  ASSERT_TRUE((*reader)->ReadCopy(&got, kRingTimeout).ok());
   EXPECT_EQ(got, "last words");
   ::close(die_pipe[1]);
-  EXPECT_EQ(writer_child.Wait(kLong), 0);
+  EXPECT_EQ(writer_child.Wait(kRingTimeout), 0);
   const auto start = std::chrono::steady_clock::now();
   Status status = (*reader)->Read().status();  // no timeout: must not hang
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
@@ -558,7 +558,7 @@ TEST(ShmRing, WriterNoticesReaderDeath) {
     auto handle = ShmRingHandle::Parse(h);
     if (!handle.ok()) return 2;
     auto reader = ShmRingReader::AttachLocal(*handle, 0);
-    if (!reader.ok() || !(*reader)->WaitUntilReady(kLong).ok()) return 3;
+    if (!reader.ok() || !(*reader)->WaitUntilReady(kRingTimeout).ok()) return 3;
     ::pause();  // until the parent kills it
     return 0;
   });
@@ -568,7 +568,7 @@ TEST(ShmRing, WriterNoticesReaderDeath) {
   auto writer = ShmRingWriter::Create(config);
   ASSERT_TRUE(writer.ok());
   reader_child.Send((*writer)->handle().Serialize());
-  ASSERT_TRUE((*writer)->WaitUntilReady(kLong).ok());
+  ASSERT_TRUE((*writer)->WaitUntilReady(kRingTimeout).ok());
   ASSERT_TRUE((*writer)->Write("0").ok());
   ASSERT_TRUE((*writer)->Write("1").ok());
   reader_child.Kill();

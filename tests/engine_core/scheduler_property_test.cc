@@ -26,7 +26,7 @@ struct PropertyParams {
 
 class SchedulerPropertyTest : public ::testing::TestWithParam<PropertyParams> {};
 
-constexpr int32_t kBlockSize = 4;
+constexpr int32_t kPropertyBlockSize = 4;
 constexpr int32_t kNumBlocks = 14;  // 13 usable: one 48-token request needs 12
 constexpr int32_t kEos = 3;
 
@@ -41,7 +41,7 @@ class Harness {
     c.long_prefill_token_threshold = p.seed % 2 == 0 ? 0 : 8;
     KVCacheConfig kc;
     kc.num_blocks = kNumBlocks;
-    kc.block_size = kBlockSize;
+    kc.block_size = kPropertyBlockSize;
     kc.max_model_len = c.max_model_len;
     kc.enable_prefix_caching = p.caching;
     kc.hash_algo = p.algo;
@@ -129,7 +129,7 @@ class Harness {
       const Request* r = s_->FindRequest(id);
       ASSERT_NE(r, nullptr) << id;
       ASSERT_FALSE(r->is_finished());
-      ASSERT_GE(static_cast<int64_t>(r->block_ids.size()) * kBlockSize, r->num_computed_tokens);
+      ASSERT_GE(static_cast<int64_t>(r->block_ids.size()) * kPropertyBlockSize, r->num_computed_tokens);
       ASSERT_LT(r->num_tokens(), s_->config().max_model_len + 1);
       std::set<int32_t> distinct(r->block_ids.begin(), r->block_ids.end());
       ASSERT_EQ(distinct.size(), r->block_ids.size()) << "a request holds a block twice";

@@ -22,7 +22,7 @@ struct EnginePeer : EngineSocketPeer {
 
 // The client's threads deliver outputs to the sinks: poll them.
 template <typename F>
-void WaitFor(F done) {
+void WaitForOutputs(F done) {
   ASSERT_TRUE(test_util::WaitUntil(done, 5000ms));
 }
 
@@ -62,7 +62,7 @@ TEST(EngineCoreClient, RequestsOutputsAbortsAndUtilities) {
   outs.outputs[0].new_token_ids = {8};
   outs.outputs[0].finish_reason = proto::FinishReason::kLength;
   e1.Send(outs);
-  WaitFor([&] { return sink->count() == 2; });
+  WaitForOutputs([&] { return sink->count() == 2; });
   EXPECT_EQ(sink->outputs[1].finish_reason, proto::FinishReason::kLength);
   for (const auto& e : c.Engines()) EXPECT_EQ(e.in_flight, 0);
 
@@ -107,7 +107,7 @@ TEST(EngineCoreClient, RequestsOutputsAbortsAndUtilities) {
   e0.Receive();
   e0.output.send(zmq::buffer(std::string(proto::kEngineCoreDead)), zmq::send_flags::sndmore);
   e0.output.send(zmq::buffer(std::string{0, 0}));
-  WaitFor([&] { return sink3->count() == 1; });
+  WaitForOutputs([&] { return sink3->count() == 1; });
   ASSERT_EQ(sink3->errors.size(), 1u);
   EXPECT_EQ(sink3->errors[0].code(), StatusCode::kUnavailable);
   EXPECT_EQ(c.Submit(req, sink3).code(), StatusCode::kUnavailable);  // rank 0 is dead

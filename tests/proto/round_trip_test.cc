@@ -10,7 +10,7 @@ namespace llmserve::proto {
 namespace {
 
 template <typename T>
-T RoundTrip(const T& value) {
+T MsgpackRoundTrip(const T& value) {
   std::string bytes = Encode(value);
   T decoded;
   Status status = Decode(bytes, &decoded);
@@ -18,7 +18,7 @@ T RoundTrip(const T& value) {
   return decoded;
 }
 
-SamplingParams FullSamplingParams() {
+SamplingParams EverySamplingField() {
   SamplingParams s;
   s.n = 3;
   s.presence_penalty = 0.5;
@@ -46,23 +46,23 @@ SamplingParams FullSamplingParams() {
   return s;
 }
 
-TEST(RoundTrip, SamplingParamsDefaultsEncodeAsEmptyMap) {
+TEST(MsgpackRoundTrip, SamplingParamsDefaultsEncodeAsEmptyMap) {
   EXPECT_EQ(Encode(SamplingParams()), std::string("\x80", 1));  // fixmap, 0 entries
-  EXPECT_EQ(RoundTrip(SamplingParams()), SamplingParams());
+  EXPECT_EQ(MsgpackRoundTrip(SamplingParams()), SamplingParams());
 }
 
-TEST(RoundTrip, SamplingParamsAllFields) {
-  SamplingParams s = FullSamplingParams();
-  EXPECT_EQ(RoundTrip(s), s);
+TEST(MsgpackRoundTrip, SamplingParamsAllFields) {
+  SamplingParams s = EverySamplingField();
+  EXPECT_EQ(MsgpackRoundTrip(s), s);
 }
 
-TEST(RoundTrip, EngineCoreRequest) {
+TEST(MsgpackRoundTrip, EngineCoreRequest) {
   EngineCoreRequest r;
   r.request_id = "cmpl-abc-0";
   r.prompt_token_ids = {785, 6722, 315, 9625, 374};
-  r.sampling_params = FullSamplingParams();
+  r.sampling_params = EverySamplingField();
   r.arrival_time = 1763769600.25;
-  EXPECT_EQ(RoundTrip(r), r);
+  EXPECT_EQ(MsgpackRoundTrip(r), r);
   r.lora_name = "adapter";
   r.cache_salt = "tenant-7";
   r.data_parallel_rank = 3;
@@ -70,10 +70,10 @@ TEST(RoundTrip, EngineCoreRequest) {
   r.client_index = 2;
   r.current_wave = 9;
   r.priority = -1;
-  EXPECT_EQ(RoundTrip(r), r);
+  EXPECT_EQ(MsgpackRoundTrip(r), r);
 }
 
-TEST(RoundTrip, EngineCoreRequestOmitsTrailingDefaultsLikeMsgspec) {
+TEST(MsgpackRoundTrip, EngineCoreRequestOmitsTrailingDefaultsLikeMsgspec) {
   EngineCoreRequest r;
   r.request_id = "x";
   r.arrival_time = 1.0;
@@ -86,13 +86,13 @@ TEST(RoundTrip, EngineCoreRequestOmitsTrailingDefaultsLikeMsgspec) {
   EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x9e);  // fixarray of 14
 }
 
-TEST(RoundTrip, UtilityAndWaveAndAbort) {
+TEST(MsgpackRoundTrip, UtilityAndWaveAndAbort) {
   UtilityRequest u{1, 77, "reset_prefix_cache", {"a", "b"}};
-  EXPECT_EQ(RoundTrip(u), u);
+  EXPECT_EQ(MsgpackRoundTrip(u), u);
   StartDpWave w{12, 3};
-  EXPECT_EQ(RoundTrip(w), w);
+  EXPECT_EQ(MsgpackRoundTrip(w), w);
   std::vector<std::string> abort_ids = {"r1", "r2"};
-  EXPECT_EQ(RoundTrip(abort_ids), abort_ids);
+  EXPECT_EQ(MsgpackRoundTrip(abort_ids), abort_ids);
   RequestType t;
   uint8_t add = 0;
   ASSERT_TRUE(ParseRequestType(&add, 1, &t).ok());
@@ -101,7 +101,7 @@ TEST(RoundTrip, UtilityAndWaveAndAbort) {
   EXPECT_FALSE(ParseRequestType(&internal, 1, &t).ok());  // engine-internal, never on the wire
 }
 
-TEST(RoundTrip, EngineCoreOutputs) {
+TEST(MsgpackRoundTrip, EngineCoreOutputs) {
   EngineCoreOutput a;
   a.request_id = "r1";
   a.new_token_ids = {1, 2};
@@ -131,12 +131,12 @@ TEST(RoundTrip, EngineCoreOutputs) {
   outs.finished_requests = std::vector<std::string>{"r2", "r3"};
   outs.wave_complete = 4;
   outs.start_wave = 5;
-  EXPECT_EQ(RoundTrip(outs), outs);
-  EXPECT_EQ(RoundTrip(EngineCoreOutputs()), EngineCoreOutputs());
+  EXPECT_EQ(MsgpackRoundTrip(outs), outs);
+  EXPECT_EQ(MsgpackRoundTrip(EngineCoreOutputs()), EngineCoreOutputs());
   EXPECT_STREQ(FinishReasonName(FinishReason::kLength), "length");
 }
 
-TEST(RoundTrip, SchedulerOutputDiff) {
+TEST(MsgpackRoundTrip, SchedulerOutputDiff) {
   SchedulerOutput so;
   NewRequestData n;
   n.req_id = "new";
@@ -156,22 +156,22 @@ TEST(RoundTrip, SchedulerOutputDiff) {
   so.num_common_prefix_blocks = {0};
   so.finished_req_ids = {"done"};
   so.preempted_req_ids = {"victim"};
-  EXPECT_EQ(RoundTrip(so), so);
+  EXPECT_EQ(MsgpackRoundTrip(so), so);
 }
 
-TEST(RoundTrip, ModelRunnerOutput) {
+TEST(MsgpackRoundTrip, ModelRunnerOutput) {
   ModelRunnerOutput m;
   m.req_ids = {"a", "b"};
   m.sampled_token_ids = {{11}, {}};
   m.logprobs = {Logprobs{{{11, 3}}, {{-0.5f, -1.5f}}, {1}}, std::nullopt};
   m.num_nans_in_logits = 0;
-  EXPECT_EQ(RoundTrip(m), m);
+  EXPECT_EQ(MsgpackRoundTrip(m), m);
   ModelRunnerOutput failed;
   failed.error = "worker 1: out of memory";
-  EXPECT_EQ(RoundTrip(failed), failed);
+  EXPECT_EQ(MsgpackRoundTrip(failed), failed);
 }
 
-TEST(RoundTrip, FloatsTravelAsFloatsAndKeepTheirSign) {
+TEST(MsgpackRoundTrip, FloatsTravelAsFloatsAndKeepTheirSign) {
   // msgpack-c alone would write integral floats as integers (0.0 as 0x00).
   EXPECT_EQ(Encode(0.0), std::string("\xcb\0\0\0\0\0\0\0\0", 9));
   EXPECT_EQ(Encode(-2.0f), std::string("\xca\xc0\0\0\0", 5));
