@@ -4,9 +4,10 @@
 // attends causally to its request's keys 0..positions[t] (the last
 // sliding_window of them when set), read from the bf16 paged cache through
 // the request's block table. Grouped-query: q head h reads KV head
-// h / (num_heads / num_kv_heads).
+// h / (num_heads / num_kv_heads), and the per-token kernel serves the q
+// heads of one KV head from one thread block (AttentionBlocksPerToken).
 //
-// Long contexts split over `num_splits` thread blocks per (token, head)
+// Long contexts split over `num_splits` thread blocks per (token, block)
 // (split-K): each keeps its own running max and sum, and a second kernel
 // merges them, so a decode batch of a few requests still fills the GPU.
 
