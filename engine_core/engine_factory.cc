@@ -9,7 +9,6 @@
 #include "engine_core/multiproc_executor.h"
 #include "engine_core/structured_output_vocabulary.h"
 #include "worker/core_share.h"
-#include "worker/cuda_backend.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
 

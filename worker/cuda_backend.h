@@ -13,11 +13,6 @@ namespace llmserve::worker {
 // Whether this build has the CUDA backend and a CUDA device is visible.
 bool CudaBackendAvailable();
 
-// The device a --device value names: "auto" (or empty) is cuda where
-// CudaBackendAvailable() and the CUDA backend runs the configuration (dtype
-// auto or bfloat16, tensor-parallel size 1), else cpu.
-StatusOr<std::string> ResolveDevice(const std::string& device, const std::string& dtype, size_t tp_size);
-
 // Loads config.model_dir onto CUDA device 0 (bf16 weights) for a runner
 // configured with `config` (block_size, kv_cache_memory_bytes or
 // memory_fraction of the GPU's memory, max batch sizes).

@@ -116,6 +116,11 @@ class ModelRunner {
 // auto) computes with fp32 activations.
 kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype);
 
+// The device a --device value names: "auto" (or empty) is cuda where
+// CudaBackendAvailable() and the CUDA backend runs the configuration (dtype
+// auto or bfloat16, tensor-parallel size 1), else cpu.
+StatusOr<std::string> ResolveDevice(const std::string& device, const std::string& dtype, size_t tp_size);
+
 // The KV cache element type for --kv-cache-dtype ("auto" or empty: bf16 when
 // the matmuls compute in bf16, fp32 otherwise).
 kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu::MatmulPrecision precision);

@@ -11,7 +11,6 @@
 #include "proto/engine_config.pb.h"
 #include "proto/messages.h"
 #include "worker/core_share.h"
-#include "worker/cuda_backend.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
 #include "proto/worker_protocol.h"
