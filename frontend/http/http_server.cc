@@ -120,6 +120,10 @@ void HttpServer::Stop() {
   impl_->ioc.stop();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();
+  // The posted close may not have run before ioc.stop(); with no thread left
+  // running, closing here is safe, and Stop() returns with the port released.
+  error_code ignored;
+  impl_->acceptor.close(ignored);
 }
 
 }  // namespace llmserve::frontend::http
