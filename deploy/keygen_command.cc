@@ -8,7 +8,7 @@
 namespace llmserve::deploy {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kKeygenUsage =
     "usage: llmserve keygen --out DIR [--force]\n"
     "Writes DIR/cluster.key: a fresh ZeroMQ CURVE key pair (mode 0600, DIR mode 0700).\n"
     "Copy DIR to every node over a trusted channel and start each `llmserve serve` with\n"
@@ -25,7 +25,7 @@ int RunKeygenCommand(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kKeygenUsage, stdout);
       return 0;
     } else if (arg == "--force") {
       force = true;
@@ -34,12 +34,12 @@ int RunKeygenCommand(int argc, char** argv) {
     } else if (arg.rfind("--out=", 0) == 0) {
       out = arg.substr(6);
     } else {
-      std::fprintf(stderr, "llmserve keygen: unexpected argument '%s'\n%s", arg.c_str(), kUsage);
+      std::fprintf(stderr, "llmserve keygen: unexpected argument '%s'\n%s", arg.c_str(), kKeygenUsage);
       return 2;
     }
   }
   if (out.empty()) {
-    std::fprintf(stderr, "llmserve keygen: --out DIR is required\n%s", kUsage);
+    std::fprintf(stderr, "llmserve keygen: --out DIR is required\n%s", kKeygenUsage);
     return 2;
   }
   auto key = common::ipc::GenerateCurveKeyPair();

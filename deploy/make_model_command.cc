@@ -16,7 +16,7 @@
 namespace llmserve::deploy {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kMakeModelUsage =
     "usage: llmserve make-model --out DIR [--preset tiny|qwen3-0.6b] [--arch qwen3|llama|mistral|qwen2]\n"
     "         [--seed N] [--std X] [--norm-jitter X] [--dtype bf16|f16|f32] [--shards N]\n"
     "         [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--intermediate N]\n"
@@ -51,11 +51,11 @@ int RunMakeModelCommand(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(kMakeModelUsage, stdout);
       return 0;
     }
     if (a.rfind("--", 0) != 0) {
-      std::fprintf(stderr, "llmserve make-model: unexpected argument '%s'\n%s", a.c_str(), kUsage);
+      std::fprintf(stderr, "llmserve make-model: unexpected argument '%s'\n%s", a.c_str(), kMakeModelUsage);
       return 2;
     }
     a = a.substr(2);
@@ -81,7 +81,7 @@ int RunMakeModelCommand(int argc, char** argv) {
   };
   const std::string out = take("out", "");
   if (out.empty()) {
-    std::fprintf(stderr, "llmserve make-model: --out DIR is required\n%s", kUsage);
+    std::fprintf(stderr, "llmserve make-model: --out DIR is required\n%s", kMakeModelUsage);
     return 2;
   }
   auto spec_or = worker::TestModelPreset(take("preset", "tiny"), take("arch", "qwen3"));
@@ -125,7 +125,7 @@ int RunMakeModelCommand(int argc, char** argv) {
   }
   spec.tie_word_embeddings = tie == "true";
   if (!opts.empty()) {
-    std::fprintf(stderr, "llmserve make-model: unknown option --%s\n%s", opts.begin()->first.c_str(), kUsage);
+    std::fprintf(stderr, "llmserve make-model: unknown option --%s\n%s", opts.begin()->first.c_str(), kMakeModelUsage);
     return 2;
   }
   const Status st = worker::WriteTestModel(spec, out);

@@ -104,7 +104,7 @@ __attribute__((target("avx512f"))) size_t CountNansAvx512(const float* l, size_t
   return count;
 }
 
-bool HasAvx512() {
+bool HasAvx512Dq() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
   return has;
 }
@@ -116,7 +116,7 @@ size_t ArgMax(const float* l, size_t n) {
   // A NaN first element wins in the reference loop (nothing compares greater).
   if (n == 0 || std::isnan(l[0])) return 0;
 #if defined(__x86_64__)
-  if (HasAvx512()) return ArgMaxAvx512(l, n);
+  if (HasAvx512Dq()) return ArgMaxAvx512(l, n);
 #endif
   size_t best = 0;
   for (size_t t = 1; t < n; ++t) {
@@ -127,7 +127,7 @@ size_t ArgMax(const float* l, size_t n) {
 
 float MaxLogit(const float* l, size_t n) {
 #if defined(__x86_64__)
-  if (HasAvx512()) return MaxLogitAvx512(l, n);
+  if (HasAvx512Dq()) return MaxLogitAvx512(l, n);
 #endif
   float mx = -std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < n; ++i) {
@@ -138,7 +138,7 @@ float MaxLogit(const float* l, size_t n) {
 
 size_t CountNans(const float* l, size_t n) {
 #if defined(__x86_64__)
-  if (HasAvx512()) return CountNansAvx512(l, n);
+  if (HasAvx512Dq()) return CountNansAvx512(l, n);
 #endif
   size_t count = 0;
   for (size_t i = 0; i < n; ++i) count += std::isnan(l[i]) ? 1 : 0;
@@ -162,7 +162,7 @@ double SamplerExp(double x) {
 void TemperatureExp(const float* logits, size_t n, double max, double temperature, double floor_logit, double min_p,
                     double* p) {
 #if defined(__x86_64__)
-  if (HasAvx512()) return TemperatureExpAvx512(logits, n, max, temperature, floor_logit, min_p, p);
+  if (HasAvx512Dq()) return TemperatureExpAvx512(logits, n, max, temperature, floor_logit, min_p, p);
 #endif
   for (size_t i = 0; i < n; ++i) p[i] = TemperatureExpOne(logits[i], max, 1.0 / temperature, floor_logit, min_p);
 }

@@ -116,7 +116,7 @@ __attribute__((target("avx512f"))) size_t LaneSumsAvx512(const double* p, size_t
   return i;
 }
 
-bool HasAvx512() {
+bool HasAvx512Vl() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
   return has;
 }
@@ -128,7 +128,7 @@ double ChunkSum(const double* p, size_t begin, size_t end) {
   double lane[kLanes] = {};
   size_t i = begin;
 #if defined(__x86_64__)
-  if (HasAvx512()) i = LaneSumsAvx512(p, begin, end, lane);
+  if (HasAvx512Vl()) i = LaneSumsAvx512(p, begin, end, lane);
 #endif
   for (; i + kLanes <= end; i += kLanes) {
     for (size_t j = 0; j < kLanes; ++j) lane[j] += p[i + j];
@@ -144,7 +144,7 @@ std::vector<Entry> TopK(const float* logits, size_t n, size_t k) {
   if (k == 0) return heap;
   heap.reserve(std::min(k, n));
 #if defined(__x86_64__)
-  if (HasAvx512()) {
+  if (HasAvx512Vl()) {
     ScanAvx512(logits, n, k, heap);
   } else
 #endif
@@ -160,7 +160,7 @@ std::vector<Entry> TopK(const float* logits, size_t n, size_t k) {
 void DropAfter(const float* logits, size_t n, Cut cut, double* p) {
   size_t t = 0;
 #if defined(__x86_64__)
-  if (HasAvx512()) t = DropAfterAvx512(logits, n, cut, p);
+  if (HasAvx512Vl()) t = DropAfterAvx512(logits, n, cut, p);
 #endif
   for (; t < n; ++t) {
     if (!AtOrBefore(logits[t], static_cast<int32_t>(t), cut)) p[t] = 0;
@@ -173,7 +173,7 @@ Cut TopPCut(const float* logits, const double* p, size_t n, double want, float l
   kept.resize(n);
   size_t count = 0, t = 0;
 #if defined(__x86_64__)
-  if (HasAvx512()) t = KeptAvx512(p, n, kept.data(), &count);
+  if (HasAvx512Vl()) t = KeptAvx512(p, n, kept.data(), &count);
 #endif
   for (; t < n; ++t) {
     if (p[t] > 0) kept[count++] = static_cast<int32_t>(t);

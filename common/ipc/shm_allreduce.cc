@@ -49,9 +49,9 @@ namespace llmserve::common::ipc {
 
 namespace {
 
-constexpr uint64_t kMagic = 0x636e7572766c6c6dull;  // "mllvrunc"
+constexpr uint64_t kAllReduceMagic = 0x636e7572766c6c6dull;  // "mllvrunc"
 constexpr size_t kAlign = 64;
-constexpr auto kLivenessSlice = std::chrono::milliseconds(200);
+constexpr auto kAllReduceLivenessSlice = std::chrono::milliseconds(200);
 constexpr auto kDefaultJoinTimeout = std::chrono::milliseconds(60000);
 constexpr size_t kSumBlock = 2048;  // floats summed per block (8 KiB, stays in L1)
 
@@ -164,7 +164,7 @@ StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
     header->world_size = static_cast<uint32_t>(config.world_size);
     header->slot_floats = config.slot_floats;
     for (int r = 0; r < config.world_size; ++r) new (&impl->state(r)) RankState{};
-    std::atomic_ref<uint64_t>(header->magic).store(kMagic, std::memory_order_release);
+    std::atomic_ref<uint64_t>(header->magic).store(kAllReduceMagic, std::memory_order_release);
   } else {
     // Rank 0 may not have created (or sized) the segment yet: retry.
     for (;;) {
@@ -173,7 +173,7 @@ StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
         impl->shm = std::move(shm).value();
         impl->base = static_cast<char*>(impl->shm->data());
         if (std::atomic_ref<uint64_t>(impl->header().magic).load(std::memory_order_acquire) ==
-            kMagic) {
+            kAllReduceMagic) {
           break;
         }
         impl->shm.reset();
@@ -223,7 +223,7 @@ Status ShmCommunicator::Impl::WaitFor(int peer, uint32_t target, const Deadline&
   for (;;) {
     s.waiters.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t seen = s.arrive.load(std::memory_order_seq_cst);
-    if (!Reached(seen, target)) FutexWait(&s.arrive, seen, deadline.Remaining(kLivenessSlice));
+    if (!Reached(seen, target)) FutexWait(&s.arrive, seen, deadline.Remaining(kAllReduceLivenessSlice));
     s.waiters.fetch_sub(1, std::memory_order_seq_cst);
     if (Reached(s.arrive.load(std::memory_order_acquire), target)) return Status::Ok();
     if (!ProcessAlive(s.pid.load(std::memory_order_acquire))) {

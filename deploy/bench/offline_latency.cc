@@ -37,11 +37,6 @@ OfflineOptions LatencyOptions() {
 
 constexpr int kPercentages[] = {10, 25, 50, 75, 90, 99};
 
-int Fail(const Status& s, int code) {
-  LOG(ERROR) << s.message();
-  return code;
-}
-
 // The benchmark's own options, validated.
 struct LatencyParams {
   int64_t input_len = 0;
@@ -148,7 +143,7 @@ Status ReportLatency(const LatencyTotals& t, const LatencyParams& params, const 
 
 int RunBenchLatency(int argc, char** argv) {
   OfflineOptions options = LatencyOptions();
-  if (Status s = options.Extract(&argc, argv); !s.ok()) return Fail(s, 2);
+  if (Status s = options.Extract(&argc, argv); !s.ok()) return ReportFailure(s, 2);
   // As in vLLM: the same prompts run again and again, so caching would skew it.
   gflags::SetCommandLineOptionWithMode("enable_prefix_caching", "false", gflags::SET_FLAGS_DEFAULT);
   common::InitProcess(&argc, &argv,
@@ -159,23 +154,23 @@ int RunBenchLatency(int argc, char** argv) {
       "percentiles, and prefill / decode tokens per second measured on prefill and decode-only steps.\n\n"
       "Benchmark options:\n" + options.Usage());
   auto model_dir = ModelDirFromArgs(options, argc, argv);
-  if (!model_dir.ok()) return Fail(model_dir.status(), 2);
+  if (!model_dir.ok()) return ReportFailure(model_dir.status(), 2);
   auto params = ParseLatencyParams(options);
-  if (!params.ok()) return Fail(params.status(), 2);
+  if (!params.ok()) return ReportFailure(params.status(), 2);
 
   proto::EngineConfig config;
-  if (Status s = EngineConfigFromFlags(*model_dir, &config); !s.ok()) return Fail(s, 2);
+  if (Status s = EngineConfigFromFlags(*model_dir, &config); !s.ok()) return ReportFailure(s, 2);
   auto model_config = worker::LoadModelConfig(*model_dir);
-  if (!model_config.ok()) return Fail(model_config.status(), 1);
+  if (!model_config.ok()) return ReportFailure(model_config.status(), 1);
   const int64_t max_model_len = config.model().max_model_len() ? config.model().max_model_len()
                                                                : static_cast<int64_t>(model_config->max_position_embeddings);
   const int64_t total_len = params->input_len + params->output_len;
   if (max_model_len < total_len)
-    return Fail(Status::InvalidArgument("--input-len + --output-len (" + std::to_string(total_len) +
+    return ReportFailure(Status::InvalidArgument("--input-len + --output-len (" + std::to_string(total_len) +
                                         ") exceed max_model_len " + std::to_string(max_model_len)),
                 2);
   auto engine = engine_core::BuildEngineCore(config, 0);
-  if (!engine.ok()) return Fail(engine.status(), 1);
+  if (!engine.ok()) return ReportFailure(engine.status(), 1);
 
   std::mt19937_64 rng(static_cast<uint64_t>(FLAGS_seed));
   std::vector<OfflineRequest> batch(static_cast<size_t>(params->batch_size));
@@ -184,8 +179,8 @@ int RunBenchLatency(int argc, char** argv) {
     r.max_tokens = static_cast<int32_t>(params->output_len);
   }
   LatencyTotals totals;
-  if (Status s = RunLatencyBatches(*engine->core, batch, *params, &totals); !s.ok()) return Fail(s, 1);
-  if (Status s = ReportLatency(totals, *params, options.Get("output-json")); !s.ok()) return Fail(s, 1);
+  if (Status s = RunLatencyBatches(*engine->core, batch, *params, &totals); !s.ok()) return ReportFailure(s, 1);
+  if (Status s = ReportLatency(totals, *params, options.Get("output-json")); !s.ok()) return ReportFailure(s, 1);
   return 0;
 }
 

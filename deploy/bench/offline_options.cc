@@ -99,6 +99,11 @@ StatusOr<std::string> ModelDirFromArgs(const OfflineOptions& options, int argc, 
   return flag;
 }
 
+int ReportFailure(const Status& s, int exit_code) {
+  LOG(ERROR) << s.message();
+  return exit_code;
+}
+
 double Percentile(std::vector<double> values, double percent) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());

@@ -50,6 +50,9 @@ class OfflineOptions {
 // positional argument left in argv after flag parsing, not both.
 StatusOr<std::string> ModelDirFromArgs(const OfflineOptions& options, int argc, char** argv);
 
+// Logs `s` as an error and returns `exit_code`, for a command's main.
+int ReportFailure(const Status& s, int exit_code);
+
 // numpy.percentile's default (linear interpolation between closest ranks) of
 // `values` at `percent` in [0, 100]; 0 for no values.
 double Percentile(std::vector<double> values, double percent);

@@ -37,16 +37,11 @@ OfflineOptions ThroughputOptions() {
   });
 }
 
-int Fail(const Status& s, int code) {
-  LOG(ERROR) << s.message();
-  return code;
-}
-
 }  // namespace
 
 int RunBenchThroughput(int argc, char** argv) {
   OfflineOptions options = ThroughputOptions();
-  if (Status s = options.Extract(&argc, argv); !s.ok()) return Fail(s, 2);
+  if (Status s = options.Extract(&argc, argv); !s.ok()) return ReportFailure(s, 2);
   common::InitProcess(&argc, &argv,
       "llmserve bench throughput --model DIR [--dataset-path FILE | --input-len N] [--output-len M]\n"
       "    [--num-prompts P] [--output-json FILE] [engine flags]\n"
@@ -55,50 +50,50 @@ int RunBenchThroughput(int argc, char** argv) {
       "--seed also seeds the dataset sampling.\n\n"
       "Benchmark options:\n" + options.Usage());
   auto model_dir = ModelDirFromArgs(options, argc, argv);
-  if (!model_dir.ok()) return Fail(model_dir.status(), 2);
+  if (!model_dir.ok()) return ReportFailure(model_dir.status(), 2);
 
   OfflineDatasetOptions data;
   const std::string& dataset_name = options.Get("dataset-name");
   if (dataset_name != "random" && dataset_name != "sharegpt" && dataset_name != "custom")
-    return Fail(Status::InvalidArgument("--dataset-name must be random, sharegpt or custom, got '" + dataset_name + "'"), 2);
+    return ReportFailure(Status::InvalidArgument("--dataset-name must be random, sharegpt or custom, got '" + dataset_name + "'"), 2);
   if (dataset_name == "random" && options.Given("dataset-path"))
     LOG(WARNING) << "--dataset-path is ignored with --dataset-name random";
   if (dataset_name != "random") data.path = options.Get("dataset-path");
   data.model_dir = *model_dir;
   data.seed = static_cast<uint64_t>(FLAGS_seed);
   auto num_prompts = options.Int("num-prompts", 1);
-  if (!num_prompts.ok()) return Fail(num_prompts.status(), 2);
+  if (!num_prompts.ok()) return ReportFailure(num_prompts.status(), 2);
   data.num_prompts = *num_prompts;
   for (auto [name, field] : {std::pair{"input-len", &data.input_len}, std::pair{"output-len", &data.output_len}}) {
     if (options.Get(name).empty()) continue;
     auto v = options.Int(name, 1);
-    if (!v.ok()) return Fail(v.status(), 2);
+    if (!v.ok()) return ReportFailure(v.status(), 2);
     *field = *v;
   }
   if (!data.path.empty() && options.Given("input-len"))
     LOG(WARNING) << "--input-len is ignored with --dataset-path (the dataset's prompts are used)";
   auto ratio = options.Double("random-range-ratio", 0, 1);
-  if (!ratio.ok()) return Fail(ratio.status(), 2);
+  if (!ratio.ok()) return ReportFailure(ratio.status(), 2);
   data.range_ratio = *ratio;
   auto prefix = options.Int("prefix-len", 0);
-  if (!prefix.ok()) return Fail(prefix.status(), 2);
+  if (!prefix.ok()) return ReportFailure(prefix.status(), 2);
   data.prefix_len = *prefix;
 
   proto::EngineConfig config;
-  if (Status s = EngineConfigFromFlags(*model_dir, &config); !s.ok()) return Fail(s, 2);
+  if (Status s = EngineConfigFromFlags(*model_dir, &config); !s.ok()) return ReportFailure(s, 2);
   // Sample the prompts before loading the model, so bad input fails fast.
   auto model_config = worker::LoadModelConfig(*model_dir);
-  if (!model_config.ok()) return Fail(model_config.status(), 1);
+  if (!model_config.ok()) return ReportFailure(model_config.status(), 1);
   data.vocab_size = static_cast<int64_t>(model_config->vocab_size);
   data.max_model_len = config.model().max_model_len() ? config.model().max_model_len()
                                                       : static_cast<int64_t>(model_config->max_position_embeddings);
   auto requests = LoadOfflineDataset(data);
-  if (!requests.ok()) return Fail(requests.status(), 2);
+  if (!requests.ok()) return ReportFailure(requests.status(), 2);
   auto engine = engine_core::BuildEngineCore(config, 0);
-  if (!engine.ok()) return Fail(engine.status(), 1);
+  if (!engine.ok()) return ReportFailure(engine.status(), 1);
 
   auto r = RunOfflineBatch(*engine->core, *requests, BenchmarkSampling(), TerminalProgress("Processed prompts"));
-  if (!r.ok()) return Fail(r.status(), 1);
+  if (!r.ok()) return ReportFailure(r.status(), 1);
 
   const double n = static_cast<double>(requests->size());
   const int64_t total_tokens = r->prompt_tokens + r->output_tokens;
@@ -136,7 +131,7 @@ int RunBenchThroughput(int argc, char** argv) {
     };
     std::ofstream out(json_path);
     if (!out || !(out << j.dump(4) << "\n"))
-      return Fail(Status::InvalidArgument("cannot write --output-json file '" + json_path + "'"), 1);
+      return ReportFailure(Status::InvalidArgument("cannot write --output-json file '" + json_path + "'"), 1);
   }
   return 0;
 }

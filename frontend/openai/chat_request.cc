@@ -10,7 +10,6 @@
 namespace llmserve::frontend::openai {
 namespace {
 
-constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 const std::set<std::string>& Roles() {
   static const std::set<std::string> roles = {"system", "developer", "user", "assistant", "tool", "function"};

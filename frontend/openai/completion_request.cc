@@ -8,7 +8,6 @@
 namespace llmserve::frontend::openai {
 namespace {
 
-constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 MaybeError ReadTokenIds(const nlohmann::json& array, const std::string& what, std::vector<int32_t>* out) {
   for (size_t i = 0; i < array.size(); ++i) {

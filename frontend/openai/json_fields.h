@@ -6,6 +6,7 @@
 // integers also accept integral floats such as 2.0.
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +17,9 @@
 #include "frontend/openai/api_error.h"
 
 namespace llmserve::frontend::openai {
+
+// The upper bound of most integer fields (max_tokens, n, ...).
+inline constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 // A result that is either nothing (success) or the error to answer with.
 using MaybeError = std::optional<ApiError>;

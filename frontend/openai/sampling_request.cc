@@ -8,7 +8,6 @@ namespace llmserve::frontend::openai {
 namespace {
 
 constexpr int32_t kMaxN = 128;
-constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr double kGreedyEpsilon = 1e-5;
 
 MaybeError CheckRange(const char* name, const std::optional<double>& v, double lo, bool lo_open, double hi,

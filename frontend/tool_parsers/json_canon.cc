@@ -6,7 +6,7 @@ namespace llmserve::frontend::tool_parsers {
 namespace {
 
 bool IsWs(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsJsonDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
@@ -61,7 +61,7 @@ bool JsonValueStream::Step(char c) {
       StringByte(c);
       return true;
     case State::kNumber:
-      if (IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+      if (IsJsonDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
         token_ += c;
         return true;
       }
@@ -98,7 +98,7 @@ bool JsonValueStream::StartValue(char c) {
     out_ += '"';
     in_key_ = false;
     state_ = State::kString;
-  } else if (c == '-' || IsDigit(c)) {
+  } else if (c == '-' || IsJsonDigit(c)) {
     token_.assign(1, c);
     state_ = State::kNumber;
   } else if (c == 't' || c == 'f' || c == 'n') {
@@ -163,7 +163,7 @@ void JsonValueStream::EscapeByte(char c) {
 
 void JsonValueStream::UnicodeDigit(char c) {
   unsigned d;
-  if (IsDigit(c)) {
+  if (IsJsonDigit(c)) {
     d = static_cast<unsigned>(c - '0');
   } else if (c >= 'a' && c <= 'f') {
     d = static_cast<unsigned>(c - 'a' + 10);

@@ -11,10 +11,10 @@
 namespace llmserve::frontend::tool_parsers {
 namespace {
 
-constexpr std::string_view kTag = "<|python_tag|>";
+constexpr std::string_view kPythonTag = "<|python_tag|>";
 constexpr std::string_view kWs = " \t\n\r";
 
-std::vector<std::string_view> ArgKeys() { return {"arguments", "parameters"}; }
+std::vector<std::string_view> Llama3ArgKeys() { return {"arguments", "parameters"}; }
 
 class Llama3JsonStream : public StreamBase {
  public:
@@ -41,18 +41,18 @@ class Llama3JsonStream : public StreamBase {
       return;
     }
     text_mode_ = true;
-    size_t tag = text_.find(kTag);
+    size_t tag = text_.find(kPythonTag);
     if (tag == std::string::npos) {
-      SendContent(text_.size() - PartialTagOverlap(text_, kTag), out);
+      SendContent(text_.size() - PartialTagOverlap(text_, kPythonTag), out);
       return;
     }
     SendContent(tag, out);
-    region_ = tag + kTag.size();
+    region_ = tag + kPythonTag.size();
   }
 
   bool text_mode_ = false;
   std::optional<size_t> region_;  // where the calls start, once known
-  CallListScanner scanner_{ListForm::kSemicolons, ArgKeys()};
+  CallListScanner scanner_{ListForm::kSemicolons, Llama3ArgKeys()};
 };
 
 class Llama3JsonParser : public ToolParser {
@@ -64,12 +64,12 @@ class Llama3JsonParser : public ToolParser {
     if (first == std::string_view::npos) return NoCalls(text);
     size_t content_end = 0, region = 0;
     if (text[first] != '{') {
-      size_t tag = text.find(kTag);
+      size_t tag = text.find(kPythonTag);
       if (tag == std::string_view::npos) return NoCalls(text);
       content_end = tag;
-      region = tag + kTag.size();
+      region = tag + kPythonTag.size();
     }
-    CallListScanner scanner(ListForm::kSemicolons, ArgKeys());
+    CallListScanner scanner(ListForm::kSemicolons, Llama3ArgKeys());
     scanner.Feed(text.substr(region));
     if (!scanner.Complete()) return NoCalls(text);
     ExtractedToolCalls result;

@@ -9,9 +9,9 @@
 namespace llmserve::frontend::tool_parsers {
 namespace {
 
-constexpr std::string_view kTag = "[TOOL_CALLS]";
+constexpr std::string_view kToolCallsTag = "[TOOL_CALLS]";
 
-std::vector<std::string_view> ArgKeys() { return {"arguments"}; }
+std::vector<std::string_view> MistralArgKeys() { return {"arguments"}; }
 
 class MistralStream : public StreamBase {
  public:
@@ -20,13 +20,13 @@ class MistralStream : public StreamBase {
   DeltaMessage Feed(std::string_view delta) override {
     text_.append(delta);
     DeltaMessage out;
-    size_t tag = text_.find(kTag);
+    size_t tag = text_.find(kToolCallsTag);
     if (tag == std::string::npos) {
-      SendContent(text_.size() - PartialTagOverlap(text_, kTag), &out);
+      SendContent(text_.size() - PartialTagOverlap(text_, kToolCallsTag), &out);
       return out;
     }
     SendContent(tag, &out);
-    FeedScanner(tag + kTag.size(), text_.size(), &scanner_);
+    FeedScanner(tag + kToolCallsTag.size(), text_.size(), &scanner_);
     SendScannedCalls(scanner_, &out);
     return out;
   }
@@ -34,7 +34,7 @@ class MistralStream : public StreamBase {
   DeltaMessage Finish() override { return FinishContent(); }
 
  private:
-  CallListScanner scanner_{ListForm::kArray, ArgKeys()};
+  CallListScanner scanner_{ListForm::kArray, MistralArgKeys()};
 };
 
 class MistralParser : public ToolParser {
@@ -42,11 +42,11 @@ class MistralParser : public ToolParser {
   std::string_view name() const override { return "mistral"; }
 
   ExtractedToolCalls Extract(std::string_view text) const override {
-    size_t tag = text.find(kTag);
+    size_t tag = text.find(kToolCallsTag);
     if (tag == std::string_view::npos) return NoCalls(text);
-    std::string_view rest = text.substr(tag + kTag.size());
-    if (rest.find(kTag) != std::string_view::npos) return NoCalls(text);  // one tag only
-    CallListScanner scanner(ListForm::kArray, ArgKeys());
+    std::string_view rest = text.substr(tag + kToolCallsTag.size());
+    if (rest.find(kToolCallsTag) != std::string_view::npos) return NoCalls(text);  // one tag only
+    CallListScanner scanner(ListForm::kArray, MistralArgKeys());
     scanner.Feed(rest);
     if (!scanner.Complete()) return NoCalls(text);
     ExtractedToolCalls result;
