@@ -31,7 +31,7 @@ std::string BaseName(const std::string& path) {
 }  // namespace
 
 StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  LLMSERVE_ASSIGN_OR_RETURN(auto mapped, MappedFile::Open(path));
+  LLMSERVE_ASSIGN_OR_RETURN(auto mapped, common::MappedFile::Open(path));
   const std::string fname = BaseName(path);
   if (mapped->size() < 8) return Status::DataLoss(fname + ": too short for a safetensors header");
   uint64_t header_len;

@@ -10,7 +10,7 @@
 
 #include "kernels/cpu/linear.h"
 #include "base/status_or.h"
-#include "worker/mapped_file.h"
+#include "common/mapped_file.h"
 
 namespace llmserve::worker {
 
@@ -41,7 +41,7 @@ class SafetensorsFile {
   const std::string& path() const { return file_->path(); }
 
  private:
-  std::unique_ptr<MappedFile> file_;
+  std::unique_ptr<common::MappedFile> file_;
   std::map<std::string, TensorView> tensors_;
 };
 
