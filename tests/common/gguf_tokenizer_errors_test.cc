@@ -1,4 +1,5 @@
-// A GGUF model whose tokenizer.ggml.* metadata is missing, mistyped or
+// GGUF tokenizers from hand-written tokenizer.ggml.* metadata: the pre
+// value picks the split, and metadata that is missing, mistyped or
 // unsupported gives an error naming the key and value, never a crash.
 #include <gtest/gtest.h>
 
@@ -49,6 +50,19 @@ TEST(GgufTokenizerErrors, SmallTokenizerLoads) {
   EXPECT_EQ((*tok)->Decode(std::vector<int32_t>{2, 0, 3}, true), "aba");
   EXPECT_EQ((*tok)->eos_token_ids(), std::vector<int32_t>{3});
   EXPECT_TRUE((*tok)->IsSpecial(3));
+}
+
+TEST(GgufTokenizerErrors, PreChoosesTheSplit) {
+  Metadata m = SmallTokenizer();
+  m["tokenizer.ggml.tokens"] = std::vector<std::string>{"1", "2", "12", "<|end|>"};
+  m["tokenizer.ggml.merges"] = std::vector<std::string>{"1 2"};
+  auto qwen = Load(m);  // "qwen2": one digit per piece
+  ASSERT_TRUE(qwen.ok()) << qwen.status().ToString();
+  EXPECT_EQ((*qwen)->Encode("12", false), (std::vector<int32_t>{0, 1}));
+  m["tokenizer.ggml.pre"] = std::string("llama-bpe");  // up to three digits per piece
+  auto llama = Load(m);
+  ASSERT_TRUE(llama.ok()) << llama.status().ToString();
+  EXPECT_EQ((*llama)->Encode("12", false), std::vector<int32_t>{2});
 }
 
 TEST(GgufTokenizerErrors, MissingKeys) {

@@ -27,7 +27,7 @@ std::vector<std::string> Corpus() {
           "emoji 🦀🦊👩‍👩‍👧 and flags 🇩🇪",
           "numbers 1 12 123 1234 12345 3.14159 -42 1e10 0x1F",
           "   leading spaces, trailing   \t\t\n\n  \r\n  ",
-          "Héllo wörld ﬁ Å Å",  // combining vs precomposed: NFC matters for Qwen
+          "H\u00e9llo vs He\u0301llo, A\u030a n\u0303 \ufb01",  // NFC matters for Qwen
           "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
           "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nx<|eot_id|>",
           "<think>\nreasoning</think> <tool_call>{\"a\": 1}</tool_call>",
