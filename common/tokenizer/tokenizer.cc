@@ -5,8 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/gguf/gguf_file.h"
+#include "common/gguf/model_path.h"
 #include "common/tokenizer/added_tokens.h"
 #include "common/tokenizer/decoders.h"
+#include "common/tokenizer/gguf_tokenizer.h"
 #include "common/tokenizer/model_bpe.h"
 #include "common/tokenizer/normalizers.h"
 #include "common/tokenizer/post_processors.h"
@@ -20,8 +23,28 @@ using nlohmann::json;
 Tokenizer::Tokenizer() : added_(std::make_unique<AddedTokens>()) {}
 Tokenizer::~Tokenizer() = default;
 
+namespace {
+
+// The tokenizer of the GGUF model in `path` ("" when it names no GGUF model).
+StatusOr<std::optional<HfTokenizerFiles>> GgufTokenizerFiles(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool hf_dir = fs::is_directory(path, ec) && fs::exists(fs::path(path) / "tokenizer.json", ec);
+  if (hf_dir || !fs::exists(path, ec)) return std::optional<HfTokenizerFiles>();
+  LLMSERVE_ASSIGN_OR_RETURN(std::string gguf_path, gguf::GgufModelFile(path));
+  if (gguf_path.empty()) return std::optional<HfTokenizerFiles>();
+  LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(gguf_path));
+  auto files = HfTokenizerFromGguf(file->metadata());
+  if (!files.ok()) return Status::InvalidArgument(gguf_path + ": " + files.status().message());
+  return std::optional<HfTokenizerFiles>(std::move(files).value());
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromDirectory(const std::string& dir) {
   namespace fs = std::filesystem;
+  LLMSERVE_ASSIGN_OR_RETURN(std::optional<HfTokenizerFiles> gguf_files, GgufTokenizerFiles(dir));
+  if (gguf_files) return FromJson(gguf_files->tokenizer_json, gguf_files->tokenizer_config_json, dir);
   const fs::path root(dir);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Status::NotFound("tokenizer directory " + dir + " does not exist");

@@ -40,7 +40,9 @@ class Tokenizer {
  public:
   // Loads DIR/tokenizer.json, DIR/tokenizer_config.json (optional) and
   // DIR/generation_config.json (optional). Errors name the file, the JSON
-  // path and the offending type.
+  // path and the offending type. DIR may also be a GGUF model (a .gguf file,
+  // or a directory without config.json holding one): its tokenizer.ggml.*
+  // metadata is read instead (see gguf_tokenizer.h).
   static StatusOr<std::unique_ptr<Tokenizer>> FromDirectory(const std::string& dir);
   // Same from file contents; `tokenizer_config_json` may be empty. `name` is
   // used for the file names in error messages.
