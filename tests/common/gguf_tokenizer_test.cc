@@ -1,6 +1,6 @@
 // The tokenizer of a GGUF model (tokenizer.ggml.* metadata) against the
 // tokenizer.json it was written from: WriteTokenizerMetadata, then
-// Tokenizer::FromDirectory on the .gguf file and on a directory holding it,
+// Tokenizer::FromDirectory on a directory holding the .gguf file
 // must encode, decode and describe its special tokens exactly as the Hugging
 // Face files do.
 #include <gtest/gtest.h>
@@ -72,12 +72,11 @@ void CheckRealTokenizer(const std::string& name, const std::string& pre) {
   const Status written = WriteTokenizerMetadata(hf_dir, pre, &writer);
   ASSERT_TRUE(written.ok()) << written.ToString();
   testing::WriteGgufOrFail(&writer, dir.File("model.gguf"));
-  for (const std::string& path : {dir.File("model.gguf"), dir.path()}) {
-    SCOPED_TRACE(path);
-    auto gguf = Tokenizer::FromDirectory(path);
-    ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
-    ExpectSameTokenizer(**hf, **gguf);
-  }
+  // The directory form (GgufModelFile finds model.gguf in it): one load, as
+  // each builds a 150k-token vocabulary.
+  auto gguf = Tokenizer::FromDirectory(dir.path());
+  ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
+  ExpectSameTokenizer(**hf, **gguf);
 }
 
 TEST(GgufTokenizer, Qwen3MatchesTokenizerJson) { CheckRealTokenizer("qwen3", "qwen2"); }
