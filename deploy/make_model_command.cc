@@ -7,6 +7,9 @@
 #include <map>
 #include <string>
 
+#include "common/gguf/ggml_type.h"
+#include "worker/gguf_export.h"
+#include "worker/gguf_test_model.h"
 #include "worker/test_model.h"
 
 // make-model parses its own arguments (no gflags): its option names (--out,
@@ -22,6 +25,7 @@ constexpr const char* kMakeModelUsage =
     "         [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--intermediate N]\n"
     "         [--vocab N] [--max-pos N] [--rope-theta X] [--rope-scaling JSON] [--sliding-window N]\n"
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
+    "         [--format safetensors|gguf] [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
     "share/llmserve/demo-tokenizer beside the binaries unless --tokenizer-dir is given).\n"
@@ -124,17 +128,26 @@ int RunMakeModelCommand(int argc, char** argv) {
     return 2;
   }
   spec.tie_word_embeddings = tie == "true";
+  const std::string format = take("format", "safetensors");
+  auto gguf_type = worker::ParseGgufWeightType(take("gguf-type", "f16"));
+  if ((format != "safetensors" && format != "gguf") || !gguf_type.ok()) {
+    std::fprintf(stderr, "llmserve make-model: %s\n",
+                 gguf_type.ok() ? "--format wants safetensors or gguf" : gguf_type.status().message().c_str());
+    return 2;
+  }
   if (!opts.empty()) {
     std::fprintf(stderr, "llmserve make-model: unknown option --%s\n%s", opts.begin()->first.c_str(), kMakeModelUsage);
     return 2;
   }
-  const Status st = worker::WriteTestModel(spec, out);
+  const Status st = format == "gguf" ? worker::WriteGgufTestModel(spec, *gguf_type, out)
+                                     : worker::WriteTestModel(spec, out);
   if (!st.ok()) {
     std::fprintf(stderr, "llmserve make-model: %s\n", st.ToString().c_str());
     return 1;
   }
   std::printf("wrote %s (%s, %zu layers, hidden %zu, vocab %zu, %s)\n", out.c_str(), spec.arch.c_str(),
-              spec.num_layers, spec.hidden_size, spec.vocab_size, spec.dtype.c_str());
+              spec.num_layers, spec.hidden_size, spec.vocab_size,
+              format == "gguf" ? ("GGUF " + common::gguf::GgmlTypeName(*gguf_type)).c_str() : spec.dtype.c_str());
   return 0;
 }
 

@@ -16,7 +16,13 @@ Written from the Hugging Face modeling equations (not from llmserve's C++):
 Math in float32 on the 16-bit weights widened to float32 (float64 for the norms'
 mean of squares, rope angles and softmax).
 
-Usage: ref_forward.py MODEL_DIR --tokens 1,2,3 --out LOGITS.f32
+A GGUF model (MODEL a .gguf file, or a directory without config.json holding
+one) is read with gguf_reference.py's dequantiser: every tensor widened to
+float32, llama.cpp's tensor names mapped back to Hugging Face's, and the q/k
+row permutation llama.cpp's converter applies for the "llama" architecture
+undone (each head's rows [head_dim/2, 2] back to [2, head_dim/2]).
+
+Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32
 Writes logits [len(tokens) x vocab] as raw little-endian float32.
 Run it with /usr/bin/python3 (Debian's numpy).
 """
@@ -53,7 +59,76 @@ def read_safetensors(path):
     return out
 
 
+GGUF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+GGUF_LAYER_NAMES = {
+    "attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
+    "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
+    "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
+    "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias",
+    "attn_v.bias": "self_attn.v_proj.bias", "attn_output.bias": "self_attn.o_proj.bias",
+    "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight",
+    "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
+    "ffn_down.weight": "mlp.down_proj.weight",
+}
+
+
+def gguf_path(model):
+    if os.path.isfile(model):
+        return model
+    if os.path.exists(os.path.join(model, "config.json")):
+        return None
+    found = [f for f in os.listdir(model) if f.endswith(".gguf")]
+    return os.path.join(model, found[0]) if len(found) == 1 else None
+
+
+def unpermute(w, n_head):
+    """llama.cpp stores each head's rows as [half, 2]; Hugging Face as [2, half]."""
+    rows = w.shape[0]
+    return w.reshape(n_head, rows // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def load_gguf(path):
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gguf_reference
+    header, data = gguf_reference.parse(path)
+    meta = {e["key"]: e["value"] for e in header["metadata"]}
+    a = meta["general.architecture"]
+    nh = meta[a + ".attention.head_count"]
+    nkv = meta.get(a + ".attention.head_count_kv", nh)
+    cfg = {"architectures": [GGUF_ARCH[a]], "hidden_size": meta[a + ".embedding_length"],
+           "num_hidden_layers": meta[a + ".block_count"], "num_attention_heads": nh,
+           "num_key_value_heads": nkv, "head_dim": meta.get(a + ".attention.key_length"),
+           "rms_norm_eps": meta[a + ".attention.layer_norm_rms_epsilon"],
+           "rope_theta": meta.get(a + ".rope.freq_base", 10000.0)}
+    kind = meta.get(a + ".rope.scaling.type", "none")
+    if kind != "none":
+        cfg["rope_scaling"] = {"rope_type": "default" if kind == "none" else kind,
+                               "factor": meta[a + ".rope.scaling.factor"],
+                               "original_max_position_embeddings":
+                                   meta.get(a + ".rope.scaling.original_context_length")}
+    W = {}
+    for t in header["tensors"]:
+        w = gguf_reference.dequantize(header, data, t).reshape(list(reversed(t["dims"])))
+        name = t["name"]
+        if name.startswith("blk."):
+            _, layer, rest = name.split(".", 2)
+            if a == "llama" and rest in ("attn_q.weight", "attn_q.bias"):
+                w = unpermute(w, nh)
+            if a == "llama" and rest in ("attn_k.weight", "attn_k.bias"):
+                w = unpermute(w, nkv)
+            name = f"model.layers.{layer}." + GGUF_LAYER_NAMES[rest]
+        else:
+            name = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+                    "output.weight": "lm_head.weight"}[name]
+        W[name] = w
+    return cfg, W
+
+
 def load(model_dir):
+    gguf = gguf_path(model_dir)
+    if gguf:
+        return load_gguf(gguf)
     with open(os.path.join(model_dir, "config.json")) as f:
         cfg = json.load(f)
     index = os.path.join(model_dir, "model.safetensors.index.json")

@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/gguf/gguf_file.h"
+#include "common/gguf/model_path.h"
+#include "worker/gguf_model_config.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -156,12 +160,40 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
 }
 
 StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
+  LLMSERVE_ASSIGN_OR_RETURN(std::string gguf, common::gguf::GgufModelFile(dir));
+  if (!gguf.empty()) {
+    LLMSERVE_ASSIGN_OR_RETURN(auto file, common::gguf::GgufFile::Open(gguf));
+    return GgufModelConfig(*file);
+  }
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
   LLMSERVE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   return ParseModelConfig(text, path);
 }
 
+namespace {
+
+// A GGUF model's stop and start tokens (tokenizer.ggml.eos/bos_token_id);
+// sampling defaults stay the defaults.
+StatusOr<GenerationConfig> GgufGenerationConfig(const std::string& path) {
+  GenerationConfig g;
+  LLMSERVE_ASSIGN_OR_RETURN(auto file, common::gguf::GgufFile::Open(path));
+  const auto& m = file->metadata();
+  if (m.Has("tokenizer.ggml.eos_token_id")) {
+    LLMSERVE_ASSIGN_OR_RETURN(int64_t eos, m.GetInteger("tokenizer.ggml.eos_token_id"));
+    g.eos_token_ids.push_back(static_cast<int32_t>(eos));
+  }
+  if (m.Has("tokenizer.ggml.bos_token_id")) {
+    LLMSERVE_ASSIGN_OR_RETURN(int64_t bos, m.GetInteger("tokenizer.ggml.bos_token_id"));
+    g.bos_token_id = static_cast<int32_t>(bos);
+  }
+  return g;
+}
+
+}  // namespace
+
 StatusOr<GenerationConfig> LoadGenerationConfig(const std::string& dir) {
+  LLMSERVE_ASSIGN_OR_RETURN(std::string gguf, common::gguf::GgufModelFile(dir));
+  if (!gguf.empty()) return GgufGenerationConfig(gguf);
   GenerationConfig g;
   auto ids = [](const nlohmann::json& v, std::vector<int32_t>* out) {
     if (v.is_number_integer()) out->push_back(v.get<int32_t>());

@@ -51,7 +51,7 @@ struct GenerationConfig {
 
 // Parses config.json text; errors name `source` (the file).
 StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text, const std::string& source);
-// Reads DIR/config.json.
+// Reads DIR/config.json, or a GGUF model (common/gguf/model_path.h).
 StatusOr<ModelConfig> LoadModelConfig(const std::string& dir);
 // Reads DIR/generation_config.json; a missing file gives the defaults (with
 // eos from config.json when present).

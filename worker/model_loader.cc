@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "common/gguf/model_path.h"
 #include "kernels/cpu/embedding.h"
+#include "worker/gguf_model_loader.h"
 #include "worker/load_progress.h"
 
 namespace llmserve::worker {
@@ -149,6 +151,8 @@ class Loader {
 
 StatusOr<ModelWeights> LoadModelWeights(const std::string& dir, const ModelConfig& config,
                                         const LoadOptions& options) {
+  LLMSERVE_ASSIGN_OR_RETURN(std::string gguf, common::gguf::GgufModelFile(dir));
+  if (!gguf.empty()) return LoadGgufModelWeights(gguf, config, options);
   LLMSERVE_ASSIGN_OR_RETURN(ShardDims dims, ComputeShardDims(config, options.tp_rank, options.tp_size));
   ModelWeights w;
   LLMSERVE_ASSIGN_OR_RETURN(w.checkpoint, Checkpoint::Open(dir));

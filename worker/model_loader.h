@@ -1,5 +1,6 @@
 #pragma once
-// Loads a Hugging Face model directory (config.json + safetensors) into
+// Loads a Hugging Face model directory (config.json + safetensors), or a GGUF
+// model (gguf_model_loader.h), into
 // ModelWeights for one tensor-parallel rank.
 
 #include <string>

@@ -39,6 +39,9 @@ struct LayerWeights {
 struct ModelWeights {
   std::unique_ptr<Checkpoint> checkpoint;    // keeps the embedding table mapped
   TensorView embedding;                      // [vocab × hidden], replicated, in the mapping
+  // GGUF models: the dequantised embedding table `embedding` points into
+  // (an interim f32 copy until the forward reads quantized rows itself).
+  std::vector<float> embedding_storage;
   std::vector<LayerWeights> layers;
   std::vector<float> final_norm;             // [hidden]
   kernels::cpu::LinearWeight lm_head;        // this rank's vocab rows

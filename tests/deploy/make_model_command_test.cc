@@ -42,5 +42,24 @@ TEST(MakeModelCommand, WritesALoadableShardedModelWithTheTokenizer) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(MakeModelCommand, WritesAGgufModel) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "llmserve_make_model_XXXXXX").string();
+  const std::string dir = ::mkdtemp(tmpl.data());
+  ASSERT_EQ(MakeModel({"--out", dir + "/g", "--arch", "llama", "--vocab", "300", "--tie", "false", "--format",
+                       "gguf", "--gguf-type", "q8_0"}),
+            0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/g/model.gguf"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/g/tokenizer.json"));  // until the GGUF carries the tokenizer
+  EXPECT_FALSE(std::filesystem::exists(dir + "/g/config.json"));
+  auto c = worker::LoadModelConfig(dir + "/g");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->architecture, worker::Architecture::kLlama);
+  EXPECT_EQ(c->vocab_size, 300u);
+  EXPECT_FALSE(c->tie_word_embeddings);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--format", "gguf", "--gguf-type", "q3_k"}), 2);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--format", "onnx"}), 2);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace llmserve::deploy

@@ -1,0 +1,203 @@
+// GGUF models: config and weights from a .gguf file. A tiny model exported
+// as F32 GGUF runs bitwise like its safetensors original; quantized exports
+// match scripts/ref_forward.py over the dequantised weights; bad files give
+// errors naming the problem.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "common/gguf/gguf_file.h"
+#include "common/gguf/gguf_writer.h"
+#include "tests/worker/worker_test_util.h"
+#include "worker/gguf_export.h"
+#include "worker/gguf_model_loader.h"
+
+namespace llmserve::worker {
+namespace {
+
+using common::gguf::GgmlType;
+using common::gguf::GgufFile;
+using common::gguf::GgufWriter;
+using testing::ScratchDir;
+
+std::vector<int32_t> Prompt(size_t n, size_t vocab) {
+  std::vector<int32_t> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919 + 13) % vocab);
+  return t;
+}
+
+// Writes `spec` as safetensors into DIR/hf and as GGUF `type` into DIR/gguf/model.gguf.
+void WriteBoth(const TestModelSpec& spec, GgmlType type, const ScratchDir& dir) {
+  Status st = WriteTestModel(spec, dir / "hf");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::filesystem::create_directories(dir / "gguf");
+  st = ExportGguf(dir / "hf", type, dir / "gguf/model.gguf");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+}
+
+std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_t>& tokens) {
+  kernels::cpu::ThreadPool pool(2);
+  LoadOptions opts;
+  opts.precision = kernels::cpu::MatmulPrecision::kF32;
+  opts.show_progress = false;
+  auto model = Model::Load(model_dir, opts, nullptr, &pool);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  if (!model.ok()) return {};
+  KvCache cache((*model)->CacheShape(16, 8));
+  return testing::RunPrompt(**model, cache, tokens, {5, 3}, testing::Blocks(1, 8));
+}
+
+void ExpectSameConfig(const ModelConfig& a, const ModelConfig& b) {
+  EXPECT_EQ(a.hidden_size, b.hidden_size);
+  EXPECT_EQ(a.num_layers, b.num_layers);
+  EXPECT_EQ(a.num_heads, b.num_heads);
+  EXPECT_EQ(a.num_kv_heads, b.num_kv_heads);
+  EXPECT_EQ(a.head_dim, b.head_dim);
+  EXPECT_EQ(a.intermediate_size, b.intermediate_size);
+  EXPECT_EQ(a.vocab_size, b.vocab_size);
+  EXPECT_EQ(a.max_position_embeddings, b.max_position_embeddings);
+  EXPECT_FLOAT_EQ(static_cast<float>(a.rms_norm_eps), static_cast<float>(b.rms_norm_eps));
+  EXPECT_FLOAT_EQ(static_cast<float>(a.rope_theta), static_cast<float>(b.rope_theta));
+  EXPECT_EQ(a.tie_word_embeddings, b.tie_word_embeddings);
+  EXPECT_EQ(a.qkv_bias, b.qkv_bias);
+  EXPECT_EQ(a.qk_norm, b.qk_norm);
+}
+
+void CheckF32MatchesSafetensors(const TestModelSpec& spec) {
+  ScratchDir dir;
+  WriteBoth(spec, GgmlType::kF32, dir);
+  auto hf = LoadModelConfig(dir / "hf");
+  auto gguf = LoadModelConfig(dir / "gguf");
+  ASSERT_TRUE(hf.ok() && gguf.ok()) << hf.status().ToString() << gguf.status().ToString();
+  EXPECT_EQ(gguf->architecture, spec.arch == "qwen3" ? Architecture::kQwen3
+                                : spec.arch == "qwen2" ? Architecture::kQwen2 : Architecture::kLlama);
+  ExpectSameConfig(*hf, *gguf);
+  const auto tokens = Prompt(13, spec.vocab_size);
+  const auto a = Logits(dir / "hf", tokens), b = Logits(dir / "gguf", tokens);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, b) << "F32 GGUF logits differ from safetensors";
+}
+
+TEST(GgufModel, LlamaF32MatchesSafetensorsBitwise) {
+  auto s = testing::TinySpec("llama", 3);
+  s.tie_word_embeddings = false;
+  CheckF32MatchesSafetensors(s);
+}
+
+TEST(GgufModel, Qwen3F32MatchesSafetensorsBitwise) { CheckF32MatchesSafetensors(testing::TinySpec("qwen3", 4)); }
+
+TEST(GgufModel, Qwen2BiasF32MatchesSafetensorsBitwise) {
+  auto s = testing::TinySpec("qwen2", 5);
+  s.tie_word_embeddings = false;
+  CheckF32MatchesSafetensors(s);
+}
+
+TEST(GgufModel, LlamaPermutationRoundTrips) {
+  for (size_t hd : {2u, 8u, 16u}) {
+    std::vector<bool> seen(3 * hd);
+    for (size_t r = 0; r < 3 * hd; ++r) {
+      const size_t g = LlamaGgufRow(r, hd);
+      ASSERT_LT(g, 3 * hd);
+      EXPECT_EQ(g / hd, r / hd) << "rows stay in their head";
+      EXPECT_FALSE(seen[g]);
+      seen[g] = true;
+    }
+  }
+  EXPECT_EQ(LlamaGgufRow(1, 8), 2u);  // HF [2, 4] → GGUF [4, 2]: row (0, 1) lands at (1, 0)
+  EXPECT_EQ(LlamaGgufRow(4, 8), 1u);
+}
+
+class GgufQuantized : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GgufQuantized, MatchesNumpyOnDequantisedWeights) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  auto type = ParseGgufWeightType(GetParam());
+  ASSERT_TRUE(type.ok()) << type.status().ToString();
+  const bool k_quant = std::string(GetParam()).find("_k") != std::string::npos;
+  auto s = testing::TinySpec(k_quant ? "llama" : "qwen3", 9);
+  if (k_quant) {  // K-quant rows are 256-value super-blocks
+    s.hidden_size = 256;
+    s.num_heads = 8;
+    s.num_kv_heads = 4;
+    s.head_dim = 32;
+    s.intermediate_size = 256;
+    s.tie_word_embeddings = false;
+  }
+  ScratchDir dir;
+  WriteBoth(s, *type, dir);
+  const auto tokens = Prompt(11, s.vocab_size);
+  const auto ours = Logits(dir / "gguf", tokens);
+  const auto ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "ref.f32");
+  const double err = testing::MaxRelativeError(ours, ref);
+  EXPECT_LE(err, 1e-3) << "max relative error vs ref_forward.py";
+  EXPECT_GT(err, 0.0) << "bitwise equal to numpy: suspicious";
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, GgufQuantized,
+                         ::testing::Values("f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
+                                           "q6_k"));
+
+// Copies `src` to `dst` with tensor `drop` left out, tensor `replace` given
+// dims {cols, 3} of F32 zeros, and metadata `key` set to `value` (removed
+// when `value` is empty).
+void Rewrite(const std::string& src, const std::string& dst, const std::string& drop, const std::string& replace,
+             const std::string& key, std::optional<common::gguf::GgufValue> value) {
+  auto f = GgufFile::Open(src);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  GgufWriter w;
+  for (const auto& [k, v] : (*f)->metadata().entries()) {
+    if (k != "general.alignment" && k != key) w.Set(k, v);
+  }
+  if (!key.empty() && value.has_value()) w.Set(key, *value);
+  for (const auto& t : (*f)->tensors()) {
+    if (t.name == drop) continue;
+    if (t.name == replace) {
+      ASSERT_TRUE(w.Add(t.name, {t.dims[0], 3}, GgmlType::kF32, std::vector<float>(t.dims[0] * 3)).ok());
+      continue;
+    }
+    ASSERT_TRUE(w.AddRaw(t.name, t.dims, t.type, std::vector<uint8_t>(t.data, t.data + t.num_bytes)).ok());
+  }
+  std::filesystem::create_directories(std::filesystem::path(dst).parent_path());
+  ASSERT_TRUE(w.WriteFile(dst).ok());
+}
+
+Status LoadAll(const std::string& path, size_t tp_size = 1) {
+  LLMSERVE_ASSIGN_OR_RETURN(ModelConfig c, LoadModelConfig(path));
+  LoadOptions o;
+  o.tp_size = tp_size;
+  o.show_progress = false;
+  return LoadModelWeights(path, c, o).status();
+}
+
+void ExpectError(const Status& st, std::initializer_list<const char*> words) {
+  ASSERT_FALSE(st.ok());
+  for (const char* w : words) EXPECT_NE(st.ToString().find(w), std::string::npos) << st.ToString();
+}
+
+TEST(GgufModel, BadFilesGiveClearErrors) {
+  ScratchDir dir;
+  WriteBoth(testing::TinySpec("llama", 2), GgmlType::kQ8_0, dir);
+  const std::string good = dir / "gguf/model.gguf";
+  EXPECT_TRUE(LoadAll(good).ok()) << LoadAll(good).ToString();
+  Rewrite(good, dir / "a.gguf", "blk.1.ffn_up.weight", "", "", std::nullopt);
+  ExpectError(LoadAll(dir / "a.gguf"), {"blk.1.ffn_up.weight", "missing"});
+  Rewrite(good, dir / "b.gguf", "", "blk.0.attn_k.weight", "", std::nullopt);
+  ExpectError(LoadAll(dir / "b.gguf"), {"blk.0.attn_k.weight", "shape"});
+  Rewrite(good, dir / "c.gguf", "", "", "general.architecture", std::string("gpt2"));
+  ExpectError(LoadAll(dir / "c.gguf"), {"gpt2", "not supported"});
+  Rewrite(good, dir / "d.gguf", "", "", "llama.block_count", std::nullopt);
+  ExpectError(LoadAll(dir / "d.gguf"), {"llama.block_count", "missing"});
+}
+
+TEST(GgufModel, RowParallelSplitOffBlockBoundaryIsAnError) {
+  auto s = testing::TinySpec("llama", 2);
+  s.intermediate_size = 96;  // 48 columns per rank: not a whole number of 32-value Q8_0 blocks
+  ScratchDir dir;
+  WriteBoth(s, GgmlType::kQ8_0, dir);
+  ExpectError(LoadAll(dir / "gguf/model.gguf", 2), {"ffn_down.weight", "block boundary"});
+  EXPECT_TRUE(LoadAll(dir / "gguf/model.gguf", 1).ok());
+}
+
+}  // namespace
+}  // namespace llmserve::worker

@@ -1,0 +1,139 @@
+#include "worker/gguf_export.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/gguf/gguf_writer.h"
+#include "kernels/cpu/embedding.h"
+#include "worker/gguf_model_config.h"
+#include "worker/gguf_model_loader.h"
+#include "worker/model_config.h"
+#include "worker/safetensors.h"
+
+namespace llmserve::worker {
+
+using common::gguf::GgmlType;
+using common::gguf::GgufWriter;
+
+StatusOr<GgmlType> ParseGgufWeightType(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  static constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ8_0,
+                                        GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                                        GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
+  for (GgmlType t : kTypes) {
+    std::string n = common::gguf::GgmlTypeName(t);
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (n == lower) return t;
+  }
+  return Status::InvalidArgument("GGUF weight type '" + name +
+                                 "' is not supported (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, "
+                                 "q5_k, q6_k)");
+}
+
+namespace {
+
+class Exporter {
+ public:
+  Exporter(const Checkpoint& ckpt, const ModelConfig& c, GgmlType type, GgufWriter* w)
+      : ckpt_(ckpt), c_(c), type_(type), w_(w) {}
+
+  // HF tensor `from` ([rows × cols], or [cols] when rows is 0) as GGUF
+  // tensor `to`; `permute_head_dim` > 0 applies llama.cpp's q/k row order.
+  Status Copy(const std::string& from, const std::string& to, size_t rows, size_t cols, bool permute = false) {
+    std::vector<size_t> shape = rows == 0 ? std::vector<size_t>{cols} : std::vector<size_t>{rows, cols};
+    LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(from, shape));
+    std::vector<float> hf(t.num_elements());
+    kernels::cpu::ConvertToF32(t.data, t.dtype, hf.size(), hf.data());
+    std::vector<float> out(hf.size());
+    const size_t n = rows == 0 ? cols : rows, row_len = rows == 0 ? 1 : cols;
+    for (size_t r = 0; r < n; ++r) {
+      const size_t dst = permute ? LlamaGgufRow(r, c_.head_dim) : r;
+      std::copy_n(hf.begin() + static_cast<std::ptrdiff_t>(r * row_len), row_len,
+                  out.begin() + static_cast<std::ptrdiff_t>(dst * row_len));
+    }
+    if (rows == 0) return w_->Add(to, {cols}, GgmlType::kF32, out);
+    return w_->Add(to, {cols, rows}, type_, out);
+  }
+
+  Status Layer(size_t i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".", g = "blk." + std::to_string(i) + ".";
+    const size_t h = c_.hidden_size, hd = c_.head_dim, q = c_.num_heads * hd, kv = c_.num_kv_heads * hd;
+    const bool perm = c_.architecture == Architecture::kLlama || c_.architecture == Architecture::kMistral;
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "input_layernorm.weight", g + "attn_norm.weight", 0, h));
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.q_proj.weight", g + "attn_q.weight", q, h, perm));
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.k_proj.weight", g + "attn_k.weight", kv, h, perm));
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.v_proj.weight", g + "attn_v.weight", kv, h));
+    if (c_.qkv_bias) {
+      LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.q_proj.bias", g + "attn_q.bias", 0, q, perm));
+      LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.k_proj.bias", g + "attn_k.bias", 0, kv, perm));
+      LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.v_proj.bias", g + "attn_v.bias", 0, kv));
+    }
+    if (c_.qk_norm) {
+      LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.q_norm.weight", g + "attn_q_norm.weight", 0, hd));
+      LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.k_norm.weight", g + "attn_k_norm.weight", 0, hd));
+    }
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.o_proj.weight", g + "attn_output.weight", h, q));
+    if (c_.o_bias) LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.o_proj.bias", g + "attn_output.bias", 0, h));
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "post_attention_layernorm.weight", g + "ffn_norm.weight", 0, h));
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "mlp.gate_proj.weight", g + "ffn_gate.weight", c_.intermediate_size, h));
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "mlp.up_proj.weight", g + "ffn_up.weight", c_.intermediate_size, h));
+    return Copy(p + "mlp.down_proj.weight", g + "ffn_down.weight", h, c_.intermediate_size);
+  }
+
+ private:
+  const Checkpoint& ckpt_;
+  const ModelConfig& c_;
+  GgmlType type_;
+  GgufWriter* w_;
+};
+
+Status WriteArchitecture(const ModelConfig& c, GgufWriter* w) {
+  const std::string a = GgufArchitectureName(c.architecture);
+  auto u32 = [](size_t v) { return static_cast<uint32_t>(v); };
+  w->Set("general.architecture", a);
+  w->Set(a + ".block_count", u32(c.num_layers));
+  w->Set(a + ".context_length", u32(c.max_position_embeddings));
+  w->Set(a + ".embedding_length", u32(c.hidden_size));
+  w->Set(a + ".feed_forward_length", u32(c.intermediate_size));
+  w->Set(a + ".attention.head_count", u32(c.num_heads));
+  w->Set(a + ".attention.head_count_kv", u32(c.num_kv_heads));
+  w->Set(a + ".attention.key_length", u32(c.head_dim));
+  w->Set(a + ".attention.value_length", u32(c.head_dim));
+  w->Set(a + ".attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
+  w->Set(a + ".rope.freq_base", static_cast<float>(c.rope_theta));
+  using Type = kernels::cpu::RopeScaling::Type;
+  const auto& s = c.rope_scaling;
+  if (s.type == Type::kLinear || s.type == Type::kYarn) {
+    w->Set(a + ".rope.scaling.type", s.type == Type::kLinear ? "linear" : "yarn");
+    w->Set(a + ".rope.scaling.factor", static_cast<float>(s.factor));
+    if (s.type == Type::kYarn) w->Set(a + ".rope.scaling.original_context_length", u32(s.original_max_position));
+  } else if (s.type != Type::kNone) {
+    return Status::Unimplemented("GGUF export: this rope_scaling type is not supported");
+  }
+  if (c.sliding_window != 0) return Status::Unimplemented("GGUF export: sliding_window is not supported");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ExportGguf(const std::string& hf_dir, GgmlType type, const std::string& out_path) {
+  LLMSERVE_ASSIGN_OR_RETURN(ModelConfig c, LoadModelConfig(hf_dir));
+  LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> ckpt, Checkpoint::Open(hf_dir));
+  GgufWriter w;
+  LLMSERVE_RETURN_IF_ERROR(WriteArchitecture(c, &w));
+  // TODO(issue 22): the tokenizer metadata, from the other GGUF helper's
+  // common/gguf WriteTokenizerMetadata (not on this branch yet; "qwen2" is
+  // llama.cpp's pre-tokenizer name for the Qwen tokenizer test models use):
+  // LLMSERVE_RETURN_IF_ERROR(WriteTokenizerMetadata(hf_dir, "qwen2", &w));
+  Exporter e(*ckpt, c, type, &w);
+  LLMSERVE_RETURN_IF_ERROR(e.Copy("model.embed_tokens.weight", "token_embd.weight", c.vocab_size, c.hidden_size));
+  for (size_t i = 0; i < c.num_layers; ++i) LLMSERVE_RETURN_IF_ERROR(e.Layer(i));
+  LLMSERVE_RETURN_IF_ERROR(e.Copy("model.norm.weight", "output_norm.weight", 0, c.hidden_size));
+  if (!c.tie_word_embeddings) {
+    LLMSERVE_RETURN_IF_ERROR(e.Copy("lm_head.weight", "output.weight", c.vocab_size, c.hidden_size));
+  }
+  return w.WriteFile(out_path);
+}
+
+}  // namespace llmserve::worker

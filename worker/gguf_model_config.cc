@@ -1,0 +1,107 @@
+#include "worker/gguf_model_config.h"
+
+namespace llmserve::worker {
+
+using common::gguf::GgufFile;
+using common::gguf::GgufMetadata;
+
+StatusOr<Architecture> GgufArchitecture(const std::string& name, const std::string& source) {
+  if (name == "llama") return Architecture::kLlama;
+  if (name == "qwen2") return Architecture::kQwen2;
+  if (name == "qwen3") return Architecture::kQwen3;
+  return Status::Unimplemented(source + ": general.architecture '" + name +
+                               "' is not supported (supported: llama, qwen2, qwen3)");
+}
+
+const char* GgufArchitectureName(Architecture arch) {
+  switch (arch) {
+    case Architecture::kLlama:
+    case Architecture::kMistral: return "llama";
+    case Architecture::kQwen2: return "qwen2";
+    case Architecture::kQwen3: return "qwen3";
+  }
+  return "?";
+}
+
+namespace {
+
+// A positive integer key; errors name the file and the key.
+StatusOr<size_t> Positive(const GgufMetadata& m, const std::string& key, const std::string& source) {
+  if (!m.Has(key)) return Status::NotFound(source + ": metadata key " + key + " is missing");
+  LLMSERVE_ASSIGN_OR_RETURN(int64_t v, m.GetInteger(key));
+  if (v <= 0) return Status::InvalidArgument(source + ": metadata key " + key + " must be positive");
+  return static_cast<size_t>(v);
+}
+
+Status ParseGgufRopeScaling(const GgufMetadata& m, const std::string& a, const std::string& source,
+                            ModelConfig* c) {
+  LLMSERVE_ASSIGN_OR_RETURN(std::string type, m.GetOr<std::string>(a + ".rope.scaling.type", "none"));
+  auto& s = c->rope_scaling;
+  LLMSERVE_ASSIGN_OR_RETURN(float factor, m.GetOr<float>(a + ".rope.scaling.factor", 1.0f));
+  s.factor = factor;
+  if (type == "none") {
+    s.type = kernels::cpu::RopeScaling::Type::kNone;
+  } else if (type == "linear") {
+    s.type = kernels::cpu::RopeScaling::Type::kLinear;
+  } else if (type == "yarn") {
+    s.type = kernels::cpu::RopeScaling::Type::kYarn;
+    const std::string key = a + ".rope.scaling.original_context_length";
+    LLMSERVE_ASSIGN_OR_RETURN(size_t original, Positive(m, key, source));
+    s.original_max_position = static_cast<double>(original);
+  } else {
+    return Status::Unimplemented(source + ": " + a + ".rope.scaling.type '" + type +
+                                 "' is not supported (supported: none, linear, yarn)");
+  }
+  if (s.factor <= 0) return Status::InvalidArgument(source + ": " + a + ".rope.scaling.factor must be positive");
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ModelConfig> GgufModelConfig(const GgufFile& file) {
+  const std::string& source = file.name();
+  const GgufMetadata& m = file.metadata();
+  if (!m.Has("general.architecture")) return Status::NotFound(source + ": metadata key general.architecture is missing");
+  LLMSERVE_ASSIGN_OR_RETURN(std::string a, m.Get<std::string>("general.architecture"));
+  ModelConfig c;
+  LLMSERVE_ASSIGN_OR_RETURN(c.architecture, GgufArchitecture(a, source));
+  LLMSERVE_ASSIGN_OR_RETURN(c.num_layers, Positive(m, a + ".block_count", source));
+  LLMSERVE_ASSIGN_OR_RETURN(c.max_position_embeddings, Positive(m, a + ".context_length", source));
+  LLMSERVE_ASSIGN_OR_RETURN(c.hidden_size, Positive(m, a + ".embedding_length", source));
+  LLMSERVE_ASSIGN_OR_RETURN(c.intermediate_size, Positive(m, a + ".feed_forward_length", source));
+  LLMSERVE_ASSIGN_OR_RETURN(c.num_heads, Positive(m, a + ".attention.head_count", source));
+  c.num_kv_heads = c.num_heads;
+  if (m.Has(a + ".attention.head_count_kv")) {
+    LLMSERVE_ASSIGN_OR_RETURN(c.num_kv_heads, Positive(m, a + ".attention.head_count_kv", source));
+  }
+  c.head_dim = c.hidden_size / c.num_heads;
+  if (m.Has(a + ".attention.key_length")) {
+    LLMSERVE_ASSIGN_OR_RETURN(c.head_dim, Positive(m, a + ".attention.key_length", source));
+  }
+  const std::string eps_key = a + ".attention.layer_norm_rms_epsilon";
+  if (!m.Has(eps_key)) return Status::NotFound(source + ": metadata key " + eps_key + " is missing");
+  LLMSERVE_ASSIGN_OR_RETURN(float eps, m.Get<float>(eps_key));
+  c.rms_norm_eps = eps;
+  LLMSERVE_ASSIGN_OR_RETURN(float theta, m.GetOr<float>(a + ".rope.freq_base", 10000.0f));
+  c.rope_theta = theta;
+  LLMSERVE_RETURN_IF_ERROR(ParseGgufRopeScaling(m, a, source, &c));
+  const auto* embd = file.FindTensor("token_embd.weight");
+  if (embd == nullptr) return Status::NotFound(source + ": tensor token_embd.weight is missing");
+  if (embd->dims.size() != 2 || embd->dims[0] != c.hidden_size) {
+    return Status::InvalidArgument(source + ": tensor token_embd.weight has shape " + embd->ShapeString() +
+                                   ", expected [" + std::to_string(c.hidden_size) + ", vocab]");
+  }
+  c.vocab_size = embd->dims[1];
+  c.tie_word_embeddings = file.FindTensor("output.weight") == nullptr;
+  c.qkv_bias = file.FindTensor("blk.0.attn_q.bias") != nullptr;
+  c.o_bias = file.FindTensor("blk.0.attn_output.bias") != nullptr;
+  c.qk_norm = c.architecture == Architecture::kQwen3;
+  c.torch_dtype = "gguf";
+  if (c.num_heads % c.num_kv_heads != 0) {
+    return Status::InvalidArgument(source + ": attention.head_count must be a multiple of head_count_kv");
+  }
+  if (c.head_dim % 2 != 0) return Status::InvalidArgument(source + ": attention.key_length must be even");
+  return c;
+}
+
+}  // namespace llmserve::worker

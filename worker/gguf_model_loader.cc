@@ -1,0 +1,182 @@
+#include "worker/gguf_model_loader.h"
+
+#include <utility>
+
+#include "common/gguf/gguf_file.h"
+#include "worker/load_progress.h"
+
+namespace llmserve::worker {
+
+using common::gguf::GgufFile;
+using common::gguf::GgufTensorInfo;
+using kernels::cpu::LinearWeight;
+using kernels::cpu::WeightDType;
+
+size_t LlamaGgufRow(size_t r, size_t head_dim) {
+  const size_t half = head_dim / 2, within = r % head_dim;
+  return r - within + 2 * (within % half) + within / half;
+}
+
+namespace {
+
+std::string Dims(std::initializer_list<size_t> dims) {
+  std::string s = "[";
+  for (size_t d : dims) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+class GgufLoader {
+ public:
+  GgufLoader(const GgufFile& f, const ModelConfig& c, const ShardDims& d, const LoadOptions& o)
+      : f_(f), c_(c), d_(d), o_(o) {}
+
+  // The tensor `name` with GGUF dims {cols, rows} (or {cols} when rows is 0).
+  StatusOr<const GgufTensorInfo*> Tensor(const std::string& name, size_t rows, size_t cols) const {
+    const GgufTensorInfo* t = f_.FindTensor(name);
+    if (t == nullptr) return Status::NotFound(f_.name() + ": tensor " + name + " is missing");
+    const bool ok = rows == 0 ? t->dims.size() == 1 && t->dims[0] == cols
+                              : t->dims.size() == 2 && t->dims[0] == cols && t->dims[1] == rows;
+    if (!ok) {
+      return Status::InvalidArgument(f_.name() + ": tensor " + name + " has shape " + t->ShapeString() +
+                                     ", expected " + (rows == 0 ? Dims({cols}) : Dims({cols, rows})));
+    }
+    return t;
+  }
+
+  // Elements [begin, begin + count) of a vector of n (count 0: all); with
+  // `permuted`, element i comes from LlamaGgufRow(i).
+  StatusOr<std::vector<float>> Vector(const std::string& name, size_t n, size_t begin = 0, size_t count = 0,
+                                      bool permuted = false) const {
+    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, 0, n));
+    std::vector<float> all(n);
+    LLMSERVE_RETURN_IF_ERROR(common::gguf::DequantizeRows(*t, 0, 1, all.data()));
+    if (count == 0) count = n;
+    std::vector<float> out(count);
+    for (size_t i = 0; i < count; ++i) out[i] = all[permuted ? LlamaGgufRow(begin + i, c_.head_dim) : begin + i];
+    return out;
+  }
+
+  // Rows [begin, begin + count) of a [rows × cols] weight, dequantised and
+  // appended to `out`; with `permuted`, llama.cpp's q/k row order is undone.
+  Status AppendRows(const std::string& name, size_t rows, size_t cols, size_t begin, size_t count,
+                    bool permuted, std::vector<float>* out) const {
+    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, cols));
+    const size_t at = out->size();
+    out->resize(at + count * cols);
+    float* dst = out->data() + at;
+    if (!permuted) return common::gguf::DequantizeRows(*t, begin, count, dst);
+    for (size_t r = 0; r < count; ++r) {
+      LLMSERVE_RETURN_IF_ERROR(
+          common::gguf::DequantizeRows(*t, LlamaGgufRow(begin + r, c_.head_dim), 1, dst + r * cols));
+    }
+    return Status::Ok();
+  }
+
+  LinearWeight Pack(const std::vector<float>& w, size_t rows, size_t cols, size_t stride,
+                    size_t first_col = 0) const {
+    return LinearWeight::Pack(w.data() + first_col, WeightDType::kF32, rows, cols, stride, o_.precision);
+  }
+
+  // Columns [begin, begin + count) of a [rows × full_cols] weight; the split
+  // must fall on the stored type's block boundary (quantized blocks do not
+  // split across ranks).
+  StatusOr<LinearWeight> RowParallel(const std::string& name, size_t rows, size_t full_cols, size_t begin,
+                                     size_t count) const {
+    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, full_cols));
+    const uint32_t block = common::gguf::TypeInfo(t->type).block_size;
+    if (begin % block != 0 || count % block != 0) {
+      return Status::InvalidArgument(f_.name() + ": tensor " + name + " (" + common::gguf::GgmlTypeName(t->type) +
+                                     ", blocks of " + std::to_string(block) + ") cannot be split at column " +
+                                     std::to_string(begin) + " for tensor parallelism: not a block boundary");
+    }
+    std::vector<float> w;
+    LLMSERVE_RETURN_IF_ERROR(AppendRows(name, rows, full_cols, 0, rows, false, &w));
+    return Pack(w, rows, count, full_cols, begin);
+  }
+
+  StatusOr<LayerWeights> Layer(size_t i) const;
+
+ private:
+  const GgufFile& f_;
+  const ModelConfig& c_;
+  const ShardDims& d_;
+  const LoadOptions& o_;
+};
+
+StatusOr<LayerWeights> GgufLoader::Layer(size_t i) const {
+  const std::string p = "blk." + std::to_string(i) + ".";
+  const size_t h = c_.hidden_size, hd = c_.head_dim;
+  const bool permuted = c_.architecture == Architecture::kLlama || c_.architecture == Architecture::kMistral;
+  LayerWeights l;
+  LLMSERVE_ASSIGN_OR_RETURN(l.input_norm, Vector(p + "attn_norm.weight", h));
+  LLMSERVE_ASSIGN_OR_RETURN(l.post_attention_norm, Vector(p + "ffn_norm.weight", h));
+  if (c_.qk_norm) {
+    LLMSERVE_ASSIGN_OR_RETURN(l.q_norm, Vector(p + "attn_q_norm.weight", hd));
+    LLMSERVE_ASSIGN_OR_RETURN(l.k_norm, Vector(p + "attn_k_norm.weight", hd));
+  }
+  const size_t q_rows = c_.num_heads * hd, kv_rows = c_.num_kv_heads * hd;
+  const size_t q_begin = d_.tp_rank * d_.num_heads * hd, q_count = d_.num_heads * hd;
+  const size_t kv_begin = d_.tp_rank * d_.num_kv_heads * hd, kv_count = d_.num_kv_heads * hd;
+  std::vector<float> qkv;
+  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "attn_q.weight", q_rows, h, q_begin, q_count, permuted, &qkv));
+  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "attn_k.weight", kv_rows, h, kv_begin, kv_count, permuted, &qkv));
+  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "attn_v.weight", kv_rows, h, kv_begin, kv_count, false, &qkv));
+  l.qkv = Pack(qkv, q_count + 2 * kv_count, h, h);
+  if (c_.qkv_bias) {
+    LLMSERVE_ASSIGN_OR_RETURN(l.qkv_bias, Vector(p + "attn_q.bias", q_rows, q_begin, q_count, permuted));
+    LLMSERVE_ASSIGN_OR_RETURN(auto kb, Vector(p + "attn_k.bias", kv_rows, kv_begin, kv_count, permuted));
+    LLMSERVE_ASSIGN_OR_RETURN(auto vb, Vector(p + "attn_v.bias", kv_rows, kv_begin, kv_count));
+    l.qkv_bias.insert(l.qkv_bias.end(), kb.begin(), kb.end());
+    l.qkv_bias.insert(l.qkv_bias.end(), vb.begin(), vb.end());
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(l.o, RowParallel(p + "attn_output.weight", h, q_rows, q_begin, q_count));
+  if (c_.o_bias) {
+    LLMSERVE_ASSIGN_OR_RETURN(l.o_bias, Vector(p + "attn_output.bias", h));
+  }
+  const size_t ff = c_.intermediate_size, ff_begin = d_.tp_rank * d_.intermediate_size, ff_count = d_.intermediate_size;
+  std::vector<float> gate_up;
+  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "ffn_gate.weight", ff, h, ff_begin, ff_count, false, &gate_up));
+  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "ffn_up.weight", ff, h, ff_begin, ff_count, false, &gate_up));
+  l.gate_up = Pack(gate_up, 2 * ff_count, h, h);
+  LLMSERVE_ASSIGN_OR_RETURN(l.down, RowParallel(p + "ffn_down.weight", h, ff, ff_begin, ff_count));
+  return l;
+}
+
+}  // namespace
+
+StatusOr<ModelWeights> LoadGgufModelWeights(const std::string& path, const ModelConfig& config,
+                                            const LoadOptions& options) {
+  LLMSERVE_ASSIGN_OR_RETURN(ShardDims dims, ComputeShardDims(config, options.tp_rank, options.tp_size));
+  LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
+  GgufLoader loader(*file, config, dims, options);
+  LoadProgress progress("loading " + path, config.num_layers + 2, options.show_progress);
+  ModelWeights w;
+  const size_t vocab = config.vocab_size, h = config.hidden_size;
+  LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* embd, loader.Tensor("token_embd.weight", vocab, h));
+  LLMSERVE_ASSIGN_OR_RETURN(w.embedding_storage, common::gguf::DequantizeTensor(*embd));
+  w.embedding.name = embd->name;
+  w.embedding.file = path;
+  w.embedding.dtype = WeightDType::kF32;
+  w.embedding.shape = {vocab, h};
+  w.embedding.data = w.embedding_storage.data();
+  progress.Step();
+  for (size_t i = 0; i < config.num_layers; ++i) {
+    LLMSERVE_ASSIGN_OR_RETURN(LayerWeights layer, loader.Layer(i));
+    w.layers.push_back(std::move(layer));
+    progress.Step();
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(w.final_norm, loader.Vector("output_norm.weight", h));
+  const bool has_output = file->FindTensor("output.weight") != nullptr;
+  if (!config.tie_word_embeddings && !has_output) {
+    return Status::NotFound(path + ": tensor output.weight is missing (embeddings are not tied)");
+  }
+  const std::string head = has_output ? "output.weight" : "token_embd.weight";
+  const size_t count = dims.vocab_end - dims.vocab_begin;
+  std::vector<float> rows;
+  LLMSERVE_RETURN_IF_ERROR(loader.AppendRows(head, vocab, h, dims.vocab_begin, count, false, &rows));
+  w.lm_head = LinearWeight::Pack(rows.data(), WeightDType::kF32, count, h, h, options.precision);
+  progress.Step();
+  return w;
+}
+
+}  // namespace llmserve::worker
