@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/gguf/gguf_writer.h"
+#include "common/tokenizer/gguf_tokenizer_writer.h"
 #include "kernels/cpu/embedding.h"
 #include "worker/gguf_model_config.h"
 #include "worker/gguf_model_loader.h"
@@ -122,10 +123,9 @@ Status ExportGguf(const std::string& hf_dir, GgmlType type, const std::string& o
   LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> ckpt, Checkpoint::Open(hf_dir));
   GgufWriter w;
   LLMSERVE_RETURN_IF_ERROR(WriteArchitecture(c, &w));
-  // TODO(issue 22): the tokenizer metadata, from the other GGUF helper's
-  // common/gguf WriteTokenizerMetadata (not on this branch yet; "qwen2" is
-  // llama.cpp's pre-tokenizer name for the Qwen tokenizer test models use):
-  // LLMSERVE_RETURN_IF_ERROR(WriteTokenizerMetadata(hf_dir, "qwen2", &w));
+  // "qwen2" is llama.cpp's pre-tokenizer name for the Qwen tokenizer that
+  // test models carry.
+  LLMSERVE_RETURN_IF_ERROR(common::tokenizer::WriteTokenizerMetadata(hf_dir, "qwen2", &w));
   Exporter e(*ckpt, c, type, &w);
   LLMSERVE_RETURN_IF_ERROR(e.Copy("model.embed_tokens.weight", "token_embd.weight", c.vocab_size, c.hidden_size));
   for (size_t i = 0; i < c.num_layers; ++i) LLMSERVE_RETURN_IF_ERROR(e.Layer(i));
