@@ -31,7 +31,7 @@ std::vector<std::string> Corpus() {
           "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
           "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nx<|eot_id|>",
           "<think>\nreasoning</think> <tool_call>{\"a\": 1}</tool_call>",
-          std::string("bad \xff\xfe utf8 \xc3 end \xe4\xbd", 22),
+          std::string("bad \xff\xfe utf8 \xc3 end \xe4\xbd"),
           "A very long word: Pneumonoultramicroscopicsilicovolcanoconiosis!!!???...",
           "mixed\u00a0nbsp\u2003em-space\u200bzero-width"};
 }
