@@ -16,9 +16,10 @@ Status WriteGgufTestModel(const TestModelSpec& spec, common::gguf::GgmlType type
   fs::remove_all(staging, ec);
   LLMSERVE_RETURN_IF_ERROR(WriteTestModel(spec, staging.string()));
   Status st = ExportGguf(staging.string(), type, (out / "model.gguf").string());
-  // Until ExportGguf writes the tokenizer metadata (its TODO naming
-  // WriteTokenizerMetadata), the directory keeps a tokenizer this way: the
-  // HF tokenizer files beside model.gguf.
+  // model.gguf carries the tokenizer metadata too; the HF files beside it
+  // make tests load the tokenizer from tokenizer.json, which is faster than
+  // rebuilding it from the GGUF vocabulary (tests/common/gguf_tokenizer_test.cc
+  // shows the two are the same).
   for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
     if (!st.ok()) break;
     if (!fs::exists(staging / name)) continue;
