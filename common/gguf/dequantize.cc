@@ -3,9 +3,13 @@
 #include <cstring>
 
 #include "common/gguf/block_layouts.h"
-#include "common/gguf/float16.h"
+#include "base/float16.h"
 
 namespace llmserve::common::gguf {
+
+using base::Bf16ToFloat;
+using base::HalfToFloat;
+using base::LoadU16;
 
 namespace {
 

@@ -5,9 +5,12 @@
 
 #include "common/gguf/block_layouts.h"
 #include "common/gguf/dequantize.h"
-#include "common/gguf/float16.h"
+#include "base/float16.h"
 
 namespace llmserve::common::gguf {
+
+using base::HalfToFloat;
+using base::LoadU16;
 
 namespace {
 

@@ -6,9 +6,14 @@
 #include <string>
 
 #include "common/gguf/block_layouts.h"
-#include "common/gguf/float16.h"
+#include "base/float16.h"
 
 namespace llmserve::common::gguf {
+
+using base::FloatToBf16;
+using base::FloatToHalf;
+using base::HalfToFloat;
+using base::StoreU16;
 
 namespace quantize_internal {
 

@@ -10,10 +10,13 @@
 #include <cstring>
 
 #include "common/gguf/block_layouts.h"
-#include "common/gguf/float16.h"
+#include "base/float16.h"
 #include "common/gguf/quantize.h"
 
 namespace llmserve::common::gguf {
+
+using base::HalfToFloat;
+using base::StoreU16;
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Half and bfloat16 conversions: widening is exact, narrowing rounds to
 // nearest with ties to even (checked over every half).
 
-#include "common/gguf/float16.h"
+#include "base/float16.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,11 @@
 #include <limits>
 
 namespace llmserve::common::gguf {
+
+using base::Bf16ToFloat;
+using base::FloatToBf16;
+using base::FloatToHalf;
+using base::HalfToFloat;
 namespace {
 
 TEST(Float16, KnownValues) {

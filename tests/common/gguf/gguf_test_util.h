@@ -15,10 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "common/gguf/float16.h"
+#include "base/float16.h"
 #include "common/gguf/ggml_type.h"
 
 namespace llmserve::common::gguf::testing {
+
+using base::StoreU16;
 
 // Every type llmserve dequantizes and quantizes.
 inline std::vector<GgmlType> DequantizableTypes() {

@@ -2,13 +2,13 @@
 // IEEE half (binary16) and bfloat16 to and from float32, exactly as the
 // formats define them: widening is exact; narrowing rounds to nearest, ties to
 // even, overflows to infinity, and keeps NaN a (quiet) NaN. Scalar and
-// portable: the GGUF reader's reference path, not a kernel.
+// portable: the GGUF reader and the kernels that repack GGUF blocks use it.
 
 #include <bit>
 #include <cstdint>
 #include <cstring>
 
-namespace llmserve::common::gguf {
+namespace llmserve::base {
 
 // The float32 equal to the half whose bits are `h`.
 inline float HalfToFloat(uint16_t h) {
@@ -63,4 +63,4 @@ inline void StoreU16(uint8_t* p, uint16_t v) {
   p[1] = static_cast<uint8_t>(v >> 8);
 }
 
-}  // namespace llmserve::common::gguf
+}  // namespace llmserve::base
