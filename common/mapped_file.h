@@ -21,6 +21,10 @@ class MappedFile {
   const uint8_t* data() const { return data_; }  // first byte of the file
   size_t size() const { return size_; }          // length in bytes
   const std::string& path() const { return path_; }
+  // Drops the pages read so far from this process's resident set (they stay
+  // in the page cache; reading them again maps them back), for a caller that
+  // copied what it needs.
+  void DropResidentPages() const;
 
  private:
   MappedFile() = default;

@@ -22,7 +22,12 @@ float32, llama.cpp's tensor names mapped back to Hugging Face's, and the q/k
 row permutation llama.cpp's converter applies for the "llama" architecture
 undone (each head's rows [head_dim/2, 2] back to [2, head_dim/2]).
 
-Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32
+With --q8-activations, the activations entering a GGUF Q8_0 weight are first
+quantized as llama.cpp quantizes them for its Q8_0 dot products (per row and
+block of 32: d = max|x| / 127 kept as float16, q = x * (1/d) rounded half away
+from zero), which is what llmserve's int8 kernels compute with.
+
+Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32 [--q8-activations]
 Writes logits [len(tokens) x vocab] as raw little-endian float32.
 Run it with /usr/bin/python3 (Debian's numpy).
 """
@@ -108,6 +113,7 @@ def load_gguf(path):
                                "original_max_position_embeddings":
                                    meta.get(a + ".rope.scaling.original_context_length")}
     W = {}
+    q8_names = set()
     for t in header["tensors"]:
         w = gguf_reference.dequantize(header, data, t).reshape(list(reversed(t["dims"])))
         name = t["name"]
@@ -122,7 +128,9 @@ def load_gguf(path):
             name = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
                     "output.weight": "lm_head.weight"}[name]
         W[name] = w
-    return cfg, W
+        if t["type"] == "Q8_0":
+            q8_names.add(name)
+    return cfg, W, q8_names
 
 
 def load(model_dir):
@@ -140,7 +148,7 @@ def load(model_dir):
             W.update(read_safetensors(os.path.join(model_dir, fn)))
     else:
         W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
-    return cfg, W
+    return cfg, W, set()
 
 
 def inv_freq_and_scale(cfg, dim):
@@ -201,7 +209,17 @@ def rms(x, w, eps):
     return (x64 / np.sqrt(np.mean(x64 * x64, axis=-1, keepdims=True) + eps)).astype(np.float32) * w
 
 
-def forward(cfg, W, toks):
+def quantize_q8(x):
+    """x [T, K] as llama.cpp's Q8_0 activations, dequantized again (float32)."""
+    b = x.astype(np.float32).reshape(x.shape[0], -1, 32)
+    d = np.abs(b).max(axis=-1, keepdims=True) / np.float32(127)
+    inv = np.where(d != 0, np.float32(1) / np.where(d != 0, d, np.float32(1)), np.float32(0)).astype(np.float32)
+    v = b * inv
+    q = np.sign(v) * np.floor(np.abs(v) + np.float32(0.5))
+    return (q * d.astype(np.float16).astype(np.float32)).reshape(x.shape)
+
+
+def forward(cfg, W, toks, q8_names=frozenset()):
     arch = cfg["architectures"][0]
     H, L = cfg["hidden_size"], cfg["num_hidden_layers"]
     nh = cfg["num_attention_heads"]
@@ -223,13 +241,16 @@ def forward(cfg, W, toks):
     mask = i[None, :] <= i[:, None]
     if window:
         mask &= (i[:, None] - i[None, :]) < window
+    def mm(x, name):
+        return (quantize_q8(x) if name in q8_names else x) @ W[name].T
+
     h = W["model.embed_tokens.weight"][toks].astype(np.float32)
     for l in range(L):
         p = f"model.layers.{l}."
         x = rms(h, W[p + "input_layernorm.weight"], eps)
-        q = x @ W[p + "self_attn.q_proj.weight"].T
-        k = x @ W[p + "self_attn.k_proj.weight"].T
-        v = x @ W[p + "self_attn.v_proj.weight"].T
+        q = mm(x, p + "self_attn.q_proj.weight")
+        k = mm(x, p + "self_attn.k_proj.weight")
+        v = mm(x, p + "self_attn.v_proj.weight")
         if p + "self_attn.q_proj.bias" in W:
             q = q + W[p + "self_attn.q_proj.bias"]
             k = k + W[p + "self_attn.k_proj.bias"]
@@ -247,19 +268,19 @@ def forward(cfg, W, toks):
             s = np.exp(s - s.max(axis=-1, keepdims=True))
             s /= s.sum(axis=-1, keepdims=True)
             out[:, hh, :] = (s @ v[:, hh // g, :].astype(np.float64)).astype(np.float32)
-        o = out.reshape(T, nh * hd) @ W[p + "self_attn.o_proj.weight"].T
+        o = mm(out.reshape(T, nh * hd), p + "self_attn.o_proj.weight")
         if p + "self_attn.o_proj.bias" in W:
             o = o + W[p + "self_attn.o_proj.bias"]
         h = h + o
         x = rms(h, W[p + "post_attention_layernorm.weight"], eps)
-        gt = x @ W[p + "mlp.gate_proj.weight"].T
-        up = x @ W[p + "mlp.up_proj.weight"].T
-        h = h + ((gt / (1 + np.exp(-gt))) * up) @ W[p + "mlp.down_proj.weight"].T
+        gt = mm(x, p + "mlp.gate_proj.weight")
+        up = mm(x, p + "mlp.up_proj.weight")
+        h = h + mm((gt / (1 + np.exp(-gt))) * up, p + "mlp.down_proj.weight")
     x = rms(h, W["model.norm.weight"], eps)
-    head = W.get("lm_head.weight")
-    if head is None or cfg.get("tie_word_embeddings", False):
-        head = W["model.embed_tokens.weight"]
-    return (x @ head.T).astype(np.float32)
+    head = "lm_head.weight"
+    if head not in W or cfg.get("tie_word_embeddings", False):
+        head = "model.embed_tokens.weight"
+    return mm(x, head).astype(np.float32)
 
 
 def main():
@@ -267,10 +288,12 @@ def main():
     ap.add_argument("model_dir")
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--q8-activations", action="store_true",
+                    help="quantize the activations entering Q8_0 weights as llmserve's int8 kernels do")
     args = ap.parse_args()
-    cfg, W = load(args.model_dir)
+    cfg, W, q8_names = load(args.model_dir)
     toks = [int(t) for t in args.tokens.split(",")]
-    logits = forward(cfg, W, toks)
+    logits = forward(cfg, W, toks, q8_names if args.q8_activations else frozenset())
     logits.astype("<f4").tofile(args.out)
 
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/gguf/gguf_file.h"
+#include "kernels/cpu/gemm_q8.h"
 #include "worker/load_progress.h"
 
 namespace llmserve::worker {
@@ -72,6 +73,57 @@ class GgufLoader {
     return Status::Ok();
   }
 
+  // Whether the named weights stay Q8_0 for the int8 kernels: all of them
+  // are Q8_0, and the model does not compute in the f32 reference mode
+  // (which multiplies the exactly dequantized weights).
+  bool KeepsQ8_0(std::initializer_list<std::string> names) const {
+    if (o_.precision == kernels::cpu::MatmulPrecision::kF32) return false;
+    for (const std::string& name : names) {
+      const GgufTensorInfo* t = f_.FindTensor(name);
+      if (t == nullptr || t->type != common::gguf::GgmlType::kQ8_0) return false;
+    }
+    return true;
+  }
+
+  // Rows [begin, begin + count) of a Q8_0 [rows × cols] weight as stored,
+  // appended to `out`; with `permuted`, llama.cpp's q/k row order is undone.
+  Status AppendQ8_0Rows(const std::string& name, size_t rows, size_t cols, size_t begin, size_t count,
+                        bool permuted, std::vector<uint8_t>* out) const {
+    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, cols));
+    const size_t row_bytes = cols / kernels::cpu::q8::kBlock * kernels::cpu::q8::kBlockBytes;
+    for (size_t r = 0; r < count; ++r) {
+      const size_t from = permuted ? LlamaGgufRow(begin + r, c_.head_dim) : begin + r;
+      out->insert(out->end(), t->data + from * row_bytes, t->data + (from + 1) * row_bytes);
+    }
+    return Status::Ok();
+  }
+
+  // Rows of the named [rows_i × cols] weights stacked: Q8_0 kept as it is
+  // when KeepsQ8_0, else dequantized and packed for o_.precision.
+  struct Part {
+    std::string name;
+    size_t rows, begin, count;
+    bool permuted;
+  };
+  StatusOr<LinearWeight> Stacked(const std::vector<Part>& parts, size_t cols) const {
+    size_t total = 0;
+    bool q8 = true;
+    for (const Part& p : parts) {
+      total += p.count;
+      q8 = q8 && KeepsQ8_0({p.name});
+    }
+    if (q8) {
+      std::vector<uint8_t> raw;
+      for (const Part& p : parts)
+        LLMSERVE_RETURN_IF_ERROR(AppendQ8_0Rows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw));
+      return LinearWeight::PackQ8_0(raw.data(), total, cols, cols);
+    }
+    std::vector<float> w;
+    for (const Part& p : parts)
+      LLMSERVE_RETURN_IF_ERROR(AppendRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &w));
+    return Pack(w, total, cols, cols);
+  }
+
   LinearWeight Pack(const std::vector<float>& w, size_t rows, size_t cols, size_t stride,
                     size_t first_col = 0) const {
     return LinearWeight::Pack(w.data() + first_col, WeightDType::kF32, rows, cols, stride, o_.precision);
@@ -88,6 +140,10 @@ class GgufLoader {
       return Status::InvalidArgument(f_.name() + ": tensor " + name + " (" + common::gguf::GgmlTypeName(t->type) +
                                      ", blocks of " + std::to_string(block) + ") cannot be split at column " +
                                      std::to_string(begin) + " for tensor parallelism: not a block boundary");
+    }
+    if (KeepsQ8_0({name})) {
+      const uint8_t* first = t->data + begin / kernels::cpu::q8::kBlock * kernels::cpu::q8::kBlockBytes;
+      return LinearWeight::PackQ8_0(first, rows, count, full_cols);
     }
     std::vector<float> w;
     LLMSERVE_RETURN_IF_ERROR(AppendRows(name, rows, full_cols, 0, rows, false, &w));
@@ -117,11 +173,10 @@ StatusOr<LayerWeights> GgufLoader::Layer(size_t i) const {
   const size_t q_rows = c_.num_heads * hd, kv_rows = c_.num_kv_heads * hd;
   const size_t q_begin = d_.tp_rank * d_.num_heads * hd, q_count = d_.num_heads * hd;
   const size_t kv_begin = d_.tp_rank * d_.num_kv_heads * hd, kv_count = d_.num_kv_heads * hd;
-  std::vector<float> qkv;
-  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "attn_q.weight", q_rows, h, q_begin, q_count, permuted, &qkv));
-  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "attn_k.weight", kv_rows, h, kv_begin, kv_count, permuted, &qkv));
-  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "attn_v.weight", kv_rows, h, kv_begin, kv_count, false, &qkv));
-  l.qkv = Pack(qkv, q_count + 2 * kv_count, h, h);
+  LLMSERVE_ASSIGN_OR_RETURN(l.qkv, Stacked({{p + "attn_q.weight", q_rows, q_begin, q_count, permuted},
+                                             {p + "attn_k.weight", kv_rows, kv_begin, kv_count, permuted},
+                                             {p + "attn_v.weight", kv_rows, kv_begin, kv_count, false}},
+                                            h));
   if (c_.qkv_bias) {
     LLMSERVE_ASSIGN_OR_RETURN(l.qkv_bias, Vector(p + "attn_q.bias", q_rows, q_begin, q_count, permuted));
     LLMSERVE_ASSIGN_OR_RETURN(auto kb, Vector(p + "attn_k.bias", kv_rows, kv_begin, kv_count, permuted));
@@ -134,10 +189,9 @@ StatusOr<LayerWeights> GgufLoader::Layer(size_t i) const {
     LLMSERVE_ASSIGN_OR_RETURN(l.o_bias, Vector(p + "attn_output.bias", h));
   }
   const size_t ff = c_.intermediate_size, ff_begin = d_.tp_rank * d_.intermediate_size, ff_count = d_.intermediate_size;
-  std::vector<float> gate_up;
-  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "ffn_gate.weight", ff, h, ff_begin, ff_count, false, &gate_up));
-  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "ffn_up.weight", ff, h, ff_begin, ff_count, false, &gate_up));
-  l.gate_up = Pack(gate_up, 2 * ff_count, h, h);
+  LLMSERVE_ASSIGN_OR_RETURN(l.gate_up, Stacked({{p + "ffn_gate.weight", ff, ff_begin, ff_count, false},
+                                                 {p + "ffn_up.weight", ff, ff_begin, ff_count, false}},
+                                                h));
   LLMSERVE_ASSIGN_OR_RETURN(l.down, RowParallel(p + "ffn_down.weight", h, ff, ff_begin, ff_count));
   return l;
 }
@@ -152,13 +206,9 @@ StatusOr<ModelWeights> LoadGgufModelWeights(const std::string& path, const Model
   LoadProgress progress("loading " + path, config.num_layers + 2, options.show_progress);
   ModelWeights w;
   const size_t vocab = config.vocab_size, h = config.hidden_size;
-  LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* embd, loader.Tensor("token_embd.weight", vocab, h));
-  LLMSERVE_ASSIGN_OR_RETURN(w.embedding_storage, common::gguf::DequantizeTensor(*embd));
-  w.embedding.name = embd->name;
-  w.embedding.file = path;
-  w.embedding.dtype = WeightDType::kF32;
-  w.embedding.shape = {vocab, h};
-  w.embedding.data = w.embedding_storage.data();
+  LLMSERVE_ASSIGN_OR_RETURN(w.gguf_embedding, loader.Tensor("token_embd.weight", vocab, h));
+  std::vector<float> probe(h);  // fails here, not mid-request, for a type we cannot dequantize
+  LLMSERVE_RETURN_IF_ERROR(common::gguf::DequantizeRows(*w.gguf_embedding, 0, 1, probe.data()));
   progress.Step();
   for (size_t i = 0; i < config.num_layers; ++i) {
     LLMSERVE_ASSIGN_OR_RETURN(LayerWeights layer, loader.Layer(i));
@@ -172,10 +222,12 @@ StatusOr<ModelWeights> LoadGgufModelWeights(const std::string& path, const Model
   }
   const std::string head = has_output ? "output.weight" : "token_embd.weight";
   const size_t count = dims.vocab_end - dims.vocab_begin;
-  std::vector<float> rows;
-  LLMSERVE_RETURN_IF_ERROR(loader.AppendRows(head, vocab, h, dims.vocab_begin, count, false, &rows));
-  w.lm_head = LinearWeight::Pack(rows.data(), WeightDType::kF32, count, h, h, options.precision);
+  LLMSERVE_ASSIGN_OR_RETURN(w.lm_head, loader.Stacked({{head, vocab, dims.vocab_begin, count, false}}, h));
   progress.Step();
+  // The matrices are packed copies now: only embedding rows are read from
+  // the file from here on, so its pages need not stay resident.
+  file->DropResidentPages();
+  w.gguf = std::move(file);
   return w;
 }
 

@@ -184,6 +184,18 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool samp
   w.o.Apply(attn_.data(), ab.tokens, proj_.data(), *pool_);
 }
 
+void Model::EmbedGgufRows(const common::gguf::GgufTensorInfo& table, const int32_t* ids, size_t n, float* out) {
+  const size_t h = config_.hidden_size;
+  pool_->ParallelFor(n, 16, [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i) {
+      CHECK_GE(ids[i], 0);
+      CHECK_LT(static_cast<size_t>(ids[i]), config_.vocab_size);
+      // The load dequantized a row of this table, so the type is one we read.
+      CHECK(common::gguf::DequantizeRows(table, static_cast<uint64_t>(ids[i]), 1, out + i * h).ok());
+    }
+  });
+}
+
 Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
   const auto& cs = cache.shape();
   if (cs.num_layers != config_.num_layers || cs.num_kv_heads != shard_.num_kv_heads ||
@@ -199,8 +211,12 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
     for (int32_t i = b.query_start[r]; i < b.query_start[r + 1]; ++i) token_request_[i] = static_cast<int32_t>(r);
   }
   cpu::BuildRopeTable(rope_, b.positions.data(), t, &rope_table_);
-  cpu::EmbeddingLookup(weights_.embedding.data, weights_.embedding.dtype, config_.vocab_size, h,
-                       b.token_ids.data(), t, hidden_.data(), *pool_);
+  if (weights_.gguf_embedding != nullptr) {
+    EmbedGgufRows(*weights_.gguf_embedding, b.token_ids.data(), t, hidden_.data());
+  } else {
+    cpu::EmbeddingLookup(weights_.embedding.data, weights_.embedding.dtype, config_.vocab_size, h,
+                         b.token_ids.data(), t, hidden_.data(), *pool_);
+  }
   static const std::vector<float> kNoBias;
   // Past the last layer's K/V cache write only the sampled rows feed
   // anything (a prefill chunk samples one row of many): the rest of that

@@ -58,6 +58,8 @@ class Model {
   // them itself (RmsNormTiled) instead of fp32 rows that Apply converts.
   void NormThenApply(const std::vector<float>& norm, const kernels::cpu::LinearWeight& w, size_t tokens, float* y);
   void Reserve(size_t tokens, size_t num_logits);
+  // out[i] = row ids[i] of a GGUF embedding table, dequantized (n rows).
+  void EmbedGgufRows(const common::gguf::GgufTensorInfo& table, const int32_t* ids, size_t n, float* out);
 
   ModelConfig config_;
   ShardDims shard_;

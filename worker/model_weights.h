@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/gguf/gguf_file.h"
 #include "kernels/cpu/linear.h"
 #include "worker/model_config.h"
 #include "worker/safetensors.h"
@@ -39,9 +40,10 @@ struct LayerWeights {
 struct ModelWeights {
   std::unique_ptr<Checkpoint> checkpoint;    // keeps the embedding table mapped
   TensorView embedding;                      // [vocab × hidden], replicated, in the mapping
-  // GGUF models: the dequantised embedding table `embedding` points into
-  // (an interim f32 copy until the forward reads quantized rows itself).
-  std::vector<float> embedding_storage;
+  // GGUF models instead: the file stays mapped and each looked-up row of the
+  // embedding table is dequantized then (no dequantized copy of the table).
+  std::unique_ptr<common::gguf::GgufFile> gguf;
+  const common::gguf::GgufTensorInfo* gguf_embedding = nullptr;  // in `gguf`
   std::vector<LayerWeights> layers;
   std::vector<float> final_norm;             // [hidden]
   kernels::cpu::LinearWeight lm_head;        // this rank's vocab rows

@@ -74,6 +74,10 @@ class GgufFile {
   const GgufTensorInfo* FindTensor(std::string_view name) const;
   // The name errors start with.
   const std::string& name() const { return name_; }
+  // MappedFile::DropResidentPages for an opened file (no-op after Parse).
+  void DropResidentPages() const {
+    if (mapping_) mapping_->DropResidentPages();
+  }
 
  private:
   explicit GgufFile(std::string name) : name_(name), metadata_(std::move(name)) {}

@@ -9,6 +9,7 @@
 #include "kernels/cpu/gemm_amx.h"
 #include "kernels/cpu/gemm_dpbf16.h"
 #include "kernels/cpu/gemm_p16.h"
+#include "kernels/cpu/gemm_q8.h"
 
 namespace llmserve::kernels::cpu {
 
@@ -131,8 +132,45 @@ void RoundRowsToBf16(const float* x, size_t count, float* out) {
 
 }  // namespace
 
+LinearWeight LinearWeight::PackQ8_0(const void* blocks, size_t rows, size_t cols, size_t row_stride) {
+  CHECK_EQ(cols % q8::kBlock, 0u);
+  CHECK_EQ(row_stride % q8::kBlock, 0u);
+  CHECK_GE(row_stride, cols);
+  LinearWeight w;
+  w.rows_ = rows;
+  w.cols_ = cols;
+  w.q8_0_ = true;
+  w.isa_ = ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
+  w.data_.resize(q8::PackedBytes(rows, cols));
+  q8::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
+  return w;
+}
+
+void LinearWeight::ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& pool) const {
+  const size_t blocks = cols_ / q8::kBlock;
+  thread_local std::vector<int8_t, AlignedAllocator<int8_t>> xq;
+  thread_local std::vector<float> xd;
+  if (xq.size() < m * cols_) xq.resize(m * cols_);
+  if (xd.size() < m * blocks) xd.resize(m * blocks);
+  int8_t* q = xq.data();
+  float* d = xd.data();
+  auto quantize = [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i) q8::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks);
+  };
+  if (m * cols_ >= (size_t{1} << 16)) pool.ParallelFor(m, 8, quantize);
+  else quantize(0, m, 0);
+  const q8::Problem problem{q, d, m, cols_, data_.data(), rows_, y, rows_};
+  const size_t groups = (rows_ + q8::kGroupRows - 1) / q8::kGroupRows;
+  const size_t group_bytes = q8::PackedBytes(q8::kGroupRows, cols_);
+  const Isa isa = isa_;
+  pool.ParallelForChunks(groups, ChunkPanels(group_bytes, 2), [&](size_t begin, size_t end, size_t) {
+    if (isa == Isa::kAvx2) q8::GemmAvx2(problem, begin, end);
+    else q8::GemmScalar(problem, begin, end);
+  });
+}
+
 bool LinearWeight::TakesTiledInput() const {
-  return precision_ == MatmulPrecision::kBF16 && UsesTiledLayout(isa_);
+  return !q8_0_ && precision_ == MatmulPrecision::kBF16 && UsesTiledLayout(isa_);
 }
 
 size_t LinearWeight::TiledInputElements(size_t m) const { return amx::TiledABytes(m, amx::PaddedK(cols_)) / 2; }
@@ -186,6 +224,7 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
     std::memset(y, 0, m * rows_ * sizeof(float));
     return;
   }
+  if (q8_0_) return ApplyQ8_0(x, m, y, pool);
   if (TakesTiledInput()) {
     const size_t kpad = amx::PaddedK(cols_);
     thread_local std::vector<uint16_t, AlignedAllocator<uint16_t>> a;

@@ -19,6 +19,9 @@
 //    and weights rounded to bf16, then the P16 kernels (bitwise the same on
 //    scalar, AVX2, AVX-512). The three families do not give equal bits.
 //  * f32/f16 weights under kBF16 are rounded to bf16 when packed.
+//  * Q8_0 weights (PackQ8_0) stay int8: activations are quantized per row
+//    to int8 and the products are integer (gemm_q8.h); scalar and AVX2 give
+//    bitwise the same y. The precision does not apply to them.
 // Threads: Apply cuts the output features into chunks of ~256 KiB of weights
 // (boundaries depend on the weight shape only) that the pool's threads claim
 // at run time; a reduction is never split, so results do not depend on the
@@ -56,6 +59,11 @@ class LinearWeight {
   static LinearWeight Pack(const void* data, WeightDType dtype, size_t rows, size_t cols,
                            size_t row_stride, MatmulPrecision precision);
 
+  // The same for a weight given as GGUF Q8_0 blocks (34 bytes per 32
+  // weights), `row_stride` weights apart; cols and row_stride are multiples
+  // of 32. It stays quantized (about 1.1 bytes per weight).
+  static LinearWeight PackQ8_0(const void* blocks, size_t rows, size_t cols, size_t row_stride);
+
   // y[m × rows()] = x[m × cols()] · Wᵀ.
   void Apply(const float* x, size_t m, float* y, ThreadPool& pool) const;
 
@@ -72,7 +80,8 @@ class LinearWeight {
 
   size_t rows() const { return rows_; }  // out_features
   size_t cols() const { return cols_; }  // in_features
-  WeightDType dtype() const { return dtype_; }  // as given to Pack
+  WeightDType dtype() const { return dtype_; }  // as given to Pack (kF32 for Q8_0)
+  bool is_q8_0() const { return q8_0_; }
   // Kernel family this weight was packed for (fixed at Pack time).
   Isa isa() const { return isa_; }
   MatmulPrecision precision() const { return precision_; }
@@ -86,6 +95,9 @@ class LinearWeight {
   MatmulPrecision precision_ = MatmulPrecision::kF32;
   Isa isa_ = Isa::kScalar;
   WeightDType packed_dtype_ = WeightDType::kF32;  // element type inside data_
+  bool q8_0_ = false;                             // data_ holds gemm_q8.h's layout
+
+  void ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& pool) const;
   std::vector<uint8_t, AlignedAllocator<uint8_t>> data_;  // packed (gemm_p16.h / gemm_amx.h)
 };
 

@@ -53,7 +53,7 @@ std::vector<json> Events(const std::string& body) {
   return events;
 }
 
-const ResponseMeta kMeta{"chatcmpl-7", 1700000000, "tiny"};
+const ResponseMeta kChatMeta{"chatcmpl-7", 1700000000, "tiny"};
 
 TEST(OpenAiStream, ChatWithUsage) {
   StreamWriter::Options options;
@@ -62,7 +62,7 @@ TEST(OpenAiStream, ChatWithUsage) {
   options.prompt_tokens = 6;
   options.include_usage = true;
   ClientResponse r = Stream([&](std::shared_ptr<http::ResponseWriter> w) {
-    StreamWriter s(options, kMeta, w);
+    StreamWriter s(options, kChatMeta, w);
     s.Begin({{"X-Request-Id", "7"}});
     s.Delta(0, "Hel", 1);
     s.Delta(1, "", 1);  // an incomplete character: nothing to send yet

@@ -35,14 +35,22 @@ void WriteBoth(const TestModelSpec& spec, GgmlType type, const ScratchDir& dir) 
   ASSERT_TRUE(st.ok()) << st.ToString();
 }
 
-std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_t>& tokens) {
+// Logits of `tokens` (f32 KV cache); `q8_layers` counts the layers whose
+// qkv weight stayed Q8_0.
+std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_t>& tokens,
+                          kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32,
+                          size_t* q8_layers = nullptr) {
   kernels::cpu::ThreadPool pool(2);
   LoadOptions opts;
-  opts.precision = kernels::cpu::MatmulPrecision::kF32;
+  opts.precision = precision;
   opts.show_progress = false;
   auto model = Model::Load(model_dir, opts, nullptr, &pool);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return {};
+  if (q8_layers != nullptr) {
+    *q8_layers = 0;
+    for (const auto& layer : (*model)->weights().layers) *q8_layers += layer.qkv.is_q8_0() && layer.down.is_q8_0();
+  }
   KvCache cache((*model)->CacheShape(16, 8));
   return testing::RunPrompt(**model, cache, tokens, {5, 3}, testing::Blocks(1, 8));
 }
@@ -132,6 +140,29 @@ TEST_P(GgufQuantized, MatchesNumpyOnDequantisedWeights) {
   const double err = testing::MaxRelativeError(ours, ref);
   EXPECT_LE(err, 1e-3) << "max relative error vs ref_forward.py";
   EXPECT_GT(err, 0.0) << "bitwise equal to numpy: suspicious";
+}
+
+// Outside the f32 reference mode Q8_0 weights stay int8 and the activations
+// entering them are quantized per block: ref_forward.py --q8-activations
+// computes the same, and differs measurably from the reference mode.
+TEST(GgufModel, Q8_0KeptQuantizedMatchesNumpyWithQuantizedActivations) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  const auto s = testing::TinySpec("qwen3", 9);
+  ScratchDir dir;
+  WriteBoth(s, GgmlType::kQ8_0, dir);
+  const auto tokens = Prompt(11, s.vocab_size);
+  size_t q8_layers = 0;
+  const auto ours = Logits(dir / "gguf", tokens, kernels::cpu::MatmulPrecision::kBF16, &q8_layers);
+  EXPECT_EQ(q8_layers, s.num_layers);
+  const auto q8_ref =
+      testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "q8.f32", "--q8-activations");
+  const auto plain_ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "ref.f32");
+  const double err = testing::MaxRelativeError(ours, q8_ref);
+  const double mode_gap = testing::MaxRelativeError(plain_ref, q8_ref);
+  std::printf("Q8_0 int8 path: max relative error %.3g vs numpy with quantized activations, %.3g between the "
+              "numpy modes\n", err, mode_gap);
+  EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py --q8-activations";
+  EXPECT_GT(mode_gap, 10 * err) << "the two reference modes should differ by more than our error";
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, GgufQuantized,

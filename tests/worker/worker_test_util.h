@@ -58,14 +58,15 @@ inline TestModelSpec TinySpec(const std::string& arch, uint64_t seed = 1) {
 
 // Runs scripts/ref_forward.py on `tokens` and returns logits [tokens × vocab].
 inline std::vector<float> ReferenceLogits(const std::string& model_dir, const std::vector<int32_t>& tokens,
-                                          size_t vocab, const std::string& out_path) {
+                                          size_t vocab, const std::string& out_path,
+                                          const std::string& extra_args = "") {
   std::string list;
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (i > 0) list.push_back(',');
     list.append(std::to_string(tokens[i]));
   }
   const std::string cmd = "/usr/bin/python3 scripts/ref_forward.py " + model_dir + " --tokens " + list +
-                          " --out " + out_path;
+                          " --out " + out_path + (extra_args.empty() ? "" : " " + extra_args);
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::vector<float> out(tokens.size() * vocab);
   std::ifstream in(out_path, std::ios::binary);

@@ -1,0 +1,70 @@
+// AVX2 kernel for Q8_0 weights (gemm_q8.h). Only reached after run-time
+// dispatch; every function here carries the target attribute. One ymm lane
+// per output row of a group: each block's 8 integer dot products are summed
+// exactly, so every lane accumulates in the scalar kernel's order.
+#include <immintrin.h>
+
+#include "kernels/cpu/gemm_q8.h"
+
+#define LLMSERVE_AVX2 __attribute__((target("avx2,fma")))
+#define LLMSERVE_AVX2_INLINE LLMSERVE_AVX2 __attribute__((always_inline)) inline
+
+namespace llmserve::kernels::cpu::q8 {
+namespace {
+
+// The 8 int32 partial sums of 32 products w·x, as vpmaddubsw's unsigned ×
+// signed pairs |w| × (x · sign w). |w| is read unsigned, so a file's -128
+// counts as 128; x is within ±127, so the pair sums (≤ 2 × 128 × 127) never
+// saturate.
+LLMSERVE_AVX2_INLINE __m256i Dot32(__m256i w, __m256i x, __m256i ones) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)), ones);
+}
+
+// Lane j = the sum of the 8 lanes of p[j].
+LLMSERVE_AVX2_INLINE __m256i SumLanes(const __m256i p[8]) {
+  const __m256i q0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+  const __m256i q4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(q0123, q4567, 0x20),
+                          _mm256_permute2x128_si256(q0123, q4567, 0x31));
+}
+
+LLMSERVE_AVX2 void Group(const Problem& p, size_t g, const uint8_t* wq, const float* wd) {
+  const size_t blocks = p.k / kBlock;
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (size_t i = 0; i < p.m; ++i) {
+    const int8_t* xq = p.xq + i * p.k;
+    const float* xd = p.xd + i * blocks;
+    __m256 acc = _mm256_setzero_ps();
+    for (size_t b = 0; b < blocks; ++b) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + b * kBlock));
+      const uint8_t* w = wq + b * kGroupRows * kBlock;
+      __m256i dots[kGroupRows];
+      for (size_t j = 0; j < kGroupRows; ++j)
+        dots[j] = Dot32(_mm256_load_si256(reinterpret_cast<const __m256i*>(w + j * kBlock)), x, ones);
+      const __m256 sums = _mm256_cvtepi32_ps(SumLanes(dots));
+      const __m256 scale = _mm256_mul_ps(_mm256_load_ps(wd + b * kGroupRows), _mm256_set1_ps(xd[b]));
+      acc = _mm256_fmadd_ps(sums, scale, acc);
+    }
+    float* y = p.y + i * p.ldy + g * kGroupRows;
+    const size_t width = p.n - g * kGroupRows;
+    if (width >= kGroupRows) {
+      _mm256_storeu_ps(y, acc);
+    } else {
+      alignas(32) float out[kGroupRows];
+      _mm256_store_ps(out, acc);
+      for (size_t j = 0; j < width; ++j) y[j] = out[j];
+    }
+  }
+}
+
+}  // namespace
+
+LLMSERVE_AVX2 void GemmAvx2(const Problem& p, size_t group_begin, size_t group_end) {
+  const size_t blocks = p.k / kBlock;
+  const size_t groups = (p.n + kGroupRows - 1) / kGroupRows;
+  const auto* scales = reinterpret_cast<const float*>(p.w + groups * blocks * kGroupRows * kBlock);
+  for (size_t g = group_begin; g < group_end; ++g)
+    Group(p, g, p.w + g * blocks * kGroupRows * kBlock, scales + g * blocks * kGroupRows);
+}
+
+}  // namespace llmserve::kernels::cpu::q8
