@@ -15,14 +15,20 @@ DEFINE_int32(block_size, 0, "Tokens per KV-cache block; 0 = the device's default
 DEFINE_bool(enable_prefix_caching, true, "Reuse KV blocks of identical prompt prefixes.");
 DEFINE_string(prefix_caching_hash_algo, "sha256", "Block hash for prefix caching: sha256 or xxhash.");
 DEFINE_string(kv_cache_memory, "",
-              "KV cache size: bytes (e.g. 4G, 512M) or a fraction of free memory (e.g. 0.5); "
-              "empty = 0.9 of what is free after the model. The engine commits (zeroes) it at startup, so a host "
-              "that lacks the memory fails then rather than mid-request.");
+              "KV cache size: bytes (e.g. 4G, 512M), or a fraction (e.g. 0.5) of the memory (RAM on CPU, GPU memory "
+              "on CUDA) for weights, activations and KV cache together. Empty: on CPU, what the scheduler can use "
+              "(--max-num-seqs requests of --max-model-len tokens), capped at 0.9 of RAM less weights and "
+              "activations; on CUDA, --gpu-memory-utilization of the GPU. On CPU a fraction (given or 0.9) is "
+              "split evenly among the engines running on the host with the same runtime directory "
+              "($LLMSERVE_RUNTIME_DIR, $XDG_RUNTIME_DIR or /tmp). The engine commits (zeroes) the cache at startup, "
+              "so a host that lacks the memory fails then rather than mid-request; the log says the size and why.");
 DEFINE_string(kv_cache_dtype, "auto",
               "KV cache element type: auto (bfloat16 when the model computes in bfloat16, as --dtype decides; "
               "float32 otherwise), bfloat16 (half the memory per block), float32.");
 DEFINE_bool(enforce_eager, false, "CUDA: run every step eagerly (no CUDA graphs for decode steps).");
-DEFINE_double(gpu_memory_utilization, 0.9, "Fraction of GPU memory the worker may use (CUDA).");
+DEFINE_double(gpu_memory_utilization, 0.9,
+              "Fraction of GPU memory the worker may use (CUDA). No effect on CPU (a warning says so): size the KV "
+              "cache there with --kv-cache-memory.");
 DEFINE_int32(max_num_seqs, 256, "Maximum number of requests in one step, per engine.");
 DEFINE_int32(max_num_batched_tokens, 2048, "Token budget of one step, per engine.");
 DEFINE_int32(long_prefill_token_threshold, 0, "Chunk prompts longer than this many tokens per step (0 = off).");
@@ -92,7 +98,7 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
     if (!ParseMemory(FLAGS_kv_cache_memory, &v))
       return Status::InvalidArgument("--kv-cache-memory must be bytes (4G, 512M, 1000000) or a fraction (0.5), got '" +
                                      FLAGS_kv_cache_memory + "'");
-    if (v < 0) cache->set_memory_utilization(-v);
+    if (v < 0) cache->set_kv_cache_memory_fraction(-v);
     else cache->set_kv_cache_memory_bytes(static_cast<uint64_t>(v));
   }
   if (FLAGS_kv_cache_dtype != "auto" && FLAGS_kv_cache_dtype != "bfloat16" && FLAGS_kv_cache_dtype != "float32")
@@ -101,7 +107,7 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   cache->set_kv_cache_dtype(FLAGS_kv_cache_dtype);
   if (FLAGS_gpu_memory_utilization <= 0 || FLAGS_gpu_memory_utilization > 1)
     return Status::InvalidArgument("--gpu-memory-utilization must be in (0, 1]");
-  if (!cache->memory_utilization() && !cache->kv_cache_memory_bytes())
+  if (!gflags::GetCommandLineFlagInfoOrDie("gpu_memory_utilization").is_default)
     cache->set_memory_utilization(FLAGS_gpu_memory_utilization);
 
   auto* sched = config->mutable_scheduler();

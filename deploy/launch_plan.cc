@@ -77,6 +77,10 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
   if (!options_.tool_call_parser.empty()) argv.push_back("--tool-call-parser=" + options_.tool_call_parser);
   if (!options_.reasoning_parser.empty()) argv.push_back("--reasoning-parser=" + options_.reasoning_parser);
   argv.push_back("--cluster-key-dir=" + options_.cluster_key_dir);
+  if (options_.log_stats_interval_s > 0)
+    argv.push_back("--log-stats-interval=" + std::to_string(options_.log_stats_interval_s));
+  else
+    argv.push_back("--disable-log-stats");
   if (plan_.run_coordinator) argv.push_back("--coordinator-address=" + plan_.coordinator_frontend_address);
   if (!plan_.control_address.empty()) {
     argv.push_back("--control-address=" + plan_.control_address);

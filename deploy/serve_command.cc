@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 
 #include "common/flags.h"
@@ -52,12 +53,25 @@ DEFINE_string(reasoning_parser, "",
 DEFINE_string(admin_api_key, "",
               "Enables elastic data-parallel scaling: POST /scale_elastic_ep {\"new_data_parallel_size\": N} with "
               "'Authorization: Bearer KEY' starts or stops engine ranks while the rest keep serving. Empty: disabled.");
+DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
+DEFINE_double(log_stats_interval, 10,
+              "Seconds between stats lines (vLLM's VLLM_LOG_STATS_INTERVAL, which sets the default when present).");
 DEFINE_string(restart_policy, "never",
               "When an engine or frontend dies: never (stop the deployment, exit 1) or on-failure (restart it).");
 
 namespace llmserve::deploy {
 
 namespace {
+
+// --log-stats-interval, or vLLM's VLLM_LOG_STATS_INTERVAL when the flag is not given; -1 when malformed.
+double LogStatsInterval() {
+  const char* env = std::getenv("VLLM_LOG_STATS_INTERVAL");
+  if (env == nullptr || !gflags::GetCommandLineFlagInfoOrDie("log_stats_interval").is_default)
+    return FLAGS_log_stats_interval > 0 ? FLAGS_log_stats_interval : -1;
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  return end != env && *end == '\0' && v > 0 ? v : -1;
+}
 
 // The options the serve flags ask for beyond the process layout; InvalidArgument names a bad flag.
 StatusOr<ServeOptions> ServeOptionsFromFlags() {
@@ -88,6 +102,9 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.tool_call_parser = FLAGS_tool_call_parser;
   o.reasoning_parser = FLAGS_reasoning_parser;
   o.restart_policy = *restart_policy;
+  o.log_stats_interval_s = FLAGS_disable_log_stats ? 0 : LogStatsInterval();
+  if (o.log_stats_interval_s < 0)
+    return Status::InvalidArgument("--log-stats-interval (or VLLM_LOG_STATS_INTERVAL) must be a positive number");
   return o;
 }
 

@@ -37,6 +37,7 @@ struct ServeOptions {
   std::string tool_call_parser;               // --tool-call-parser
   std::string reasoning_parser;               // --reasoning-parser
   RestartPolicy restart_policy = RestartPolicy::kNever;
+  double log_stats_interval_s = 10;           // frontends' stats line period; 0: no stats line
 };
 
 }  // namespace llmserve::deploy

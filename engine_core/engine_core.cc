@@ -46,6 +46,11 @@ StatusOr<std::vector<ClientOutputs>> EngineCore::Step() {
   return outputs;
 }
 
+void EngineCore::TakeIdleOutputs(std::vector<ClientOutputs>* outputs) {
+  scheduler_->TakeIdleOutputs(outputs);
+  for (ClientOutputs& o : *outputs) o.outputs.engine_index = config_.engine_index;
+}
+
 Status EngineCore::Step(std::vector<ClientOutputs>* outputs) {
   if (shut_down_) return Status::Unavailable("the engine core is shut down");
   if (!scheduler_->HasRequests()) {

@@ -54,6 +54,9 @@ class EngineCore final {
   // The same, replacing `*outputs`; pass the same vector every step so its
   // buffers are reused (no per-request allocations in steady decode).
   Status Step(std::vector<ClientOutputs>* outputs);
+  // What an engine that went idle without a step owes its frontends
+  // (Scheduler::TakeIdleOutputs), stamped with this engine's index.
+  void TakeIdleOutputs(std::vector<ClientOutputs>* outputs);
   // True while requests are waiting or running.
   bool HasRequests() const { return scheduler_->HasRequests(); }
   // Drops the prefix cache (false while requests hold blocks).

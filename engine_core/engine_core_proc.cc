@@ -340,6 +340,16 @@ void EngineCoreProc::ReportToCoordinator() {
     SendToCoordinator(report);
 }
 
+void EngineCoreProc::PublishIdleOutputs() {
+  idle_outputs_due_ = false;
+  std::vector<ClientOutputs> idle;
+  core_->TakeIdleOutputs(&idle);
+  for (auto& client : idle) {
+    client.outputs.timestamp = MonotonicSeconds();
+    outputs_.Push(Output{client.client_index, std::move(client.outputs), false, {}});
+  }
+}
+
 void EngineCoreProc::HandleInput(Input input) {
   if (auto* request = std::get_if<proto::EngineCoreRequest>(&input)) {
     if (shutdown_requested_) return SendAbortOutput(*request, "the engine is shutting down");
@@ -363,6 +373,7 @@ void EngineCoreProc::HandleInput(Input input) {
     }
   } else if (auto* abort = std::get_if<Abort>(&input)) {
     core_->AbortRequests(abort->ids);
+    idle_outputs_due_ = true;
   } else if (auto* utility = std::get_if<Utility>(&input)) {
     HandleUtility(utility->request);
   } else if (auto* wave = std::get_if<StartWave>(&input)) {
@@ -390,7 +401,11 @@ Status EngineCoreProc::Run() {
     }
     for (auto& input : inputs_.PopAll()) HandleInput(std::move(input));
     ReportToCoordinator();
-    if (!core_->HasRequests()) continue;
+    if (!core_->HasRequests()) {
+      if (idle_outputs_due_) PublishIdleOutputs();
+      continue;
+    }
+    idle_outputs_due_ = false;  // this step's outputs carry the aborts and the stats
     const auto step_start = std::chrono::steady_clock::now();
     const auto step_cpu_start = ThreadCpuTime();
     // Refill last step's (moved-from) entries with buffers the output thread is done with.

@@ -121,6 +121,9 @@ class EngineCoreProc {
   void SendToCoordinator(const proto::EngineReport& report);
   // Reports load changes and wave completion after input handling or a step.
   void ReportToCoordinator();
+  // Sends what an engine that went idle without a step owes its frontends
+  // (aborted ids, stats showing no running request).
+  void PublishIdleOutputs();
 
   zmq::context_t& context_;
   EngineProcOptions options_;
@@ -130,6 +133,7 @@ class EngineCoreProc {
   bool has_coordinator_ = false;  // a coordinator address came with the handshake
   CoordinatorReporter reporter_;  // main thread only
   uint64_t requests_added_ = 0;   // requests accepted by the scheduler (logged at exit)
+  bool idle_outputs_due_ = false;  // an abort changed state that no step has reported yet
 
   base::BlockingQueue<Input> inputs_;
   base::BlockingQueue<Output> outputs_;

@@ -9,6 +9,7 @@
 #include "engine_core/multiproc_executor.h"
 #include "engine_core/structured_output_vocabulary.h"
 #include "worker/core_share.h"
+#include "worker/kv_cache_sizing.h"
 #include "worker/model_config.h"
 #include "worker/model_runner.h"
 
@@ -25,11 +26,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   rc.max_num_batched_tokens = config.scheduler().max_num_batched_tokens();
   rc.max_num_seqs = config.scheduler().max_num_seqs();
   rc.kv_cache_memory_bytes = config.cache().kv_cache_memory_bytes();
-  // The memory fraction is the node's: data-parallel ranks on one node split it
-  // (each measures the same free memory when it starts).
   const uint32_t ranks_on_node = std::max(1u, config.parallel().data_parallel_size_local());
-  if (config.cache().memory_utilization() > 0)
-    rc.memory_fraction = config.cache().memory_utilization() / ranks_on_node;
   rc.process_seed = model.seed();
   rc.precision = worker::PrecisionForDtype(model.dtype(), model_config.torch_dtype);
   LLMSERVE_ASSIGN_OR_RETURN(rc.device, worker::ResolveDevice(config.parallel().device(), model.dtype(),
@@ -43,6 +40,17 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     rc.enforce_eager = model.enforce_eager();
   }
   rc.kv_cache_dtype = worker::KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
+  rc.memory_fraction = worker::WorkerMemoryFraction(config.cache(), rc.device, 1, ranks_on_node);
+  BuiltEngine built;
+  if (rc.device == "cpu") {
+    if (config.cache().memory_utilization() > 0)
+      LOG(WARNING) << "--gpu-memory-utilization has no effect on the CPU backend: size the KV cache with "
+                      "--kv-cache-memory (bytes or a fraction of RAM)";
+    // Taken before the model loads, so engines starting beside this one count it when they size their caches.
+    auto share = common::MemoryShare::Take();
+    if (share.ok()) built.memory_share = std::move(share).value();
+    else LOG(WARNING) << share.status().message() << ": this engine's KV cache does not count in other engines' share";
+  }
   // Data-parallel ranks on one node share its cores: an equal share each.
   rc.num_threads = worker::CoreShare(ranks_on_node);
   // Tensor parallelism runs one worker process per rank; otherwise the model
@@ -58,7 +66,6 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
 
   if (wrap) executor = wrap(std::move(executor));
 
-  BuiltEngine built;
   built.block_size = static_cast<uint32_t>(rc.block_size);
   built.max_model_len = model.max_model_len() ? model.max_model_len()
                                                : static_cast<uint32_t>(model_config.max_position_embeddings);
@@ -82,6 +89,9 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.kv.enable_prefix_caching = config.cache().enable_prefix_caching();
   ec.kv.hash_algo = config.cache().prefix_caching_hash_algo() == "xxhash" ? HashAlgo::kXxHash : HashAlgo::kSha256;
   ec.kv.num_blocks = static_cast<int32_t>(config.cache().num_kv_blocks_override());
+  if (rc.device == "cpu" && worker::KvCacheSizeIsDefault(config.cache()))
+    ec.kv.profile_block_cap = static_cast<int32_t>(std::min<size_t>(
+        worker::SchedulerUsableBlocks(rc.max_num_seqs, built.max_model_len, rc.block_size), INT32_MAX));
   // Structured outputs: the vocabulary is read from the tokenizer on first use.
   auto structured_output = std::make_unique<StructuredOutputManager>(
       [dir = model.model_dir(), vocab_size = static_cast<int32_t>(model_config.vocab_size)] {

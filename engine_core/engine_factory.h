@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 
+#include "common/process/memory_shares.h"
 #include "engine_core/engine_core.h"
 #include "proto/engine_config.pb.h"
 #include "base/status_or.h"
@@ -16,6 +17,8 @@ struct BuiltEngine {
   std::unique_ptr<EngineCore> core;
   uint32_t max_model_len = 0;   // what the engine serves (prompt + output)
   uint32_t block_size = 0;
+  // CPU: this engine's share of the host's memory, held while the engine runs.
+  std::unique_ptr<common::MemoryShare> memory_share;
 };
 
 // Receives the executor BuildEngineCore made and returns the one the engine

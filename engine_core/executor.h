@@ -17,7 +17,8 @@ class Executor {
   virtual ~Executor() = default;
 
   // Allocates the workers' KV cache for `config` (block size, max_model_len);
-  // config.num_blocks == 0 means "as many as fit". Returns the number of
+  // config.num_blocks == 0 means "as many as fit" (at most
+  // config.profile_block_cap when that is set). Returns the number of
   // blocks allocated (null block included), the same on every worker.
   virtual StatusOr<int32_t> Initialize(const KVCacheConfig& config) = 0;
 
@@ -31,5 +32,9 @@ class Executor {
   // Stops the workers; further calls fail. Idempotent.
   virtual void Shutdown() = 0;
 };
+
+// `profiled` blocks fit in memory: at most config.profile_block_cap of them
+// are kept (when set), and the log says which limit decided.
+int64_t CapProfiledBlocks(int64_t profiled, const KVCacheConfig& config);
 
 }  // namespace llmserve::engine_core

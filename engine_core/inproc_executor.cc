@@ -9,7 +9,7 @@ StatusOr<int32_t> InProcExecutor::Initialize(const KVCacheConfig& config) {
   size_t num_blocks = static_cast<size_t>(config.num_blocks);
   if (num_blocks == 0) {
     LLMSERVE_ASSIGN_OR_RETURN(worker::KvCacheBudget budget, runner_->ProfileKvCache());
-    num_blocks = budget.num_blocks;
+    num_blocks = CapProfiledBlocks(budget.num_blocks, config);
     LOG(INFO) << "KV cache: " << num_blocks << " blocks of " << runner_->config().block_size << " tokens ("
               << budget.bytes_per_block * num_blocks / (1 << 20) << " MiB); weights "
               << budget.weight_bytes / (1 << 20) << " MiB, activation peak " << budget.activation_peak_bytes / (1 << 20)

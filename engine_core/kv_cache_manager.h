@@ -17,6 +17,7 @@ namespace llmserve::engine_core {
 // How the KV cache is laid out and used.
 struct KVCacheConfig {
   int32_t num_blocks = 0;             // blocks in the workers' KV tensors, null block included
+  int32_t profile_block_cap = 0;      // > 0: when num_blocks is profiled, keep at most this many
   int32_t block_size = 16;            // tokens per block
   int32_t max_model_len = 0;          // no request holds KV for more tokens than this
   bool enable_prefix_caching = true;  // reuse blocks of identical prefixes

@@ -108,6 +108,7 @@ StatusOr<int32_t> MultiProcExecutor::Initialize(const KVCacheConfig& config) {
       num_blocks = rank == 0 ? blocks : std::min(num_blocks, blocks);  // every rank must fit them
     }
     LOG(INFO) << "KV cache: " << num_blocks << " blocks fit on every one of " << world_size_ << " workers";
+    num_blocks = CapProfiledBlocks(num_blocks, config);
   }
   if (num_blocks < 2) return Status::ResourceExhausted("no memory left for the KV cache (fewer than 2 blocks fit)");
   LLMSERVE_RETURN_IF_ERROR(Broadcast(static_cast<uint8_t>(WorkerCommand::kInitKvCache), std::to_string(num_blocks)));

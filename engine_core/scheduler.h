@@ -84,6 +84,11 @@ class Scheduler final {
     return outputs;
   }
 
+  // For an engine that went idle without a step (its last requests were
+  // aborted): hands over the finished ids and, with log_stats, the stats, as
+  // UpdateFromOutput would, so the frontends' gauges see the idle engine.
+  void TakeIdleOutputs(std::vector<ClientOutputs>* outputs);
+
   // Load and cache figures; counters are deltas since the previous call
   // (with log_stats, UpdateFromOutput calls it once per step).
   proto::SchedulerStats MakeStats();

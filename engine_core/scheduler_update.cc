@@ -224,4 +224,9 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
   HandOverOutputs(outputs);
 }
 
+void Scheduler::TakeIdleOutputs(std::vector<ClientOutputs>* outputs) {
+  std::fill(per_client_used_.begin(), per_client_used_.end(), 0);
+  HandOverOutputs(outputs);
+}
+
 }  // namespace llmserve::engine_core

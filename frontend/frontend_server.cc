@@ -133,6 +133,12 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
     serving_.tool_parser = tool_parser_.get();
   }
   serving_.reasoning_parser = options_.reasoning_parser;
+  if (options_.log_stats_interval_s > 0) {
+    const std::string prefix =
+        options_.api_server_count > 1 ? "API server " + std::to_string(options_.client_index) + ": " : "";
+    stats_logger_ = std::make_unique<metrics::StatsLogger>(
+        metrics_.get(), std::chrono::milliseconds(static_cast<int64_t>(options_.log_stats_interval_s * 1000)), prefix);
+  }
   return Status::Ok();
 }
 
@@ -183,6 +189,7 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
 void FrontendServer::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  stats_logger_.reset();
   if (http_) http_->Stop();
   scale_control_.reset();
   if (client_) client_->Stop();

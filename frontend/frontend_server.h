@@ -19,6 +19,7 @@
 #include "frontend/engine_core_client.h"
 #include "frontend/http/http_server.h"
 #include "frontend/metrics/frontend_metrics.h"
+#include "frontend/metrics/stats_log.h"
 #include "frontend/scale_control_client.h"
 #include "frontend/serving/serving_context.h"
 #include "base/status_or.h"
@@ -48,6 +49,7 @@ struct FrontendServerOptions {
   std::string reasoning_parser;                      // qwen3, deepseek_r1; "": no reasoning_content
   std::string admin_api_key;                         // "": elastic scaling answers 403
   std::string control_address;                       // the launcher's control socket; "": no elastic scaling
+  double log_stats_interval_s = 0;                   // > 0: the stats line every this many seconds
 
   // InvalidArgument naming the first option a user got wrong.
   Status Validate() const;
@@ -89,6 +91,7 @@ class FrontendServer {
   serving::ServingContext serving_;                     // the generation routes point at it
   std::unique_ptr<ScaleControlClient> scale_control_;   // null without a control address
   std::unique_ptr<http::HttpServer> http_;
+  std::unique_ptr<metrics::StatsLogger> stats_logger_;  // null without log_stats_interval_s
   bool stopped_ = false;
 };
 

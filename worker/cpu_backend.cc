@@ -8,6 +8,8 @@
 #include <new>
 #include <string>
 
+#include "common/process/memory_shares.h"
+
 namespace llmserve::worker {
 
 size_t AvailableMemoryBytes() {
@@ -35,9 +37,16 @@ StatusOr<KvCacheBudget> CpuBackend::ProfileKvCache(const ForwardBatch& dummy) {
   if (options_.kv_cache_memory_bytes > 0) {
     budget.budget_bytes = options_.kv_cache_memory_bytes;
   } else {
-    const double total = static_cast<double>(AvailableMemoryBytes()) * options_.memory_fraction;
+    const size_t ram = AvailableMemoryBytes();
+    const size_t engines = common::CountMemoryShares();
+    const double total = static_cast<double>(ram) * options_.memory_fraction / static_cast<double>(engines);
     const double used = static_cast<double>(budget.weight_bytes + budget.activation_peak_bytes);
     budget.budget_bytes = total > used ? static_cast<size_t>(total - used) : 0;
+    LOG(INFO) << "KV cache memory: " << options_.memory_fraction << " of " << (ram >> 20) << " MiB RAM"
+              << (engines > 1 ? " split among " + std::to_string(engines) + " engines on this host" : std::string())
+              << ", less " << (budget.weight_bytes >> 20) << " MiB of weights and "
+              << (budget.activation_peak_bytes >> 20) << " MiB of activations: " << (budget.budget_bytes >> 20)
+              << " MiB";
   }
   budget.num_blocks = budget.budget_bytes / budget.bytes_per_block;
   return budget;

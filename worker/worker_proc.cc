@@ -12,6 +12,7 @@
 #include "proto/messages.h"
 #include "worker/core_share.h"
 #include "worker/model_config.h"
+#include "worker/kv_cache_sizing.h"
 #include "worker/model_runner.h"
 #include "proto/worker_protocol.h"
 
@@ -56,16 +57,14 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.max_num_seqs = config.scheduler().max_num_seqs();
   // The KV budget is the engine's, split evenly across the ranks.
   rc.kv_cache_memory_bytes = config.cache().kv_cache_memory_bytes() / world_size;
-  // A memory fraction is the node's, shared by its data-parallel ranks and their TP workers.
   const uint32_t ranks_on_node = std::max(1u, config.parallel().data_parallel_size_local());
-  if (config.cache().memory_utilization() > 0)
-    rc.memory_fraction = config.cache().memory_utilization() / (world_size * ranks_on_node);
   rc.process_seed = config.model().seed();
   rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "");
   rc.kv_cache_dtype = KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   // An unknown device fails in ModelRunner::Create, which names it.
   auto device = ResolveDevice(config.parallel().device(), config.model().dtype(), world_size);
   rc.device = device.ok() ? *device : config.parallel().device();
+  rc.memory_fraction = WorkerMemoryFraction(config.cache(), rc.device, world_size, ranks_on_node);
   rc.enforce_eager = config.model().enforce_eager();
   // Each worker of each data-parallel rank on the node gets an equal share of the cores.
   rc.num_threads = CoreShare(static_cast<size_t>(world_size) * ranks_on_node);

@@ -152,4 +152,15 @@ void FrontendMetrics::RecordFinished(uint32_t engine, const FinishedRequest& req
 
 std::vector<std::string> FrontendMetrics::ExposedNames() const { return exposed_names_; }
 
+std::vector<EngineSnapshot> FrontendMetrics::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<EngineSnapshot> out;
+  for (const auto& [engine, s] : engines_) {
+    out.push_back(EngineSnapshot{engine, s->running->value(), s->waiting->value(), s->kv_usage->value(),
+                                 s->prompt_tokens->value(), s->generation_tokens->value(),
+                                 s->prefix_queries->value(), s->prefix_hits->value()});
+  }
+  return out;
+}
+
 }  // namespace llmserve::frontend::metrics

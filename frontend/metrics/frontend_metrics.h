@@ -44,6 +44,14 @@ struct FinishedRequest {
   std::optional<double> time_per_output_token_s;  // decode / (generated tokens - 1)
 };
 
+// One engine's figures at one moment (counters are totals since start).
+struct EngineSnapshot {
+  uint32_t engine = 0;
+  double running = 0, waiting = 0, kv_usage = 0;  // the engine's last report
+  double prompt_tokens = 0, generation_tokens = 0;
+  double prefix_queries = 0, prefix_hits = 0;
+};
+
 class FrontendMetrics {
  public:
   explicit FrontendMetrics(FrontendMetricsConfig config);
@@ -60,6 +68,9 @@ class FrontendMetrics {
   void RecordInterTokenLatency(uint32_t engine, double seconds);
   // A request ended (counted in request_success by reason, latencies observed).
   void RecordFinished(uint32_t engine, const FinishedRequest& request);
+
+  // Every engine's figures, by rank.
+  std::vector<EngineSnapshot> Snapshot() const;
 
   // The whole scrape in Prometheus text format.
   std::string Render() const { return registry_.Render(); }
@@ -94,7 +105,7 @@ class FrontendMetrics {
   Family<Histogram>* decode_;
   Family<Histogram>* iteration_tokens_;
   std::vector<std::string> exposed_names_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<uint32_t, std::unique_ptr<EngineSeries, EngineSeriesDeleter>> engines_;
 };
 

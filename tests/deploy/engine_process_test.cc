@@ -158,6 +158,23 @@ std::string TinyModelDir(const std::string& name) {
   return dir;
 }
 
+TEST(EngineFactory, TheDefaultKvCacheIsWhatTheSchedulerCanUse) {
+  const std::string dir = TinyModelDir("engine_factory_default_kv");
+  ASSERT_FALSE(dir.empty());
+  proto::EngineConfig config = TinyConfig(dir);
+  config.mutable_cache()->clear_kv_cache_memory_bytes();  // no size given
+  auto built = engine_core::BuildEngineCore(config, 0);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  // 16 requests of 512 tokens in blocks of 16, and the null block.
+  EXPECT_EQ(built->core->num_gpu_blocks(), 16 * 32 + 1);
+  EXPECT_NE(built->memory_share, nullptr);  // it counts in other engines' share of the host
+  // A size given in bytes is taken as it is.
+  config.mutable_cache()->set_kv_cache_memory_bytes(16 << 20);
+  auto sized = engine_core::BuildEngineCore(config, 0);
+  ASSERT_TRUE(sized.ok()) << sized.status().ToString();
+  EXPECT_GT(sized->core->num_gpu_blocks(), 16 * 32 + 1);
+}
+
 TEST(EngineProcess, TensorParallelTwoEqualsOne) {
   const std::string dir = TinyModelDir("engine_process_tp");
   ASSERT_FALSE(dir.empty());

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, waitUntil } from './serve_harness.mjs';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, waitUntil, waitForLog, logCount } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-metrics-'));
 const modelDir = join(work, 'tiny');
@@ -172,7 +172,7 @@ const delta = (a, b, name, match = E0) => value(b, name, match) - value(a, name,
 before(async () => {
   makeTinyModel(modelDir, 7);
   port = await freePort();
-  server = startServe(modelDir, port, ['--max-num-seqs', '16', '--api-key', 'sekrit']);
+  server = startServe(modelDir, port, ['--max-num-seqs', '16', '--api-key', 'sekrit', '--log-stats-interval', '0.5']);
   await waitHealthy(server);
   client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sekrit', maxRetries: 0, timeout: 60_000 });
 });
@@ -282,14 +282,22 @@ test('a stop string finishes as stop, a client abort as abort', async () => {
   const s = await client.completions.create({ model: 'tiny', prompt: 'Hello there', max_tokens: 400, temperature: 0,
                                               ignore_eos: true, stream: true }, { signal: controller.signal });
   let seen = 0;
+  let abortedAt = 0;
   try {
     for await (const chunk of s) {
       seen += chunk.choices.length;
-      if (seen >= 2) controller.abort();
+      if (seen >= 2 && !abortedAt) {
+        abortedAt = Date.now();
+        controller.abort();
+      }
     }
   } catch (e) {
     assert.ok(/abort/i.test(String(e.name) + String(e.message)));
   }
+  // The idle engine reports itself: the running gauge is 0 within 1 s of the abort.
+  const idle = await waitUntil(async () => value(await scrape(), 'vllm:num_requests_running', E0) === 0,
+                               Math.max(0, abortedAt + 1_000 - Date.now()), 50);
+  assert.ok(idle, 'vllm:num_requests_running is still above 0 one second after the abort');
   // The server notices the disconnect on its own time: poll (bounded).
   let c;
   await waitUntil(async () => {
@@ -300,4 +308,15 @@ test('a stop string finishes as stop, a client abort as abort', async () => {
   assert.equal(delta(b, c, 'vllm:request_success_total', { ...E0, finished_reason: 'abort' }), 1);
   const generated = delta(b, c, 'vllm:generation_tokens_total');
   assert.ok(generated >= 2 && generated < 400, `generated ${generated}`);
+});
+
+test('the periodic stats line reports the generation throughput in vLLM\'s format', async () => {
+  const line = /Engine 000: Avg prompt throughput: [\d.]+ tokens\/s, Avg generation throughput: ([\d.]+) tokens\/s, Running: \d+ reqs, Waiting: \d+ reqs, GPU KV cache usage: [\d.]+%, Prefix cache hit rate: [\d.]+%/g;
+  const before = logCount(server, line);
+  await client.completions.create({ model: 'tiny', prompt: 'Stats line', max_tokens: 16, temperature: 0, ignore_eos: true });
+  // The next lines cover the interval with the 16 tokens: one reports a non-zero generation throughput.
+  assert.ok(await waitForLog(server, / Avg generation throughput: (?!0\.0 )[\d.]+ tokens\/s/, 5_000,
+                             logCount(server, / Avg generation throughput: (?!0\.0 )[\d.]+ tokens\/s/) + 1),
+            `no stats line with generation throughput:\n${server.log.slice(-3000)}`);
+  assert.ok(logCount(server, line) > before);
 });

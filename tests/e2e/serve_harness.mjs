@@ -97,10 +97,15 @@ process.on('exit', () => {
 
 // Starts `llmserve serve MODEL_DIR --host 127.0.0.1 --port PORT ...args`.
 export function startServe(modelDir, port, args = []) {
-  const proc = spawn(join(bin, 'llmserve'),
-                     ['serve', modelDir, '--host', '127.0.0.1', '--port', String(port), '--served-model-name', 'tiny',
-                      '--max-model-len', '512', '--kv-cache-memory', '64M', '--dtype', 'float32', ...args],
-                     { stdio: ['ignore', 'pipe', 'pipe'] });
+  return startLauncher(port, [modelDir, '--served-model-name', 'tiny', '--max-model-len', '512',
+                              '--kv-cache-memory', '64M', '--dtype', 'float32', ...args]);
+}
+
+// Starts `llmserve serve ...args --host 127.0.0.1 --port PORT` with nothing
+// else on the command line, and `env` added to the environment.
+export function startLauncher(port, args = [], env = {}) {
+  const proc = spawn(join(bin, 'llmserve'), ['serve', ...args, '--host', '127.0.0.1', '--port', String(port)],
+                     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const server = { proc, port, log: '', treePids: new Set() };
   proc.stdout.on('data', (d) => { server.log += d; });
   proc.stderr.on('data', (d) => { server.log += d; });

@@ -419,6 +419,34 @@ TEST(SchedulerTest, AbortIsIdempotentAndReported) {
   EXPECT_TRUE(s->AddRequest(MakeRequest("run", 8, 10)).ok());
 }
 
+TEST(SchedulerTest, AnEngineIdledByAbortsReportsItWithoutAStep) {
+  auto s = MakeScheduler(Config(256, 1), 64);
+  auto running = MakeRequest("run", 8, 10);
+  running.client_index = 1;
+  ASSERT_TRUE(s->AddRequest(running).ok());
+  Step(*s);
+  ASSERT_EQ(s->num_running(), 1);
+  const std::vector<std::string> ids = {"run"};
+  s->FinishRequests(ids, RequestStatus::kFinishedAborted);
+  ASSERT_FALSE(s->HasRequests());
+
+  std::vector<ClientOutputs> outs;
+  s->TakeIdleOutputs(&outs);
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0].client_index, 1);
+  EXPECT_TRUE(outs[0].outputs.outputs.empty());
+  ASSERT_TRUE(outs[0].outputs.finished_requests.has_value());
+  EXPECT_EQ(*outs[0].outputs.finished_requests, ids);
+  ASSERT_TRUE(outs[0].outputs.scheduler_stats.has_value());
+  EXPECT_EQ(outs[0].outputs.scheduler_stats->num_running_reqs, 0);
+  EXPECT_EQ(outs[0].outputs.scheduler_stats->kv_cache_usage, 0.0);
+  // Taken once: nothing finished since, only fresh stats.
+  s->TakeIdleOutputs(&outs);
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_FALSE(outs[0].outputs.finished_requests.has_value());
+  EXPECT_TRUE(outs[0].outputs.scheduler_stats.has_value());
+}
+
 TEST(SchedulerTest, TokensOfRequestsAbortedMidStepAreDropped) {
   auto s = MakeScheduler(Config(), 64);
   ASSERT_TRUE(s->AddRequest(MakeRequest("a", 8, 10, 100)).ok());
