@@ -10,8 +10,8 @@
 
 namespace llmserve::deploy {
 
-// Resolves `model` with --revision and this process's HF cache variables;
-// logs where a Hugging Face id was found.
+// Resolves `model` with --revision, in --download-dir or else the cache this
+// process's HF variables name; logs where a Hugging Face id was found.
 StatusOr<ResolvedModel> ResolveModelArgument(const std::string& model);
 
 }  // namespace llmserve::deploy

@@ -56,7 +56,6 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"disable-nccl-for-dp-synchronization", A::kBool, "data-parallel ranks synchronise over ZeroMQ, not NCCL"},
     {"disable-uvicorn-access-log", A::kBool, kNotUvicorn},
     {"distributed-executor-backend", A::kOne, "workers are always processes that llmserve starts (vLLM's mp)"},
-    {"download-dir", A::kOne, kNoDownload},
     {"enable-chunked-prefill", A::kBool, "chunked prefill is always on; outputs are the same"},
     {"enable-dbo", A::kBool, kDbo},
     {"enable-eplb", A::kBool, kNoExpertParallel},

@@ -10,6 +10,7 @@
 
 #include "common/flags.h"
 #include "deploy/engine_flags.h"
+#include "deploy/model_argument.h"
 #include "deploy/serve_command.h"
 
 namespace llmserve::deploy::serve_arguments_test {
@@ -149,6 +150,19 @@ TEST_F(ServeArgumentsTest, CommandLineOverridesTheConfigFile) {
   const Parsed p = ParseServe({"--config", path, "--max-num-seqs", "4"});
   EXPECT_EQ(p.config.scheduler().max_num_seqs(), 4u);
   EXPECT_EQ(p.options.port, 9000);
+}
+
+TEST_F(ServeArgumentsTest, DownloadDirAndRevisionPickTheSnapshot) {
+  const fs::path repo = fs::path(dir_) / "models--Org--M";
+  fs::create_directories(repo / "snapshots" / "c0ffee");
+  fs::create_directories(repo / "refs");
+  std::ofstream(repo / "refs" / "v1") << "c0ffee\n";
+  gflags::FlagSaver restore_defaults_after;
+  ParseWithGflags({"--download-dir=" + dir_, "--revision", "v1"});
+  auto model = ResolveModelArgument("Org/M");
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model->dir, (repo / "snapshots" / "c0ffee").string());
+  EXPECT_EQ(model->hf_id, "Org/M");
 }
 
 TEST(ServeArgumentsGflags, ServedModelNameDefaultsToTheHuggingFaceId) {
