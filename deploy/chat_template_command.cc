@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "common/flags.h"
+#include "deploy/model_argument.h"
 #include "frontend/chat_template/chat_template.h"
 
 DEFINE_string(render_template_name, "",
@@ -86,18 +87,24 @@ int RunChatTemplateCommand(int argc, char** argv) {
       "and writes the prompt MODEL_DIR's chat template renders as one JSON string per line\n"
       "(or {\"error\": ...} for a bad line; the exit status is then 1). Keys other than messages,\n"
       "add_generation_prompt and tools (and the entries of chat_template_kwargs) are template\n"
-      "variables. MODEL_DIR needs only tokenizer_config.json (or chat_template.jinja).");
+      "variables. MODEL_DIR needs only tokenizer_config.json (or chat_template.jinja); it may be a Hugging Face\n"
+      "id in the local HF cache (see --revision).");
   if (argc != 2) {
     std::cerr << "llmserve chat-template: expected exactly one MODEL_DIR argument (see --help)\n";
+    return 2;
+  }
+  auto model = ResolveModelArgument(argv[1]);
+  if (!model.ok()) {
+    std::cerr << "llmserve chat-template: " << model.status().message() << "\n";
     return 2;
   }
   frontend::ChatTemplateOptions options;
   options.template_name = FLAGS_render_template_name;
   StatusOr<frontend::ChatTemplate> tmpl = Status::Internal("unset");
   if (FLAGS_render_template_file.empty()) {
-    tmpl = frontend::ChatTemplate::FromModelDir(argv[1], options);
+    tmpl = frontend::ChatTemplate::FromModelDir(model->dir, options);
   } else {
-    auto base = frontend::ChatTemplate::FromModelDir(argv[1], options);
+    auto base = frontend::ChatTemplate::FromModelDir(model->dir, options);
     std::ifstream file(FLAGS_render_template_file, std::ios::binary);
     if (!file) {
       std::cerr << "llmserve chat-template: cannot open " << FLAGS_render_template_file << "\n";

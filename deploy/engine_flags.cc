@@ -2,7 +2,9 @@
 
 #include <gflags/gflags.h>
 
-DEFINE_string(served_model_name, "", "Model name in the API; defaults to the model directory's name.");
+DEFINE_string(served_model_name, "",
+              "Model name in the API; defaults to the Hugging Face id MODEL was given as, else the model "
+              "directory's name.");
 DEFINE_int32(max_model_len, 0, "Context length (prompt + output); 0 = the model's max_position_embeddings.");
 DEFINE_string(dtype, "auto",
               "Matmul compute type: auto (the checkpoint's torch_dtype: bfloat16 checkpoints compute in bfloat16, "
@@ -61,10 +63,11 @@ bool ParseMemory(const std::string& text, double* value) {
 }
 }  // namespace
 
-Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* config) {
+Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* config,
+                             const std::string& model_name) {
   auto* model = config->mutable_model();
   model->set_model_dir(model_dir);
-  std::string name = FLAGS_served_model_name;
+  std::string name = FLAGS_served_model_name.empty() ? model_name : FLAGS_served_model_name;
   if (name.empty()) {
     name = model_dir;
     while (name.size() > 1 && name.back() == '/') name.pop_back();
@@ -73,9 +76,12 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   model->set_served_model_name(name);
   if (FLAGS_max_model_len < 0) return Status::InvalidArgument("--max-model-len must not be negative");
   model->set_max_model_len(static_cast<uint32_t>(FLAGS_max_model_len));
-  if (FLAGS_dtype != "auto" && FLAGS_dtype != "bfloat16" && FLAGS_dtype != "float16" && FLAGS_dtype != "float32")
-    return Status::InvalidArgument("--dtype must be auto, bfloat16, float16 or float32, got '" + FLAGS_dtype + "'");
-  model->set_dtype(FLAGS_dtype);
+  // vLLM's other spellings: half is float16, float is float32.
+  const std::string dtype = FLAGS_dtype == "half" ? "float16" : FLAGS_dtype == "float" ? "float32" : FLAGS_dtype;
+  if (dtype != "auto" && dtype != "bfloat16" && dtype != "float16" && dtype != "float32")
+    return Status::InvalidArgument("--dtype must be auto, bfloat16, float16 (half) or float32 (float), got '" +
+                                   FLAGS_dtype + "'");
+  model->set_dtype(dtype);
   model->set_seed(static_cast<uint64_t>(FLAGS_seed));
   model->set_enforce_eager(FLAGS_enforce_eager);
 

@@ -10,7 +10,10 @@
 namespace llmserve::deploy {
 
 // Builds the engine configuration from the flags for `model_dir`; an error
-// names the offending flag.
-Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* config);
+// names the offending flag. `model_name` is what the user called the model
+// (a Hugging Face id); the served model name defaults to it, as in vLLM, and
+// else to the directory's name.
+Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* config,
+                             const std::string& model_name = "");
 
 }  // namespace llmserve::deploy

@@ -10,6 +10,7 @@
 
 #include "common/flags.h"
 #include "deploy/engine_flags.h"
+#include "deploy/model_argument.h"
 #include "engine_core/llm.h"
 
 DEFINE_string(prompts, "", "Prompts file: one prompt per line, or JSON lines {\"prompt\": ...} / "
@@ -80,11 +81,12 @@ Status ParseLine(const std::string& line, size_t number, const proto::SamplingPa
 
 int RunGenerateCommand(int argc, char** argv) {
   common::InitProcess(&argc, &argv,
-      "llmserve generate MODEL_DIR --prompts FILE [--output FILE] [--max-tokens N] [--temperature T] ...\n"
+      "llmserve generate MODEL --prompts FILE [--output FILE] [--max-tokens N] [--temperature T] ...\n"
       "Runs every prompt to completion with continuous batching in this process and writes one JSON\n"
-      "line per prompt, in input order: {prompt, prompt_token_ids, text, token_ids, finish_reason}.");
+      "line per prompt, in input order: {prompt, prompt_token_ids, text, token_ids, finish_reason}.\n"
+      "MODEL is a model directory or a Hugging Face id in the local HF cache (see --revision).");
   if (argc != 2) {
-    LOG(ERROR) << "llmserve generate needs exactly one MODEL_DIR";
+    LOG(ERROR) << "llmserve generate needs exactly one MODEL";
     return 2;
   }
   if (FLAGS_prompts.empty()) {
@@ -108,8 +110,13 @@ int RunGenerateCommand(int argc, char** argv) {
     }
     prompts.push_back(std::move(prompt));
   }
+  auto model = ResolveModelArgument(argv[1]);
+  if (!model.ok()) {
+    LOG(ERROR) << model.status().message();
+    return 2;
+  }
   proto::EngineConfig config;
-  if (Status s = EngineConfigFromFlags(argv[1], &config); !s.ok()) {
+  if (Status s = EngineConfigFromFlags(model->dir, &config, model->hf_id); !s.ok()) {
     LOG(ERROR) << s.message();
     return 2;
   }

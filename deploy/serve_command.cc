@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "common/flags.h"
 #include "common/ipc/cluster_key.h"
@@ -15,6 +18,8 @@
 #include "common/process/termination_signals.h"
 #include "deploy/demo_model.h"
 #include "deploy/engine_flags.h"
+#include "deploy/model_argument.h"
+#include "deploy/serve_arguments.h"
 #include "deploy/supervisor.h"
 #include "frontend/openai/structured_outputs_request.h"
 #include "frontend/serving/chat_output.h"
@@ -73,7 +78,8 @@ double LogStatsInterval() {
   return end != env && *end == '\0' && v > 0 ? v : -1;
 }
 
-// The options the serve flags ask for beyond the process layout; InvalidArgument names a bad flag.
+}  // namespace
+
 StatusOr<ServeOptions> ServeOptionsFromFlags() {
   if (FLAGS_dp_routing != "score" && FLAGS_dp_routing != "prefix")
     return Status::InvalidArgument("--dp-routing must be score or prefix, got '" + FLAGS_dp_routing + "'");
@@ -108,6 +114,8 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   return o;
 }
 
+namespace {
+
 // The node's process layout from the data-parallel flags; IPC sockets go in `run_dir`.
 Status PlanFromFlags(const std::string& run_dir, ServePlan* plan) {
   ServeFlags flags{FLAGS_data_parallel_size, FLAGS_data_parallel_size_local, FLAGS_data_parallel_start_rank,
@@ -137,23 +145,53 @@ int Serve(LaunchPlan plan) {
 }  // namespace
 
 int RunServeCommand(int argc, char** argv) {
-  common::InitProcess(&argc, &argv,
-      "llmserve serve [MODEL_DIR] [--flags]\n"
-      "Serves MODEL_DIR (a Hugging Face model directory) over an OpenAI-compatible HTTP API:\n"
-      "starts the frontend(s), one engine core per data-parallel rank and their workers, and\n"
-      "supervises them. SIGTERM/SIGINT drain in-flight requests, then stop everything.");
-  if (argc > 2) {
-    LOG(ERROR) << "llmserve serve takes one MODEL_DIR; got " << argc - 1 << " arguments";
+  auto prepared = PrepareServeArguments(std::vector<std::string>(argv + 1, argv + argc), GflagsIsOurs,
+                                        GflagsListStyle);
+  if (!prepared.ok()) {
+    std::fprintf(stderr, "llmserve serve: %s\n", prepared.status().message().c_str());
     return 2;
   }
-  std::string model_dir = argc == 2 ? argv[1] : "";
-  if (model_dir.empty()) {
+  std::vector<std::string> storage{argv[0]};
+  storage.insert(storage.end(), prepared->args.begin(), prepared->args.end());
+  std::vector<char*> pointers;
+  for (auto& s : storage) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  argc = static_cast<int>(storage.size());
+  argv = pointers.data();
+  common::InitProcess(&argc, &argv,
+      "llmserve serve [MODEL] [--config FILE.yaml] [--flags]\n"
+      "Serves MODEL over an OpenAI-compatible HTTP API: starts the frontend(s), one engine core\n"
+      "per data-parallel rank and their workers, and supervises them. SIGTERM/SIGINT drain\n"
+      "in-flight requests, then stop everything.\n"
+      "MODEL is a Hugging Face model directory, or a Hugging Face id (Qwen/Qwen3-0.6B) already in\n"
+      "the local HF cache ($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub; see --revision);\n"
+      "llmserve does not download. No MODEL: a small generated demo model.\n"
+      "  --config FILE.yaml  read flags from a YAML file as vLLM does: keys are flag names, true is a\n"
+      "                      bare flag, false is left out, `model:` names MODEL; the command line wins.\n"
+      "vLLM's other `vllm serve` flags are accepted with a warning where they change nothing here, or\n"
+      "refused where they ask for a missing feature: see docs/vllm-serve-flags.md.");
+  for (const auto& warning : prepared->warnings) LOG(WARNING) << warning;
+  if (argc > 2) {
+    LOG(ERROR) << "llmserve serve takes one MODEL; got " << argc - 1 << " arguments";
+    return 2;
+  }
+  const std::string model_arg = argc == 2 ? argv[1] : prepared->model;
+  std::string model_dir, model_name;
+  if (model_arg.empty()) {
     auto demo = EnsureDemoModel();
     if (!demo.ok()) {
       LOG(ERROR) << demo.status().message();
       return 1;
     }
     model_dir = *demo;
+  } else {
+    auto resolved = ResolveModelArgument(model_arg);
+    if (!resolved.ok()) {
+      LOG(ERROR) << resolved.status().message();
+      return 2;
+    }
+    model_dir = resolved->dir;
+    model_name = resolved->hf_id;
   }
   if (!std::filesystem::is_directory(model_dir)) {
     LOG(ERROR) << "model directory '" << model_dir << "' does not exist";
@@ -162,7 +200,7 @@ int RunServeCommand(int argc, char** argv) {
   model_dir = std::filesystem::absolute(model_dir).string();
   auto options = ServeOptionsFromFlags();
   proto::EngineConfig config;
-  Status s = options.ok() ? EngineConfigFromFlags(model_dir, &config) : options.status();
+  Status s = options.ok() ? EngineConfigFromFlags(model_dir, &config, model_name) : options.status();
   if (!s.ok()) {
     LOG(ERROR) << s.message();
     return 2;

@@ -38,6 +38,8 @@ struct ServeOptions {
   std::string reasoning_parser;               // --reasoning-parser
   RestartPolicy restart_policy = RestartPolicy::kNever;
   double log_stats_interval_s = 10;           // frontends' stats line period; 0: no stats line
+
+  bool operator==(const ServeOptions&) const = default;
 };
 
 }  // namespace llmserve::deploy

@@ -11,6 +11,7 @@
 
 #include "common/flags.h"
 #include "common/tokenizer/tokenizer.h"
+#include "deploy/model_argument.h"
 
 // Flag names carry a tokenize_ prefix so they cannot collide with other
 // subcommands' flags in the same binary; RunTokenizeCommand maps the short
@@ -30,7 +31,8 @@ constexpr char kUsage[] =
     "llmserve tokenize MODEL_DIR [--decode] [--no-special] [--skip-special-tokens]\n"
     "Reads one JSON string per line on stdin and writes its token ids as one JSON array per\n"
     "line. With --decode, reads JSON arrays of ids and writes JSON strings. MODEL_DIR needs\n"
-    "tokenizer.json (tokenizer_config.json optional).\n"
+    "tokenizer.json (tokenizer_config.json optional); it may be a Hugging Face id in the local\n"
+    "HF cache (see --revision).\n"
     "  --add-special-tokens[=true|false]  add special tokens (default true: as the tokenizer says)\n"
     "  --no-special                       same as --add-special-tokens=false\n"
     "  --skip-special-tokens              with --decode, drop special tokens";
@@ -74,7 +76,12 @@ int RunTokenizeCommand(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s\n", kUsage);
     return 2;
   }
-  auto tok = common::tokenizer::Tokenizer::FromDirectory(v[1]);
+  auto model = ResolveModelArgument(v[1]);
+  if (!model.ok()) {
+    std::fprintf(stderr, "llmserve tokenize: %s\n", model.status().message().c_str());
+    return 2;
+  }
+  auto tok = common::tokenizer::Tokenizer::FromDirectory(model->dir);
   if (!tok.ok()) {
     std::fprintf(stderr, "llmserve tokenize: %s\n", tok.status().message().c_str());
     return 1;

@@ -13,7 +13,7 @@ expect() {  # expect "COMMAND..." FLAG...
   done
   if grep -q -- "--logtostderr\|--flagfile" <<<"$out"; then echo "FAIL: '$cmd --help' lists library flags"; exit 1; fi
 }
-expect "$bin/llmserve serve" tensor-parallel-size max-model-len max-num-seqs enable-prefix-caching data-parallel-size api-key restart-policy admin-api-key
+expect "$bin/llmserve serve" tensor-parallel-size max-model-len max-num-seqs enable-prefix-caching data-parallel-size api-key restart-policy admin-api-key config revision
 expect "$bin/llmserve generate" prompts max-tokens temperature kv-cache-memory
 expect "$bin/llmserve-engine" handshake-address data-parallel-rank
 expect "$bin/llmserve-frontend" model port api-key max-request-body-bytes admin-api-key control-address
