@@ -19,7 +19,7 @@ size_t PackedBytes(size_t rows, size_t cols) {
   return Groups(rows) * blocks * (kGroupRows * kBlock + kGroupRows * sizeof(float));
 }
 
-void Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst) {
+bool Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst) {
   const size_t blocks = cols / kBlock, groups = Groups(rows);
   const size_t src_row_bytes = row_stride / kBlock * kBlockBytes;
   std::memset(dst, 0, PackedBytes(rows, cols));
@@ -32,6 +32,9 @@ void Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8
       std::memcpy(dst + ((g * blocks + b) * kGroupRows + j) * kBlock, block + 2, kBlock);
     }
   }
+  const uint8_t* quants = dst;
+  return std::find(quants, quants + groups * blocks * kGroupRows * kBlock, uint8_t{0x80}) !=
+         quants + groups * blocks * kGroupRows * kBlock;
 }
 
 void QuantizeRow(const float* x, size_t cols, int8_t* q, float* d) {

@@ -30,7 +30,9 @@ size_t PackedBytes(size_t rows, size_t cols);
 
 // Packs rows × cols weights given as GGUF Q8_0 blocks, `row_stride` weights
 // apart (a multiple of 32; `src` points at the first block of the first row).
-void Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst);
+// Returns whether a quant is -128 (llama.cpp's quantizer writes ±127 at
+// most; the AVX2 kernel then takes a slower path that is exact for it).
+bool Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst);
 
 // Quantizes one row of `cols` activations (a multiple of 32) into `q` (cols
 // int8) and `d` (cols / 32 scales).
@@ -43,6 +45,7 @@ struct Problem {
   const float* xd;    // [m × k / 32] their scales
   size_t m, k;        // rows, in_features
   const uint8_t* w;   // packed weights
+  bool has_min_quant; // Pack found a -128
   size_t n;           // out_features
   float* y;           // [m × n], row stride ldy
   size_t ldy;

@@ -142,7 +142,7 @@ LinearWeight LinearWeight::PackQ8_0(const void* blocks, size_t rows, size_t cols
   w.q8_0_ = true;
   w.isa_ = ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
   w.data_.resize(q8::PackedBytes(rows, cols));
-  q8::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
+  w.q8_has_min_quant_ = q8::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
   return w;
 }
 
@@ -159,7 +159,7 @@ void LinearWeight::ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& poo
   };
   if (m * cols_ >= (size_t{1} << 16)) pool.ParallelFor(m, 8, quantize);
   else quantize(0, m, 0);
-  const q8::Problem problem{q, d, m, cols_, data_.data(), rows_, y, rows_};
+  const q8::Problem problem{q, d, m, cols_, data_.data(), q8_has_min_quant_, rows_, y, rows_};
   const size_t groups = (rows_ + q8::kGroupRows - 1) / q8::kGroupRows;
   const size_t group_bytes = q8::PackedBytes(q8::kGroupRows, cols_);
   const Isa isa = isa_;

@@ -96,6 +96,7 @@ class LinearWeight {
   Isa isa_ = Isa::kScalar;
   WeightDType packed_dtype_ = WeightDType::kF32;  // element type inside data_
   bool q8_0_ = false;                             // data_ holds gemm_q8.h's layout
+  bool q8_has_min_quant_ = false;                 // ... with a -128 quant
 
   void ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& pool) const;
   std::vector<uint8_t, AlignedAllocator<uint8_t>> data_;  // packed (gemm_p16.h / gemm_amx.h)

@@ -19,9 +19,10 @@
 namespace llmserve::kernels::cpu {
 namespace {
 
-// GGUF Q8_0 blocks for rows × stride weights (random quants, -128 included).
-std::vector<uint8_t> RandomQ8Blocks(size_t rows, size_t stride, std::mt19937& rng) {
-  std::uniform_int_distribution<int> quant(-128, 127);
+// GGUF Q8_0 blocks for rows × stride weights (random quants; -128, which
+// llama.cpp's quantizer never writes, only with `min_quant`).
+std::vector<uint8_t> RandomQ8Blocks(size_t rows, size_t stride, std::mt19937& rng, bool min_quant = true) {
+  std::uniform_int_distribution<int> quant(min_quant ? -128 : -127, 127);
   std::uniform_real_distribution<float> scale(0.001f, 0.02f);
   std::vector<uint8_t> out(rows * stride / q8::kBlock * q8::kBlockBytes);
   for (size_t b = 0; b < out.size() / q8::kBlockBytes; ++b) {
@@ -105,11 +106,11 @@ TEST(GemmQ8, ScalarKernelIsTheBlockFormula) {
   }
 }
 
-TEST(GemmQ8, Avx2EqualsScalarAndRowsDoNotDependOnTheBatch) {
-  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx2);
-  std::mt19937 rng(5);
+// The AVX2 kernel against the scalar one, and each row alone against the batch.
+void ExpectAvx2EqualsScalarRowByRow(bool min_quant, std::mt19937& rng) {
+  SCOPED_TRACE(min_quant ? "with -128 quants" : "quants within ±127");
   const size_t rows = 77, cols = 256, stride = 256, m = 11;
-  const auto blocks = RandomQ8Blocks(rows, stride, rng);
+  const auto blocks = RandomQ8Blocks(rows, stride, rng, min_quant);
   const auto x = RandomQ8Activations(m * cols, rng);
   ThreadPool one(1), two(2);
   std::vector<float> scalar(m * rows), avx2(m * rows);
@@ -123,6 +124,13 @@ TEST(GemmQ8, Avx2EqualsScalarAndRowsDoNotDependOnTheBatch) {
     w.Apply(x.data() + i * cols, 1, alone.data(), one);
     EXPECT_EQ(std::memcmp(alone.data(), avx2.data() + i * rows, rows * 4), 0) << "row " << i;
   }
+}
+
+TEST(GemmQ8, Avx2EqualsScalarAndRowsDoNotDependOnTheBatch) {
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx2);
+  std::mt19937 rng(5);
+  ExpectAvx2EqualsScalarRowByRow(false, rng);  // the one-sign path
+  ExpectAvx2EqualsScalarRowByRow(true, rng);   // the path exact for -128
 }
 
 // Against the f32 product of the dequantized weights: the only difference is
