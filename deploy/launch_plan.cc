@@ -69,7 +69,8 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
       "--input-address=" + plan_.frontend_inputs[index].bind,
       "--output-address=" + plan_.frontend_outputs[index].bind,
       "--engine-ranks=" + ranks,
-      "--max-request-body-bytes=" + std::to_string(options_.max_request_body_bytes)};
+      "--max-request-body-bytes=" + std::to_string(options_.max_request_body_bytes),
+      "--max-logprobs=" + std::to_string(options_.max_logprobs)};
   if (!options_.api_key.empty()) argv.push_back("--api-key=" + options_.api_key);
   if (!options_.structured_outputs_config.empty())
     argv.push_back("--structured-outputs-config=" + options_.structured_outputs_config);

@@ -58,6 +58,7 @@ DEFINE_string(reasoning_parser, "",
 DEFINE_string(admin_api_key, "",
               "Enables elastic data-parallel scaling: POST /scale_elastic_ep {\"new_data_parallel_size\": N} with "
               "'Authorization: Bearer KEY' starts or stops engine ranks while the rest keep serving. Empty: disabled.");
+DEFINE_int32(max_logprobs, 20, "Most logprobs (top_logprobs, prompt_logprobs) a request may ask for.");
 DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
 DEFINE_double(log_stats_interval, 10,
               "Seconds between stats lines (vLLM's VLLM_LOG_STATS_INTERVAL, which sets the default when present).");
@@ -108,6 +109,8 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.tool_call_parser = FLAGS_tool_call_parser;
   o.reasoning_parser = FLAGS_reasoning_parser;
   o.restart_policy = *restart_policy;
+  if (FLAGS_max_logprobs < 0) return Status::InvalidArgument("--max-logprobs must not be negative");
+  o.max_logprobs = FLAGS_max_logprobs;
   o.log_stats_interval_s = FLAGS_disable_log_stats ? 0 : LogStatsInterval();
   if (o.log_stats_interval_s < 0)
     return Status::InvalidArgument("--log-stats-interval (or VLLM_LOG_STATS_INTERVAL) must be a positive number");

@@ -38,6 +38,7 @@ struct ServeOptions {
   std::string reasoning_parser;               // --reasoning-parser
   RestartPolicy restart_policy = RestartPolicy::kNever;
   double log_stats_interval_s = 10;           // frontends' stats line period; 0: no stats line
+  int32_t max_logprobs = 20;                  // most logprobs a request may ask for
 
   bool operator==(const ServeOptions&) const = default;
 };

@@ -155,7 +155,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"logits-processors", A::kList, "custom logits processors", ""},
     {"logprobs-mode", A::kOne, "logprobs other than the raw model log-probabilities", "raw_logprobs"},
     {"lora-modules", A::kList, "LoRA adapters", ""},
-    {"max-logprobs", A::kOne, "a logprobs limit other than vLLM's default", "20"},
     {"middleware", A::kOne, "Python ASGI middleware", ""},
     {"model-impl", A::kOne, "other model implementations", "auto,vllm,transformers"},
     {"num-gpu-blocks-override", A::kOne, "a KV cache size in blocks; use --kv-cache-memory", ""},

@@ -67,6 +67,8 @@ TEST(LaunchPlan, DataParallelHeadStartsTheCoordinatorFirst) {
   flags.api_server_count = 2;
   ServeOptions options;
   options.api_key = "k";
+  options.max_logprobs = 7;
+  options.log_stats_interval_s = 0;
   LaunchPlan plan = Plan(flags, options);
   EXPECT_EQ(plan.Children(), (std::vector<ChildId>{ChildId::Coordinator(), ChildId::Frontend(0),
                                                    ChildId::Frontend(1), ChildId::Engine(0), ChildId::Engine(1)}));
@@ -80,6 +82,8 @@ TEST(LaunchPlan, DataParallelHeadStartsTheCoordinatorFirst) {
   EXPECT_TRUE(Has(frontend, "--api-server-count=2"));
   EXPECT_TRUE(Has(frontend, "--engine-ranks=0,1,2,3"));
   EXPECT_TRUE(Has(frontend, "--api-key=k"));
+  EXPECT_TRUE(Has(frontend, "--max-logprobs=7"));
+  EXPECT_TRUE(Has(frontend, "--disable-log-stats"));
   EXPECT_TRUE(Has(frontend, "--coordinator-address=ipc:///run/x/coordinator-front"));
   // A frontend restarted after an elastic scale routes to the ranks in effect.
   EXPECT_TRUE(Has(plan.Argv(ChildId::Frontend(1), 2), "--engine-ranks=0,1"));
