@@ -21,6 +21,7 @@
 #include "deploy/model_argument.h"
 #include "deploy/serve_arguments.h"
 #include "deploy/supervisor.h"
+#include "frontend/chat_template/chat_template.h"
 #include "frontend/openai/structured_outputs_request.h"
 #include "frontend/serving/chat_output.h"
 
@@ -58,6 +59,9 @@ DEFINE_string(reasoning_parser, "",
 DEFINE_string(admin_api_key, "",
               "Enables elastic data-parallel scaling: POST /scale_elastic_ep {\"new_data_parallel_size\": N} with "
               "'Authorization: Bearer KEY' starts or stops engine ranks while the rest keep serving. Empty: disabled.");
+DEFINE_string(chat_template, "",
+              "Chat template replacing the model's: a file, or the template itself when the argument holds '{', "
+              "'}' or a newline (escapes such as \\n decoded), as vLLM reads it. \"\": the model's own.");
 DEFINE_int32(max_logprobs, 20, "Most logprobs (top_logprobs, prompt_logprobs) a request may ask for.");
 DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
 DEFINE_double(log_stats_interval, 10,
@@ -111,6 +115,9 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.restart_policy = *restart_policy;
   if (FLAGS_max_logprobs < 0) return Status::InvalidArgument("--max-logprobs must not be negative");
   o.max_logprobs = FLAGS_max_logprobs;
+  if (!FLAGS_chat_template.empty()) {
+    LLMSERVE_ASSIGN_OR_RETURN(o.chat_template, frontend::ResolveChatTemplateArgument(FLAGS_chat_template));
+  }
   o.log_stats_interval_s = FLAGS_disable_log_stats ? 0 : LogStatsInterval();
   if (o.log_stats_interval_s < 0)
     return Status::InvalidArgument("--log-stats-interval (or VLLM_LOG_STATS_INTERVAL) must be a positive number");

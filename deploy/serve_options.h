@@ -39,6 +39,7 @@ struct ServeOptions {
   RestartPolicy restart_policy = RestartPolicy::kNever;
   double log_stats_interval_s = 10;           // frontends' stats line period; 0: no stats line
   int32_t max_logprobs = 20;                  // most logprobs a request may ask for
+  std::string chat_template;                  // template source replacing the model's; "": the model's
 
   bool operator==(const ServeOptions&) const = default;
 };

@@ -122,7 +122,6 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
 };
 
 constexpr RejectedVllmFlag kRejected[] = {
-    {"chat-template", A::kOne, "a chat template other than the model's own", ""},
     {"chat-template-content-format", A::kOne, "choosing the chat content format", "auto"},
     {"config-format", A::kOne, "model configs other than Hugging Face's config.json", "auto,hf"},
     {"convert", A::kOne, "converting models to pooling / embedding", "auto,none"},

@@ -34,6 +34,9 @@ DEFINE_string(reasoning_parser, "",
 DEFINE_string(admin_api_key, "",
               "Key for the admin endpoints (POST /scale_elastic_ep), sent as 'Authorization: Bearer KEY'; "
               "empty: elastic scaling is disabled (403).");
+DEFINE_string(chat_template_source, "",
+              "Template source replacing the model's chat template (`llmserve serve --chat-template` reads the "
+              "file and passes its text); \"\": the model's own.");
 DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
 DEFINE_double(log_stats_interval, 10,
               "Seconds between stats lines (vLLM's VLLM_LOG_STATS_INTERVAL, which sets the default when present).");
@@ -91,6 +94,7 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.admin_api_key = FLAGS_admin_api_key;
   o.control_address = FLAGS_control_address;
   o.log_stats_interval_s = FLAGS_disable_log_stats ? 0 : FLAGS_log_stats_interval;
+  o.chat_template = FLAGS_chat_template_source;
   LLMSERVE_RETURN_IF_ERROR(o.Validate());
   return flags;
 }

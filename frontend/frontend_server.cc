@@ -98,8 +98,10 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
   auto tokenizer = common::tokenizer::Tokenizer::FromDirectory(options_.model_dir);
   if (!tokenizer.ok()) return tokenizer.status();
   tokenizer_ = std::move(tokenizer).value();
-  if (auto t = ChatTemplate::FromModelDir(options_.model_dir); t.ok()) {
+  if (auto t = ChatTemplate::FromModelDir(options_.model_dir, {}, options_.chat_template); t.ok()) {
     chat_template_ = std::move(t).value();
+  } else if (!options_.chat_template.empty()) {
+    return t.status().WithContext("--chat-template");
   } else {
     LOG(WARNING) << "no usable chat template (" << t.status().message() << "); /v1/chat/completions will answer 400";
   }

@@ -103,7 +103,8 @@ StatusOr<ChatTemplate> ChatTemplate::FromTokenizerConfig(const nlohmann::ordered
   return t;
 }
 
-StatusOr<ChatTemplate> ChatTemplate::FromModelDir(const std::string& dir, ChatTemplateOptions options) {
+StatusOr<ChatTemplate> ChatTemplate::FromModelDir(const std::string& dir, ChatTemplateOptions options,
+                                                  const std::string& source) {
   namespace fs = std::filesystem;
   fs::path root(dir);
   std::error_code ec;
@@ -113,7 +114,9 @@ StatusOr<ChatTemplate> ChatTemplate::FromModelDir(const std::string& dir, ChatTe
     LLMSERVE_ASSIGN_OR_RETURN(config, ReadJson(root / "tokenizer_config.json"));
     if (!config.is_object()) return Status::InvalidArgument((root / "tokenizer_config.json").string() + " must hold a JSON object");
   }
-  if (fs::exists(root / "chat_template.jinja", ec)) {
+  if (!source.empty()) {
+    config["chat_template"] = source;
+  } else if (fs::exists(root / "chat_template.jinja", ec)) {
     LLMSERVE_ASSIGN_OR_RETURN(std::string source, ReadFile(root / "chat_template.jinja"));
     config["chat_template"] = source;
   } else if (fs::exists(root / "chat_template.json", ec)) {
@@ -129,6 +132,36 @@ StatusOr<ChatTemplate> ChatTemplate::FromModelDir(const std::string& dir, ChatTe
   auto t = FromTokenizerConfig(config, std::move(options));
   if (!t.ok()) return t.status().WithContext(dir);
   return t;
+}
+
+StatusOr<std::string> ResolveChatTemplateArgument(const std::string& argument) {
+  std::error_code ec;
+  if (std::filesystem::exists(argument, ec)) {
+    std::ifstream file(argument, std::ios::binary);
+    std::ostringstream text;
+    if (!std::filesystem::is_regular_file(argument, ec) || !(text << file.rdbuf()) || text.str().empty())
+      return Status::InvalidArgument("--chat-template " + argument + " is not a readable, non-empty file");
+    return text.str();
+  }
+  if (argument.find_first_of("{}\n") == std::string::npos) {
+    return Status::InvalidArgument("--chat-template '" + argument +
+                                   "' looks like a file path, but there is no such file");
+  }
+  std::string out;
+  for (size_t i = 0; i < argument.size(); ++i) {
+    const char c = argument[i];
+    const char next = i + 1 < argument.size() ? argument[i + 1] : '\0';
+    const char* decoded = c != '\\' ? nullptr
+                          : next == 'n' ? "\n" : next == 't' ? "\t" : next == 'r' ? "\r"
+                          : next == '\\' ? "\\" : next == '\'' ? "'" : next == '"' ? "\"" : nullptr;
+    if (decoded != nullptr) {
+      out += decoded;
+      ++i;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> ChatTemplate::TemplateNames() const {

@@ -50,7 +50,10 @@ class ChatTemplate {
   // From a model directory: chat_template.jinja, chat_template.json or
   // tokenizer_config.json's chat_template (first found), special tokens from
   // tokenizer_config.json.
-  static StatusOr<ChatTemplate> FromModelDir(const std::string& dir, ChatTemplateOptions options = {});
+  // With `source` not empty, it replaces the model's template (--chat-template);
+  // the special tokens still come from the model directory.
+  static StatusOr<ChatTemplate> FromModelDir(const std::string& dir, ChatTemplateOptions options = {},
+                                             const std::string& source = "");
   // From template source and special tokens given directly (e.g. {"bos_token": "<s>"}).
   static StatusOr<ChatTemplate> FromSource(const std::string& source,
                                            std::vector<std::pair<std::string, std::string>> special_tokens,
@@ -79,5 +82,12 @@ class ChatTemplate {
   std::vector<std::pair<std::string, std::string>> special_tokens_;
   ChatTemplateOptions options_;
 };
+
+// The template a --chat-template argument names, as vLLM reads it: the
+// contents of the file at `argument` when it opens; otherwise the argument
+// itself when it looks like a template (holds '{', '}' or a newline), with
+// \n, \t, \r, \\, \' and \" escapes decoded; otherwise an error (a path that
+// does not open).
+StatusOr<std::string> ResolveChatTemplateArgument(const std::string& argument);
 
 }  // namespace llmserve::frontend

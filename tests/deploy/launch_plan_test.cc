@@ -68,6 +68,7 @@ TEST(LaunchPlan, DataParallelHeadStartsTheCoordinatorFirst) {
   ServeOptions options;
   options.api_key = "k";
   options.max_logprobs = 7;
+  options.chat_template = "{{ messages }}\n";
   options.log_stats_interval_s = 0;
   LaunchPlan plan = Plan(flags, options);
   EXPECT_EQ(plan.Children(), (std::vector<ChildId>{ChildId::Coordinator(), ChildId::Frontend(0),
@@ -83,6 +84,7 @@ TEST(LaunchPlan, DataParallelHeadStartsTheCoordinatorFirst) {
   EXPECT_TRUE(Has(frontend, "--engine-ranks=0,1,2,3"));
   EXPECT_TRUE(Has(frontend, "--api-key=k"));
   EXPECT_TRUE(Has(frontend, "--max-logprobs=7"));
+  EXPECT_TRUE(Has(frontend, "--chat-template-source={{ messages }}\n"));
   EXPECT_TRUE(Has(frontend, "--disable-log-stats"));
   EXPECT_TRUE(Has(frontend, "--coordinator-address=ipc:///run/x/coordinator-front"));
   // A frontend restarted after an elastic scale routes to the ranks in effect.

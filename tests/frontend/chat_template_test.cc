@@ -148,5 +148,36 @@ TEST(ChatTemplateErrors, BadTokenizerConfigs) {
             "NOT_FOUND: /nonexistent/dir is not a directory");
 }
 
+// --chat-template: a file's contents, or the template itself (escapes
+// decoded) when it looks like one; a path that does not open is an error.
+TEST(ChatTemplateArgument, ReadsAFileOrTakesTheTemplateItself) {
+  const std::string dir = ::testing::TempDir() + "/chat_template_argument";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/t.jinja") << "{{ 'file\\n' }}";
+  auto file = ResolveChatTemplateArgument(dir + "/t.jinja");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(*file, "{{ 'file\\n' }}");  // a file is taken as it is
+  auto inline_template = ResolveChatTemplateArgument("{% for m in messages %}{{ m.content }}\\n{% endfor %}");
+  ASSERT_TRUE(inline_template.ok());
+  EXPECT_EQ(*inline_template, "{% for m in messages %}{{ m.content }}\n{% endfor %}");
+  auto missing = ResolveChatTemplateArgument(dir + "/missing.jinja");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("looks like a file path"), std::string::npos);
+  EXPECT_FALSE(ResolveChatTemplateArgument(dir).ok());  // a directory
+}
+
+TEST(ChatTemplateArgument, ReplacesTheModelsTemplateAndKeepsItsSpecialTokens) {
+  const std::string dir = ::testing::TempDir() + "/chat_template_override";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/tokenizer_config.json")
+      << R"({"bos_token": "<s>", "chat_template": "{{ 'model template' }}"})";
+  auto t = ChatTemplate::FromModelDir(dir, {}, "{{ bos_token }}{{ messages[0].content }}");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  auto text = t->Render(nlohmann::json::parse(R"([{"role": "user", "content": "hi"}])"), true, nullptr, nullptr);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_EQ(*text, "<s>hi");
+  EXPECT_FALSE(ChatTemplate::FromModelDir(dir, {}, "{{ unclosed").ok());
+}
+
 }  // namespace
 }  // namespace llmserve::frontend
