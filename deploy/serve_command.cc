@@ -22,6 +22,7 @@
 #include "deploy/serve_arguments.h"
 #include "deploy/supervisor.h"
 #include "frontend/chat_template/chat_template.h"
+#include "frontend/http/cors.h"
 #include "frontend/openai/structured_outputs_request.h"
 #include "frontend/serving/chat_output.h"
 
@@ -62,6 +63,10 @@ DEFINE_string(admin_api_key, "",
 DEFINE_string(chat_template, "",
               "Chat template replacing the model's: a file, or the template itself when the argument holds '{', "
               "'}' or a newline (escapes such as \\n decoded), as vLLM reads it. \"\": the model's own.");
+DEFINE_string(allowed_origins, "[\"*\"]", "CORS: origins allowed, as a JSON list (vLLM's format; \"*\": any).");
+DEFINE_string(allowed_methods, "[\"*\"]", "CORS: methods a preflight may ask for, as a JSON list (\"*\": any).");
+DEFINE_string(allowed_headers, "[\"*\"]", "CORS: request headers a preflight may ask for, as a JSON list (\"*\": any).");
+DEFINE_bool(allow_credentials, false, "CORS: allow credentials (the origin is then echoed instead of \"*\").");
 DEFINE_int32(max_logprobs, 20, "Most logprobs (top_logprobs, prompt_logprobs) a request may ask for.");
 DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
 DEFINE_double(log_stats_interval, 10,
@@ -115,6 +120,13 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.restart_policy = *restart_policy;
   if (FLAGS_max_logprobs < 0) return Status::InvalidArgument("--max-logprobs must not be negative");
   o.max_logprobs = FLAGS_max_logprobs;
+  for (const auto& [flag, value] : {std::pair{"--allowed-origins", &FLAGS_allowed_origins},
+                                    std::pair{"--allowed-methods", &FLAGS_allowed_methods},
+                                    std::pair{"--allowed-headers", &FLAGS_allowed_headers}})
+    LLMSERVE_RETURN_IF_ERROR(frontend::http::ParseCorsList(flag, *value).status());
+  o.cors_flags = {"--allowed-origins=" + FLAGS_allowed_origins, "--allowed-methods=" + FLAGS_allowed_methods,
+                  "--allowed-headers=" + FLAGS_allowed_headers,
+                  FLAGS_allow_credentials ? "--allow-credentials" : "--noallow-credentials"};
   if (!FLAGS_chat_template.empty()) {
     LLMSERVE_ASSIGN_OR_RETURN(o.chat_template, frontend::ResolveChatTemplateArgument(FLAGS_chat_template));
   }

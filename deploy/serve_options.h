@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status_or.h"
 
@@ -40,6 +41,7 @@ struct ServeOptions {
   double log_stats_interval_s = 10;           // frontends' stats line period; 0: no stats line
   int32_t max_logprobs = 20;                  // most logprobs a request may ask for
   std::string chat_template;                  // template source replacing the model's; "": the model's
+  std::vector<std::string> cors_flags;        // the frontends' --allowed-* / --allow-credentials, validated
 
   bool operator==(const ServeOptions&) const = default;
 };

@@ -10,7 +10,6 @@ namespace {
 
 using A = VllmArity;
 
-constexpr char kCors[] = "no CORS headers are sent; non-browser and same-origin clients are unaffected";
 constexpr char kTextOnly[] = "text-only: no multimodal models or inputs";
 constexpr char kLora[] = "only used with --enable-lora, which llmserve rejects";
 constexpr char kNoExpertParallel[] = "expert placement only; llmserve has no expert parallelism, outputs are the same";
@@ -28,12 +27,8 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"additional-config", A::kOne, "extra settings for vLLM platform plugins; llmserve has none"},
     {"aggregate-engine-logging", A::kNone, "the stats line's layout is llmserve's own"},
     {"all2all-backend", A::kOne, kNoExpertParallel},
-    {"allow-credentials", A::kBool, kCors},
-    {"allowed-headers", A::kOne, kCors},
     {"allowed-local-media-path", A::kOne, kTextOnly},
     {"allowed-media-domains", A::kList, kTextOnly},
-    {"allowed-methods", A::kOne, kCors},
-    {"allowed-origins", A::kOne, kCors},
     {"async-scheduling", A::kBool, "a scheduling speed-up; outputs are the same"},
     {"calculate-kv-scales", A::kBool, "only for fp8 KV caches, which llmserve does not have"},
     {"code-revision", A::kOne, "no model code is downloaded or run"},

@@ -34,6 +34,10 @@ DEFINE_string(reasoning_parser, "",
 DEFINE_string(admin_api_key, "",
               "Key for the admin endpoints (POST /scale_elastic_ep), sent as 'Authorization: Bearer KEY'; "
               "empty: elastic scaling is disabled (403).");
+DEFINE_string(allowed_origins, "[\"*\"]", "CORS: origins allowed, as a JSON list (vLLM's format; \"*\": any).");
+DEFINE_string(allowed_methods, "[\"*\"]", "CORS: methods a preflight may ask for, as a JSON list (\"*\": any).");
+DEFINE_string(allowed_headers, "[\"*\"]", "CORS: request headers a preflight may ask for, as a JSON list (\"*\": any).");
+DEFINE_bool(allow_credentials, false, "CORS: allow credentials (the origin is then echoed instead of \"*\").");
 DEFINE_string(chat_template_source, "",
               "Template source replacing the model's chat template (`llmserve serve --chat-template` reads the "
               "file and passes its text); \"\": the model's own.");
@@ -95,6 +99,10 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.control_address = FLAGS_control_address;
   o.log_stats_interval_s = FLAGS_disable_log_stats ? 0 : FLAGS_log_stats_interval;
   o.chat_template = FLAGS_chat_template_source;
+  LLMSERVE_ASSIGN_OR_RETURN(o.cors.allowed_origins, http::ParseCorsList("--allowed-origins", FLAGS_allowed_origins));
+  LLMSERVE_ASSIGN_OR_RETURN(o.cors.allowed_methods, http::ParseCorsList("--allowed-methods", FLAGS_allowed_methods));
+  LLMSERVE_ASSIGN_OR_RETURN(o.cors.allowed_headers, http::ParseCorsList("--allowed-headers", FLAGS_allowed_headers));
+  o.cors.allow_credentials = FLAGS_allow_credentials;
   LLMSERVE_RETURN_IF_ERROR(o.Validate());
   return flags;
 }

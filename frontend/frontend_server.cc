@@ -146,6 +146,7 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
 
 http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   http::Router router;
+  router.set_cors(options_.cors);
   EngineCoreClient* engine = client_.get();
   openai::InfoRoutesConfig info;
   info.served_model_names = serving_.served_model_names;

@@ -51,6 +51,7 @@ struct FrontendServerOptions {
   std::string control_address;                       // the launcher's control socket; "": no elastic scaling
   double log_stats_interval_s = 0;                   // > 0: the stats line every this many seconds
   std::string chat_template;                         // template source replacing the model's; "": the model's
+  http::CorsPolicy cors;                             // CORS headers and preflights (vLLM's defaults: any origin)
 
   // InvalidArgument naming the first option a user got wrong.
   Status Validate() const;

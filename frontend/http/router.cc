@@ -2,6 +2,35 @@
 
 namespace llmserve::frontend::http {
 
+namespace {
+
+// Forwards to another writer, adding `headers` to the response or stream head.
+class HeaderAddingWriter final : public ResponseWriter {
+ public:
+  HeaderAddingWriter(std::shared_ptr<ResponseWriter> inner, Headers headers)
+      : inner_(std::move(inner)), headers_(std::move(headers)) {}
+  void Respond(HttpResponse response) override {
+    response.headers.insert(response.headers.end(), headers_.begin(), headers_.end());
+    inner_->Respond(std::move(response));
+  }
+  void BeginStream(int status, std::string content_type, Headers headers) override {
+    headers.insert(headers.end(), headers_.begin(), headers_.end());
+    inner_->BeginStream(status, std::move(content_type), std::move(headers));
+  }
+  void Write(std::string data) override { inner_->Write(std::move(data)); }
+  void End() override { inner_->End(); }
+  bool closed() const override { return inner_->closed(); }
+  bool finished() const override { return inner_->finished(); }
+  void OnDisconnect(std::function<void()> callback) override { inner_->OnDisconnect(std::move(callback)); }
+  size_t pending_bytes() const override { return inner_->pending_bytes(); }
+
+ private:
+  std::shared_ptr<ResponseWriter> inner_;
+  Headers headers_;
+};
+
+}  // namespace
+
 HttpResponse PlainErrorResponse(int status, const std::string& message) {
   return HttpResponse::Make(status, "text/plain; charset=utf-8", message + "\n");
 }
@@ -15,6 +44,14 @@ void Router::AddFilter(std::string prefix, Filter filter) {
 }
 
 void Router::Dispatch(HttpRequest request, std::shared_ptr<ResponseWriter> writer) const {
+  if (cors_) {
+    if (std::optional<HttpResponse> preflight = CorsPreflight(*cors_, request)) {
+      writer->Respond(std::move(*preflight));
+      return;
+    }
+    Headers extra = CorsResponseHeaders(*cors_, request);
+    if (!extra.empty()) writer = std::make_shared<HeaderAddingWriter>(std::move(writer), std::move(extra));
+  }
   for (const auto& [prefix, filter] : filters_) {
     if (request.path.compare(0, prefix.size(), prefix) != 0) continue;
     if (std::optional<HttpResponse> answer = filter(request)) {

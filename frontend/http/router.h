@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "frontend/http/cors.h"
 #include "frontend/http/http_message.h"
 #include "frontend/http/response_writer.h"
 
@@ -41,6 +42,10 @@ class Router {
   // Runs `filter` before the handler of every request whose path starts with `prefix`.
   void AddFilter(std::string prefix, Filter filter);
 
+  // Answers CORS preflights and adds CORS headers to every response (cors.h);
+  // applied before the filters, as vLLM's middleware runs before its API-key check.
+  void set_cors(CorsPolicy policy) { cors_ = std::move(policy); }
+
   // Replaces the error body format.
   void set_error_responder(ErrorResponder responder) { error_responder_ = std::move(responder); }
 
@@ -53,6 +58,7 @@ class Router {
  private:
   std::map<std::string, std::map<std::string, Handler>> routes_;  // path -> method -> handler
   std::vector<std::pair<std::string, Filter>> filters_;
+  std::optional<CorsPolicy> cors_;
   ErrorResponder error_responder_;
 };
 

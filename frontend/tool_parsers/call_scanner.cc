@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frontend/tool_parsers/json_canon.h"
+
 namespace llmserve::frontend::tool_parsers {
 namespace {
-
-bool IsWs(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // "\"name\"" for key "name": the canonical form of a key string.
 std::string Quoted(std::string_view key) {
@@ -29,7 +29,7 @@ size_t CallObjectScanner::Feed(std::string_view bytes) {
     switch (state_) {
       case State::kOpen:
         if (c == '{') state_ = State::kKeyOrClose;
-        else if (!IsWs(c)) state_ = State::kError;
+        else if (!IsJsonWhitespace(c)) state_ = State::kError;
         ++i;
         break;
       case State::kKeyOrClose:
@@ -39,7 +39,7 @@ size_t CallObjectScanner::Feed(std::string_view bytes) {
           break;
         }
         if (c == '}' && state_ == State::kKeyOrClose) state_ = State::kDone;
-        else if (!IsWs(c)) state_ = State::kError;
+        else if (!IsJsonWhitespace(c)) state_ = State::kError;
         ++i;
         break;
       case State::kInKey:
@@ -49,11 +49,11 @@ size_t CallObjectScanner::Feed(std::string_view bytes) {
         break;
       case State::kColon:
         if (c == ':') state_ = State::kValue;
-        else if (!IsWs(c)) state_ = State::kError;
+        else if (!IsJsonWhitespace(c)) state_ = State::kError;
         ++i;
         break;
       case State::kValue:
-        if (IsWs(c)) ++i;
+        if (IsJsonWhitespace(c)) ++i;
         else state_ = State::kInValue;
         break;
       case State::kInValue: {
@@ -66,7 +66,7 @@ size_t CallObjectScanner::Feed(std::string_view bytes) {
       case State::kCommaOrClose:
         if (c == ',') state_ = State::kKey;
         else if (c == '}') state_ = State::kDone;
-        else if (!IsWs(c)) state_ = State::kError;
+        else if (!IsJsonWhitespace(c)) state_ = State::kError;
         ++i;
         break;
       case State::kDone:
@@ -127,7 +127,7 @@ void CallListScanner::Step(std::string_view bytes, size_t* i) {
   switch (state_) {
     case State::kStart:  // arrays only: the opening bracket
       if (c == '[') state_ = State::kObjOrClose;
-      else if (!IsWs(c)) state_ = State::kError;
+      else if (!IsJsonWhitespace(c)) state_ = State::kError;
       ++*i;
       return;
     case State::kObjOrClose:
@@ -138,7 +138,7 @@ void CallListScanner::Step(std::string_view bytes, size_t* i) {
         return;  // the object scanner reads the brace
       }
       if (c == ']' && state_ == State::kObjOrClose) state_ = State::kEnded;
-      else if (!IsWs(c)) state_ = State::kError;
+      else if (!IsJsonWhitespace(c)) state_ = State::kError;
       ++*i;
       return;
     case State::kInObj: {
@@ -149,7 +149,7 @@ void CallListScanner::Step(std::string_view bytes, size_t* i) {
       return;
     }
     case State::kAfterObj:
-      if (IsWs(c)) {
+      if (IsJsonWhitespace(c)) {
         // between calls
       } else if (c == (array ? ',' : ';')) {
         state_ = State::kObj;

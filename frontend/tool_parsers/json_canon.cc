@@ -5,7 +5,6 @@
 namespace llmserve::frontend::tool_parsers {
 namespace {
 
-bool IsWs(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool IsJsonDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
@@ -25,11 +24,11 @@ void JsonValueStream::Finish() {
 bool JsonValueStream::Step(char c) {
   switch (state_) {
     case State::kValue:
-      if (!IsWs(c)) return StartValue(c);
+      if (!IsJsonWhitespace(c)) return StartValue(c);
       return true;
     case State::kKeyOrClose:
     case State::kKey:
-      if (IsWs(c)) return true;
+      if (IsJsonWhitespace(c)) return true;
       if (c == '}' && state_ == State::kKeyOrClose) {
         CloseContainer(c);
       } else if (c == '"') {
@@ -41,13 +40,13 @@ bool JsonValueStream::Step(char c) {
       }
       return true;
     case State::kColon:
-      if (IsWs(c)) return true;
+      if (IsJsonWhitespace(c)) return true;
       if (c != ':') return Fail(), true;
       out_ += ": ";
       state_ = State::kValue;
       return true;
     case State::kCommaOrClose:
-      if (IsWs(c)) return true;
+      if (IsJsonWhitespace(c)) return true;
       if (c == ',') {
         out_ += ", ";
         state_ = stack_.back() == '{' ? State::kKey : State::kValue;
@@ -221,7 +220,7 @@ bool CanonicalJson(std::string_view text, std::string* out) {
   stream.Finish();
   if (!stream.done()) return false;
   for (char c : text.substr(used)) {
-    if (!IsWs(c)) return false;
+    if (!IsJsonWhitespace(c)) return false;
   }
   *out = stream.out();
   return true;

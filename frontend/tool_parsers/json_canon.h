@@ -13,6 +13,9 @@
 
 namespace llmserve::frontend::tool_parsers {
 
+// JSON's insignificant whitespace: space, tab, newline, carriage return.
+inline bool IsJsonWhitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 // Python's repr() of a double as json.dumps writes it ("1.0", "1e+16",
 // "Infinity").
 std::string PyFloatRepr(double value);

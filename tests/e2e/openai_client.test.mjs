@@ -193,3 +193,27 @@ test('tokenize and detokenize', async () => {
   const d = await post('/detokenize', { model: 'tiny', tokens: [785, 6722, 315, 9625, 374] });
   assert.equal(d.json.prompt, 'The capital of France is');
 });
+
+test('CORS: a browser preflight is answered and responses name the allowed origin', async () => {
+  const base = `http://127.0.0.1:${port}`;
+  const preflight = await fetch(`${base}/v1/chat/completions`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://app.example', 'access-control-request-method': 'POST',
+               'access-control-request-headers': 'authorization, content-type' },
+  });
+  assert.equal(preflight.status, 200);
+  assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+  assert.equal(preflight.headers.get('access-control-allow-headers'), 'authorization, content-type');
+  assert.match(preflight.headers.get('access-control-allow-methods'), /POST/);
+  const r = await fetch(`${base}/v1/models`, { headers: { origin: 'https://app.example' } });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('access-control-allow-origin'), '*');
+  const stream = await fetch(`${base}/v1/completions`, {
+    method: 'POST', headers: { origin: 'https://app.example', 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'tiny', prompt: 'Hi', max_tokens: 2, stream: true }),
+  });
+  assert.equal(stream.headers.get('access-control-allow-origin'), '*');
+  await stream.text();
+  const plain = await fetch(`${base}/v1/models`);
+  assert.equal(plain.headers.get('access-control-allow-origin'), null, 'no Origin, no CORS headers');
+});

@@ -24,7 +24,7 @@ std::optional<proto::StructuredOutputsParams> ChatConstraint(const std::string& 
   return req.sampling.structured_outputs;
 }
 
-ApiError ChatError(const std::string& fields) {
+ApiError StructuredChatError(const std::string& fields) {
   ChatCompletionRequest req;
   MaybeError e = ParseChatCompletionRequest("{" + kUser + ", " + fields + "}", ParseOptions{}, &req);
   EXPECT_TRUE(e.has_value()) << "parsed: " << fields;
@@ -76,31 +76,31 @@ TEST(OpenAiStructuredOutputs, LegacyGuidedFieldsOnCompletions) {
 }
 
 TEST(OpenAiStructuredOutputs, BadConstraintsAre400sWithTheReason) {
-  EXPECT_EQ(ChatError(R"("response_format": {"type": "json_schema"})"),
+  EXPECT_EQ(StructuredChatError(R"("response_format": {"type": "json_schema"})"),
             BadRequest("response_format of type json_schema needs a 'json_schema' object", "response_format"));
-  ApiError e = ChatError(R"("response_format": {"type": "json_schema", "json_schema": {"name": "x",
+  ApiError e = StructuredChatError(R"("response_format": {"type": "json_schema", "json_schema": {"name": "x",
       "schema": {"type": "object", "patternProperties": {"a": {}}}}})");
   EXPECT_EQ(e.param, "response_format");
   EXPECT_NE(e.message.find("patternProperties"), std::string::npos) << e.message;
-  e = ChatError(R"("structured_outputs": {"regex": "a(b"})");
+  e = StructuredChatError(R"("structured_outputs": {"regex": "a(b"})");
   EXPECT_EQ(e.param, "structured_outputs");
   EXPECT_NE(e.message.find("invalid regex"), std::string::npos) << e.message;
-  e = ChatError(R"("guided_grammar": "root ::= \"x")");
+  e = StructuredChatError(R"("guided_grammar": "root ::= \"x")");
   EXPECT_EQ(e.param, "guided_grammar");
   EXPECT_NE(e.message.find("invalid grammar"), std::string::npos) << e.message;
-  e = ChatError(R"("structured_outputs": {"json": "{not json"})");
+  e = StructuredChatError(R"("structured_outputs": {"json": "{not json"})");
   EXPECT_NE(e.message.find("invalid JSON schema"), std::string::npos) << e.message;
-  e = ChatError(R"("structured_outputs": {"regex": "a", "choice": ["a"]})");
+  e = StructuredChatError(R"("structured_outputs": {"regex": "a", "choice": ["a"]})");
   EXPECT_NE(e.message.find("exactly one"), std::string::npos) << e.message;
-  e = ChatError(R"("structured_outputs": {"choice": []})");
+  e = StructuredChatError(R"("structured_outputs": {"choice": []})");
   EXPECT_EQ(e.param, "structured_outputs.choice");
-  e = ChatError(R"("structured_outputs": {"whitespace_pattern": "[ ]*", "json_object": true})");
+  e = StructuredChatError(R"("structured_outputs": {"whitespace_pattern": "[ ]*", "json_object": true})");
   EXPECT_NE(e.message.find("whitespace_pattern is not supported"), std::string::npos) << e.message;
-  e = ChatError(R"("structured_outputs": {"colour": "red"})");
+  e = StructuredChatError(R"("structured_outputs": {"colour": "red"})");
   EXPECT_EQ(e.message, "unknown field 'structured_outputs.colour'");
-  e = ChatError(R"("response_format": {"type": "structural_tag"})");
+  e = StructuredChatError(R"("response_format": {"type": "structural_tag"})");
   EXPECT_NE(e.message.find("not supported"), std::string::npos);
-  e = ChatError(R"("structured_outputs": {"regex": "a"}, "guided_regex": "b")");
+  e = StructuredChatError(R"("structured_outputs": {"regex": "a"}, "guided_regex": "b")");
   EXPECT_NE(e.message.find("not both"), std::string::npos);
 }
 
