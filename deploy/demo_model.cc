@@ -39,13 +39,13 @@ StatusOr<std::string> EnsureDemoModel() {
   // Written beside and renamed into place, so launchers started at once (the
   // "nodes" of a deployment on one host) never read a half-written model.
   const std::string staging = dir + ".partial-" + std::to_string(::getpid());
+  const std::string old = dir + ".old-" + std::to_string(::getpid());
   LLMSERVE_RETURN_IF_ERROR(worker::WriteTestModel(*spec, staging).WithContext("generating the demo model"));
   std::error_code ec;
-  fs::remove_all(dir + ".old-" + std::to_string(::getpid()), ec);
-  if (fs::exists(dir) && !IsCurrentDemo(dir)) fs::rename(dir, dir + ".old-" + std::to_string(::getpid()), ec);
+  if (fs::exists(dir, ec) && !IsCurrentDemo(dir)) fs::rename(dir, old, ec);
   fs::rename(staging, dir, ec);
   fs::remove_all(staging, ec);  // another launcher's copy won the race
-  fs::remove_all(dir + ".old-" + std::to_string(::getpid()), ec);
+  fs::remove_all(old, ec);
   if (!IsCurrentDemo(dir)) return Status::Internal("cannot put the demo model in place at " + dir);
   return dir;
 }

@@ -73,7 +73,10 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
       "--max-logprobs=" + std::to_string(options_.max_logprobs)};
   if (!options_.api_key.empty()) argv.push_back("--api-key=" + options_.api_key);
   if (!options_.chat_template.empty()) argv.push_back("--chat-template-source=" + options_.chat_template);
-  argv.insert(argv.end(), options_.cors_flags.begin(), options_.cors_flags.end());
+  argv.push_back("--allowed-origins=" + options_.allowed_origins);
+  argv.push_back("--allowed-methods=" + options_.allowed_methods);
+  argv.push_back("--allowed-headers=" + options_.allowed_headers);
+  if (options_.allow_credentials) argv.push_back("--allow-credentials");
   if (!options_.structured_outputs_config.empty())
     argv.push_back("--structured-outputs-config=" + options_.structured_outputs_config);
   if (options_.enable_auto_tool_choice) argv.push_back("--enable-auto-tool-choice");

@@ -124,9 +124,10 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
                                     std::pair{"--allowed-methods", &FLAGS_allowed_methods},
                                     std::pair{"--allowed-headers", &FLAGS_allowed_headers}})
     LLMSERVE_RETURN_IF_ERROR(frontend::http::ParseCorsList(flag, *value).status());
-  o.cors_flags = {"--allowed-origins=" + FLAGS_allowed_origins, "--allowed-methods=" + FLAGS_allowed_methods,
-                  "--allowed-headers=" + FLAGS_allowed_headers,
-                  FLAGS_allow_credentials ? "--allow-credentials" : "--noallow-credentials"};
+  o.allowed_origins = FLAGS_allowed_origins;
+  o.allowed_methods = FLAGS_allowed_methods;
+  o.allowed_headers = FLAGS_allowed_headers;
+  o.allow_credentials = FLAGS_allow_credentials;
   if (!FLAGS_chat_template.empty()) {
     LLMSERVE_ASSIGN_OR_RETURN(o.chat_template, frontend::ResolveChatTemplateArgument(FLAGS_chat_template));
   }

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "base/status_or.h"
 
@@ -41,7 +40,10 @@ struct ServeOptions {
   double log_stats_interval_s = 10;           // frontends' stats line period; 0: no stats line
   int32_t max_logprobs = 20;                  // most logprobs a request may ask for
   std::string chat_template;                  // template source replacing the model's; "": the model's
-  std::vector<std::string> cors_flags;        // the frontends' --allowed-* / --allow-credentials, validated
+  std::string allowed_origins = "[\"*\"]";      // CORS, JSON lists as given (validated)
+  std::string allowed_methods = "[\"*\"]";
+  std::string allowed_headers = "[\"*\"]";
+  bool allow_credentials = false;
 
   bool operator==(const ServeOptions&) const = default;
 };

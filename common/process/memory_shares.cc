@@ -47,14 +47,14 @@ MemoryShare::~MemoryShare() { ::unlink(path_.c_str()); }
 size_t CountMemoryShares(const std::string& dir) {
   size_t live = 0;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(DirOrRuntime(dir), ec)) {
-    const std::string name = entry.path().filename().string();
-    const pid_t owner = ShareOwner(name);
+  // Increments with an error code: a file removed meanwhile must not throw.
+  for (std::filesystem::directory_iterator it(DirOrRuntime(dir), ec), end; !ec && it != end; it.increment(ec)) {
+    const pid_t owner = ShareOwner(it->path().filename().string());
     if (owner == 0) continue;
     if (ipc::ProcessAlive(owner)) {
       ++live;
     } else {
-      ::unlink(entry.path().c_str());  // left behind by a process that was killed
+      ::unlink(it->path().c_str());  // left behind by a process that was killed
     }
   }
   return live == 0 ? 1 : live;

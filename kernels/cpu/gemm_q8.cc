@@ -24,17 +24,17 @@ bool Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8
   const size_t src_row_bytes = row_stride / kBlock * kBlockBytes;
   std::memset(dst, 0, PackedBytes(rows, cols));
   auto* scales = reinterpret_cast<float*>(dst + groups * blocks * kGroupRows * kBlock);
+  bool has_min_quant = false;
   for (size_t r = 0; r < rows; ++r) {
     const size_t g = r / kGroupRows, j = r % kGroupRows;
     for (size_t b = 0; b < blocks; ++b) {
       const uint8_t* block = src + r * src_row_bytes + b * kBlockBytes;
       scales[(g * blocks + b) * kGroupRows + j] = base::HalfToFloat(base::LoadU16(block));
       std::memcpy(dst + ((g * blocks + b) * kGroupRows + j) * kBlock, block + 2, kBlock);
+      has_min_quant = has_min_quant || std::find(block + 2, block + 2 + kBlock, uint8_t{0x80}) != block + 2 + kBlock;
     }
   }
-  const uint8_t* quants = dst;
-  return std::find(quants, quants + groups * blocks * kGroupRows * kBlock, uint8_t{0x80}) !=
-         quants + groups * blocks * kGroupRows * kBlock;
+  return has_min_quant;
 }
 
 void QuantizeRow(const float* x, size_t cols, int8_t* q, float* d) {

@@ -9,7 +9,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // "port", "served-model-name", ... stand for our one-value flags; "comma-list" for a comma-separated one.
-ListStyle FakeListStyle(const std::string& name) {
+ListStyle ListStyleOfSampleFlags(const std::string& name) {
   if (name == "comma-list") return ListStyle::kCommaJoined;
   for (const char* ours : {"port", "served-model-name", "enforce-eager", "dtype", "max-num-batched-tokens"})
     if (name == ours) return ListStyle::kSingleValue;
@@ -17,7 +17,7 @@ ListStyle FakeListStyle(const std::string& name) {
 }
 
 StatusOr<ConfigFileArgs> Convert(const std::string& yaml) {
-  return ConfigArgsFromYaml(yaml, "cfg.yaml", FakeListStyle);
+  return ConfigArgsFromYaml(yaml, "cfg.yaml", ListStyleOfSampleFlags);
 }
 
 TEST(ConfigFile, EachKindOfValue) {
@@ -92,8 +92,8 @@ TEST(ConfigFile, BadEntriesAreErrors) {
 }
 
 TEST(ConfigFile, OnlyYamlFilesAreRead) {
-  EXPECT_THAT(ReadConfigFile("serve.json", FakeListStyle).status().message(), HasSubstr("must be YAML"));
-  EXPECT_THAT(ReadConfigFile("/nonexistent/serve.yaml", FakeListStyle).status().message(),
+  EXPECT_THAT(ReadConfigFile("serve.json", ListStyleOfSampleFlags).status().message(), HasSubstr("must be YAML"));
+  EXPECT_THAT(ReadConfigFile("/nonexistent/serve.yaml", ListStyleOfSampleFlags).status().message(),
               HasSubstr("cannot read the file"));
 }
 

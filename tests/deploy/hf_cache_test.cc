@@ -13,14 +13,14 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 // A hub cache in a temporary directory, laid out as huggingface_hub writes it.
-class FakeHub {
+class TempHubCache {
  public:
-  FakeHub() {
+  TempHubCache() {
     std::string tmpl = (fs::temp_directory_path() / "llmserve_hf_cache_XXXXXX").string();
     root_ = ::mkdtemp(tmpl.data());
     hub_ = root_ + "/hub";
   }
-  ~FakeHub() {
+  ~TempHubCache() {
     std::error_code ec;
     fs::remove_all(root_, ec);
   }
@@ -43,7 +43,7 @@ class FakeHub {
 };
 
 TEST(HfCache, MainRefPicksTheSnapshot) {
-  FakeHub hub;
+  TempHubCache hub;
   const std::string main = hub.AddSnapshot("models--Qwen--Qwen3-0.6B", "abc123", "main");
   auto dir = FindHfSnapshot("Qwen/Qwen3-0.6B", "", hub.hub());
   ASSERT_TRUE(dir.ok()) << dir.status().message();
@@ -51,7 +51,7 @@ TEST(HfCache, MainRefPicksTheSnapshot) {
 }
 
 TEST(HfCache, RevisionIsARefOrACommitHash) {
-  FakeHub hub;
+  TempHubCache hub;
   hub.AddSnapshot("models--Qwen--Qwen3-0.6B", "abc123", "main");
   const std::string tagged = hub.AddSnapshot("models--Qwen--Qwen3-0.6B", "def456", "v1.0");
   const std::string unnamed = hub.AddSnapshot("models--Qwen--Qwen3-0.6B", "0123abcd", "");
@@ -64,7 +64,7 @@ TEST(HfCache, RevisionIsARefOrACommitHash) {
 }
 
 TEST(HfCache, MissingModelNamesThePathsAndSaysNothingIsDownloaded) {
-  FakeHub hub;
+  TempHubCache hub;
   auto dir = FindHfSnapshot("Other/Model", "", hub.hub());
   ASSERT_FALSE(dir.ok());
   EXPECT_EQ(dir.status().code(), StatusCode::kNotFound);
@@ -74,7 +74,7 @@ TEST(HfCache, MissingModelNamesThePathsAndSaysNothingIsDownloaded) {
 }
 
 TEST(HfCache, RefToAMissingSnapshotIsAnError) {
-  FakeHub hub;
+  TempHubCache hub;
   const std::string snapshot = hub.AddSnapshot("models--a--b", "abc", "main");
   fs::remove_all(snapshot);
   auto dir = FindHfSnapshot("a/b", "", hub.hub());
@@ -104,7 +104,7 @@ TEST(HfCache, WhatLooksLikeAnId) {
 }
 
 TEST(HfCache, ResolveModelPrefersAnExistingPath) {
-  FakeHub hub;
+  TempHubCache hub;
   const std::string snapshot = hub.AddSnapshot("models--Qwen--Qwen3-0.6B", "abc123", "main");
   HfCacheEnvironment env{hub.hub(), "", "", ""};
   auto local = ResolveModel(hub.root(), "", env);

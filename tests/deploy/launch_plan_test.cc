@@ -86,6 +86,8 @@ TEST(LaunchPlan, DataParallelHeadStartsTheCoordinatorFirst) {
   EXPECT_TRUE(Has(frontend, "--max-logprobs=7"));
   EXPECT_TRUE(Has(frontend, "--chat-template-source={{ messages }}\n"));
   EXPECT_TRUE(Has(frontend, "--disable-log-stats"));
+  EXPECT_TRUE(Has(frontend, "--allowed-origins=[\"*\"]"));
+  EXPECT_FALSE(Has(frontend, "--allow-credentials"));
   EXPECT_TRUE(Has(frontend, "--coordinator-address=ipc:///run/x/coordinator-front"));
   // A frontend restarted after an elastic scale routes to the ranks in effect.
   EXPECT_TRUE(Has(plan.Argv(ChildId::Frontend(1), 2), "--engine-ranks=0,1"));

@@ -19,9 +19,9 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-bool FakeOurs(const std::string& name) { return name == "port" || name == "max-num-seqs"; }
-ListStyle FakeListStyle(const std::string& name) {
-  return FakeOurs(name) ? ListStyle::kSingleValue : ListStyle::kSeparateValues;
+bool PortAndMaxNumSeqsAreOurs(const std::string& name) { return name == "port" || name == "max-num-seqs"; }
+ListStyle ListStyleOfTwoFlags(const std::string& name) {
+  return PortAndMaxNumSeqsAreOurs(name) ? ListStyle::kSingleValue : ListStyle::kSeparateValues;
 }
 
 // A YAML file in a temporary directory.
@@ -47,7 +47,7 @@ using ServeArgumentsTest = ConfigFixture;
 
 TEST_F(ServeArgumentsTest, ConfigComesFirstSoTheCommandLineWins) {
   const std::string path = Write("port: 1\nswap-space: 4\nmodel: cfg/model\n");
-  auto out = PrepareServeArguments({"MODEL", "--config", path, "--port", "2"}, FakeOurs, FakeListStyle);
+  auto out = PrepareServeArguments({"MODEL", "--config", path, "--port", "2"}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags);
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_THAT(out->args, ElementsAre("--port=1", "MODEL", "--port", "2"));
   EXPECT_EQ(out->model, "cfg/model");
@@ -56,7 +56,7 @@ TEST_F(ServeArgumentsTest, ConfigComesFirstSoTheCommandLineWins) {
 
 TEST_F(ServeArgumentsTest, ModelFlagWinsOverTheConfigsModel) {
   const std::string path = Write("model: cfg/model\n");
-  auto out = PrepareServeArguments({"--config=" + path, "--model", "flag/model"}, FakeOurs, FakeListStyle);
+  auto out = PrepareServeArguments({"--config=" + path, "--model", "flag/model"}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags);
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_TRUE(out->args.empty());
   EXPECT_EQ(out->model, "flag/model");
@@ -64,20 +64,20 @@ TEST_F(ServeArgumentsTest, ModelFlagWinsOverTheConfigsModel) {
 
 TEST_F(ServeArgumentsTest, ListAtTheEndOfTheConfigDoesNotTakeTheModel) {
   const std::string path = Write("ignore-patterns: ['*.pt']\n");
-  auto out = PrepareServeArguments({"--config", path, "MODEL"}, FakeOurs, FakeListStyle);
+  auto out = PrepareServeArguments({"--config", path, "MODEL"}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags);
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_THAT(out->args, ElementsAre("MODEL"));
 }
 
 TEST_F(ServeArgumentsTest, Errors) {
   const std::string path = Write("speculative-config: {method: ngram}\n");
-  EXPECT_THAT(PrepareServeArguments({"--config", path}, FakeOurs, FakeListStyle).status().message(),
+  EXPECT_THAT(PrepareServeArguments({"--config", path}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),
               HasSubstr("--speculative-config"));
-  EXPECT_THAT(PrepareServeArguments({"--config", path, "--config", path}, FakeOurs, FakeListStyle).status().message(),
+  EXPECT_THAT(PrepareServeArguments({"--config", path, "--config", path}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),
               HasSubstr("--config may be given once"));
-  EXPECT_THAT(PrepareServeArguments({"--config"}, FakeOurs, FakeListStyle).status().message(),
+  EXPECT_THAT(PrepareServeArguments({"--config"}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),
               HasSubstr("--config needs a value"));
-  EXPECT_THAT(PrepareServeArguments({"--config", dir_ + "/none.yaml"}, FakeOurs, FakeListStyle).status().message(),
+  EXPECT_THAT(PrepareServeArguments({"--config", dir_ + "/none.yaml"}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),
               HasSubstr("cannot read"));
 }
 
