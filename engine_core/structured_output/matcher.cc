@@ -64,14 +64,28 @@ void GrammarMatcher::Rollback(int n) {
 void GrammarMatcher::CheckUncertain(int32_t stack, const PositionMask& pm, uint32_t* mask) {
   int32_t parent = pool_.parent(stack);
   if (parent == kNoFrame || pm.uncertain.empty()) return;  // nothing may follow the root
-  const Vocabulary& v = grammar_->vocab();
+  nodes_.clear();
+  for (int32_t f = stack; f != kNoFrame; f = pool_.parent(f)) nodes_.push_back(pool_.node(f));
+  UncertainCache& cache = grammar_->uncertain_cache();
+  UncertainCache::Tokens accepted = cache.Find(nodes_);
+  if (!accepted) {
+    accepted = std::make_shared<const std::vector<int32_t>>(AcceptedUncertain(parent, pm));
+    cache.Insert(nodes_, accepted);
+  }
+  for (int32_t id : *accepted) mask[id >> 5] |= uint32_t{1} << (id & 31);
+}
+
+// The uncertain tokens of `pm` that the stack below the position (`parent`)
+// accepts: each remainder is stepped from the closure of `parent`, in
+// remainder order, reusing the levels of the previous remainder's prefix.
+std::vector<int32_t> GrammarMatcher::AcceptedUncertain(int32_t parent, const PositionMask& pm) {
+  std::vector<int32_t> accepted;
   if (levels_.empty()) levels_.resize(1);
   pda_.Closure({parent}, &levels_[0]);
   int32_t valid = 0;  // levels_[0..valid] hold the previous remainder's prefix
   for (const PositionMask::Uncertain& u : pm.uncertain) {
     valid = std::min(valid, u.lcp);
-    if ((mask[u.token >> 5] >> (u.token & 31)) & 1) continue;
-    std::string_view rem = std::string_view(v.bytes(u.token)).substr(u.offset);
+    std::string_view rem = pm.remainder(u);
     if (levels_.size() <= rem.size()) levels_.resize(rem.size() + 1);
     int32_t k = valid;
     for (; k < static_cast<int32_t>(rem.size()); ++k) {
@@ -79,10 +93,9 @@ void GrammarMatcher::CheckUncertain(int32_t stack, const PositionMask& pm, uint3
       pda_.Step(levels_[k], static_cast<uint8_t>(rem[k]), &levels_[k + 1]);
     }
     valid = k;
-    if (k == static_cast<int32_t>(rem.size()) && !levels_[k].Dead()) {
-      mask[u.token >> 5] |= uint32_t{1} << (u.token & 31);
-    }
+    if (k == static_cast<int32_t>(rem.size()) && !levels_[k].Dead()) accepted.push_back(u.token);
   }
+  return accepted;
 }
 
 void GrammarMatcher::FillNextTokenBitmask(int32_t* out) {

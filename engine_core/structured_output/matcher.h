@@ -55,12 +55,14 @@ class GrammarMatcher {
   bool terminated() const { return history_.back().terminated; }
   bool Advance(std::string_view bytes, StackSet* out);
   void CheckUncertain(int32_t stack, const PositionMask& pm, uint32_t* mask);
+  std::vector<int32_t> AcceptedUncertain(int32_t parent, const PositionMask& pm);
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   StackPool pool_;
   Pda pda_;
   std::vector<State> history_;
   std::vector<StackSet> levels_;  // scratch for mask computation
+  std::vector<int32_t> nodes_;    // scratch: a stack's nodes, the UncertainCache key
 };
 
 }  // namespace llmserve::engine_core::structured_output

@@ -52,6 +52,31 @@ int32_t LocalDfa::Add(StackSet set) {
   return it->second;
 }
 
+namespace {
+
+// Sorts `mask`'s uncertain tokens by remainder and lays the remainders out in
+// one buffer. On entry each entry's `begin` holds its offset in the token.
+void SortUncertainByRemainder(const Vocabulary& vocab, PositionMask* mask) {
+  auto rem = [&](const PositionMask::Uncertain& u) {
+    return std::string_view(vocab.bytes(u.token)).substr(u.begin);
+  };
+  std::sort(mask->uncertain.begin(), mask->uncertain.end(),
+            [&](const auto& a, const auto& b) { return rem(a) < rem(b); });
+  std::string_view prev;
+  for (PositionMask::Uncertain& u : mask->uncertain) {
+    std::string_view r = rem(u);
+    size_t l = 0;
+    while (l < prev.size() && l < r.size() && prev[l] == r[l]) ++l;
+    u.lcp = static_cast<int32_t>(l);
+    u.begin = static_cast<int32_t>(mask->remainders.size());
+    u.size = static_cast<int32_t>(r.size());
+    mask->remainders.append(r);
+    prev = r;
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const PositionMask> ComputePositionMask(LocalDfa& dfa, int32_t node, const Vocabulary& vocab) {
   auto mask = std::make_shared<PositionMask>();
   const auto& trie = vocab.trie();
@@ -68,7 +93,7 @@ std::shared_ptr<const PositionMask> ComputePositionMask(LocalDfa& dfa, int32_t n
     if (s == LocalDfa::kDead) {
       if (!pops.empty()) {
         for (int32_t k = t.tok_begin; k < trie[t.end - 1].tok_end; ++k)
-          for (int32_t d : pops) mask->uncertain.push_back({toks[k], d, 0});
+          for (int32_t d : pops) mask->uncertain.push_back({toks[k], d, 0, 0});
       }
       i = t.end;
       continue;
@@ -91,17 +116,7 @@ std::shared_ptr<const PositionMask> ComputePositionMask(LocalDfa& dfa, int32_t n
       }
     }
   }
-  auto rem = [&](const PositionMask::Uncertain& u) {
-    return std::string_view(vocab.bytes(u.token)).substr(u.offset);
-  };
-  std::sort(mask->uncertain.begin(), mask->uncertain.end(),
-            [&](const auto& a, const auto& b) { return rem(a) < rem(b); });
-  for (size_t k = 1; k < mask->uncertain.size(); ++k) {
-    std::string_view a = rem(mask->uncertain[k - 1]), b = rem(mask->uncertain[k]);
-    size_t l = 0;
-    while (l < a.size() && l < b.size() && a[l] == b[l]) ++l;
-    mask->uncertain[k].lcp = static_cast<int32_t>(l);
-  }
+  SortUncertainByRemainder(vocab, mask.get());
   return mask;
 }
 

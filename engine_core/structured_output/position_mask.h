@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -32,12 +33,18 @@ namespace llmserve::engine_core::structured_output {
 struct PositionMask {
   struct Uncertain {
     int32_t token;
-    int32_t offset;  // bytes consumed inside the rule before it ended
+    int32_t begin;   // its remainder (the bytes left when the rule ended) in `remainders`
+    int32_t size;
     int32_t lcp;     // common prefix of this remainder with the previous one
   };
   std::vector<uint32_t> accepted_bits;  // dense form (mask_words words), or empty
   std::vector<int32_t> accepted_ids;    // sparse form when accepted_bits is empty
   std::vector<Uncertain> uncertain;     // sorted by remainder bytes
+  // The remainders, one after another: checking them reads this buffer in
+  // order instead of ~1,000 token strings scattered over the heap.
+  std::string remainders;
+
+  std::string_view remainder(const Uncertain& u) const { return std::string_view(remainders).substr(u.begin, u.size); }
 
   // ORs the accepted tokens into `mask`.
   void OrInto(uint32_t* mask) const;

@@ -79,5 +79,38 @@ TEST(MaskTest, MaskLayoutIsXgrammars) {
   EXPECT_EQ(mask, (std::vector<int32_t>{0, 0, 1 << 5}));
 }
 
+// Stacks that differ only below the position (nesting depth) get their own
+// UncertainCache entries, and a second matcher reading the entries the first
+// one stored sees the same masks as the brute-force oracle.
+TEST(MaskTest, MatchersSharingAGrammarAgreeWithBruteForce) {
+  std::vector<std::string> toks = {"{\"a\":", "\"", "x", "\"}", "\"},", "\"}}", "}", "{", "\"}]", "\"}}}", ""};
+  auto v = Vocabulary::Create(toks, {static_cast<int32_t>(toks.size() - 1)}).value();
+  auto g = CompileEbnf("root ::= obj\nobj ::= \"{\\\"a\\\":\" (str | obj) \"}\"\nstr ::= \"\\\"\" [x]* \"\\\"\"");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto compiled = CompiledGrammar::Compile(*g, v);
+  for (int depth : {2, 3, 2, 3}) {  // "}}} ends the grammar only at depth 3
+    GrammarMatcher m(compiled);
+    for (int d = 0; d < depth; ++d) ASSERT_TRUE(m.AcceptToken(0));
+    ASSERT_TRUE(m.AcceptToken(1));
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(MaskIds(m), BruteForceAllowed(m)) << "depth " << depth << " step " << k;
+      ASSERT_TRUE(m.AcceptToken(2));
+    }
+  }
+  EXPECT_GE(compiled->uncertain_cache().size(), 2u);
+}
+
+TEST(MaskTest, UncertainCacheStartsOverPastItsBudget) {
+  UncertainCache cache(4);
+  auto three = std::make_shared<const std::vector<int32_t>>(std::vector<int32_t>{1, 2, 3});
+  cache.Insert({7, 1}, three);
+  ASSERT_NE(cache.Find({7, 1}), nullptr);
+  EXPECT_EQ(cache.Find({7, 2}), nullptr);
+  cache.Insert({7, 2}, three);  // 6 ids > 4: the first entry goes
+  EXPECT_EQ(cache.Find({7, 1}), nullptr);
+  EXPECT_EQ(*cache.Find({7, 2}), *three);
+  EXPECT_EQ(cache.size(), 1u);
+}
+
 }  // namespace
 }  // namespace llmserve::engine_core::structured_output
