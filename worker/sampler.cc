@@ -42,6 +42,11 @@ void RawLogprobs(const float* logits, size_t vocab, int32_t n, int32_t token, Sa
   for (const auto& [l, t] : TopK(logits, vocab, static_cast<size_t>(n))) {
     out->top.emplace_back(t, static_cast<float>(l - lse));
   }
+  // A grammar can leave fewer than n finite logits; vLLM still answers n
+  // entries, the rest at -inf (the API writes -9999.0), lowest ids first.
+  for (size_t t = 0; out->top.size() < static_cast<size_t>(n) && t < vocab; ++t) {
+    if (logits[t] == kNegInf) out->top.emplace_back(static_cast<int32_t>(t), kNegInf);
+  }
 }
 
 // Top-k sampling on the k best tokens alone: their p, then top_p over them

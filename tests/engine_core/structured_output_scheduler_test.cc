@@ -3,6 +3,7 @@
 // the grammar, and failures finish the request with an error output.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -204,6 +205,35 @@ TEST_F(StructuredOutputScheduler, AbortWhileCompilingReleasesTheRequest) {
   scheduler_->FinishRequests(ids, RequestStatus::kFinishedAborted);
   EXPECT_FALSE(scheduler_->HasGrammarsCompiling());
   EXPECT_FALSE(scheduler_->HasRequests());
+}
+
+// A request preempted mid-output is recomputed from its prompt and output
+// tokens; its grammar keeps its state (nothing to roll back) and the request
+// goes on where it stopped.
+TEST_F(StructuredOutputScheduler, PreemptedRequestsResumeTheirGrammar) {
+  SchedulerConfig sc;
+  sc.max_model_len = 64;
+  sc.max_num_batched_tokens = 64;
+  scheduler_ = MakeScheduler(sc, 17);  // 16 usable blocks of 4: three requests need 30
+  scheduler_->SetStructuredOutputManager(&manager_);
+  proto::StructuredOutputsParams p;
+  p.regex = "abcdefghijklmnopqrst";
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(scheduler_->AddRequest(Constrained(id, p, 18)).ok());
+  AwaitGrammars();
+  std::map<std::string, std::string> text;
+  int preemptions = 0;
+  for (int step = 0; step < 200 && scheduler_->HasRequests(); ++step) {
+    proto::SchedulerOutput so;
+    for (auto& [id, out] : ById(StepPicking(LowestAllowed, &so))) {
+      for (int32_t t : out.new_token_ids) text[id] += t == kEos ? std::string("<eos>") : std::string(1, static_cast<char>(t));
+      if (out.finish_reason) {
+        EXPECT_EQ(*out.finish_reason, proto::FinishReason::kStop) << id;
+      }
+    }
+    preemptions += static_cast<int>(so.preempted_req_ids.size());
+  }
+  EXPECT_GT(preemptions, 0);
+  for (const char* id : {"a", "b", "c"}) EXPECT_EQ(text[id], "abcdefghijklmnopqrst<eos>") << id;
 }
 
 TEST(StructuredOutputSchedulerWithoutManager, RefusesConstrainedRequests) {

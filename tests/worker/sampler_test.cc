@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace llmserve::worker {
@@ -212,6 +213,12 @@ TEST(Sampler, GrammarMaskLimitsTheDrawAndTheLogprobs) {
   EXPECT_EQ(r.token, 0);
   EXPECT_NEAR(r.logprob, std::log(Softmax({kLogits[0], kLogits[2], kLogits[5]}, 1.0)[0]), 1e-6);
   EXPECT_EQ(r.rank, 1);
+  // Four alternatives asked, three allowed: the fourth is a forbidden token at -inf.
+  sp.logprobs = 4;
+  const auto four = Sampler::SampleRow(row, 8);
+  ASSERT_EQ(four.top.size(), 4u);
+  EXPECT_EQ(four.top[3].first, 1);
+  EXPECT_EQ(four.top[3].second, -std::numeric_limits<float>::infinity());
 }
 
 TEST(Sampler, SeedsReproduceAcrossBatchCompositions) {
