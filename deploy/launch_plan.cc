@@ -77,6 +77,11 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
   argv.push_back("--allowed-methods=" + options_.allowed_methods);
   argv.push_back("--allowed-headers=" + options_.allowed_headers);
   if (options_.allow_credentials) argv.push_back("--allow-credentials");
+  if (options_.enable_request_id_headers) argv.push_back("--enable-request-id-headers");
+  if (options_.return_tokens_as_token_ids) argv.push_back("--return-tokens-as-token-ids");
+  if (options_.enable_log_requests) argv.push_back("--enable-log-requests");
+  if (options_.enable_log_outputs) argv.push_back("--enable-log-outputs");
+  argv.push_back("--max-log-len=" + std::to_string(options_.max_log_len));
   if (!options_.structured_outputs_config.empty())
     argv.push_back("--structured-outputs-config=" + options_.structured_outputs_config);
   if (options_.enable_auto_tool_choice) argv.push_back("--enable-auto-tool-choice");

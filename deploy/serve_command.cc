@@ -71,6 +71,14 @@ DEFINE_int32(max_logprobs, 20, "Most logprobs (top_logprobs, prompt_logprobs) a 
 DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
 DEFINE_double(log_stats_interval, 10,
               "Seconds between stats lines (vLLM's VLLM_LOG_STATS_INTERVAL, which sets the default when present).");
+DEFINE_bool(enable_request_id_headers, false,
+            "Add X-Request-Id to every response: the request's own X-Request-Id, else a random id.");
+DEFINE_bool(return_tokens_as_token_ids, false,
+            "Spell logprob tokens as \"token_id:N\" for every request (a request may ask with "
+            "return_tokens_as_token_ids).");
+DEFINE_bool(enable_log_requests, false, "Log each request: id, prompt, sampling parameters, prompt token ids.");
+DEFINE_bool(enable_log_outputs, false, "Log each finished choice: id, output text, output token ids, finish reason.");
+DEFINE_int32(max_log_len, -1, "Characters of prompts / outputs and token ids the request log keeps (-1: all).");
 DEFINE_string(restart_policy, "never",
               "When an engine or frontend dies: never (stop the deployment, exit 1) or on-failure (restart it).");
 
@@ -128,6 +136,11 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.allowed_methods = FLAGS_allowed_methods;
   o.allowed_headers = FLAGS_allowed_headers;
   o.allow_credentials = FLAGS_allow_credentials;
+  o.enable_request_id_headers = FLAGS_enable_request_id_headers;
+  o.return_tokens_as_token_ids = FLAGS_return_tokens_as_token_ids;
+  o.enable_log_requests = FLAGS_enable_log_requests;
+  o.enable_log_outputs = FLAGS_enable_log_outputs;
+  o.max_log_len = std::max(FLAGS_max_log_len, -1);
   if (!FLAGS_chat_template.empty()) {
     LLMSERVE_ASSIGN_OR_RETURN(o.chat_template, frontend::ResolveChatTemplateArgument(FLAGS_chat_template));
   }

@@ -44,6 +44,11 @@ struct ServeOptions {
   std::string allowed_methods = "[\"*\"]";
   std::string allowed_headers = "[\"*\"]";
   bool allow_credentials = false;
+  bool enable_request_id_headers = false;     // X-Request-Id on every response
+  bool return_tokens_as_token_ids = false;    // logprob tokens spelled "token_id:N"
+  bool enable_log_requests = false;           // the frontends' request log
+  bool enable_log_outputs = false;
+  int32_t max_log_len = -1;                   // -1: whole prompts and outputs in the log
 
   bool operator==(const ServeOptions&) const = default;
 };

@@ -15,7 +15,6 @@ constexpr char kLora[] = "only used with --enable-lora, which llmserve rejects";
 constexpr char kNoExpertParallel[] = "expert placement only; llmserve has no expert parallelism, outputs are the same";
 constexpr char kDbo[] = "dual-batch overlap is an expert-parallel speed-up; outputs are the same";
 constexpr char kCudaGraphs[] = "llmserve's CUDA backend sizes its CUDA graphs itself";
-constexpr char kNoRequestLog[] = "llmserve keeps no request log yet";
 constexpr char kNoDownload[] = "llmserve downloads nothing: models come from a path or the local HF cache";
 constexpr char kNoMamba[] = "no Mamba / state-space models";
 constexpr char kNoTracing[] = "no OpenTelemetry tracing";
@@ -46,7 +45,7 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"disable-fastapi-docs", A::kBool, "there are no FastAPI /docs pages"},
     {"disable-frontend-multiprocessing", A::kBool, "frontends are always separate processes"},
     {"disable-hybrid-kv-cache-manager", A::kBool, "one KV cache manager serves every supported model"},
-    {"disable-log-requests", A::kBool, kNoRequestLog},
+    {"disable-log-requests", A::kBool, "no request log is the default (--enable-log-requests turns it on)"},
     {"disable-mm-preprocessor-cache", A::kNone, kTextOnly},
     {"disable-nccl-for-dp-synchronization", A::kBool, "data-parallel ranks synchronise over ZeroMQ, not NCCL"},
     {"disable-uvicorn-access-log", A::kBool, kNotUvicorn},
@@ -55,8 +54,6 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"enable-dbo", A::kBool, kDbo},
     {"enable-eplb", A::kBool, kNoExpertParallel},
     {"enable-expert-parallel", A::kBool, kNoExpertParallel},
-    {"enable-log-outputs", A::kBool, kNoRequestLog},
-    {"enable-log-requests", A::kBool, kNoRequestLog},
     {"enable-mm-embeds", A::kBool, kTextOnly},
     {"enable-multimodal-encoder-data-parallel", A::kNone, kTextOnly},
     {"eplb-config", A::kOne, kNoExpertParallel},
@@ -84,7 +81,6 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"mamba-ssm-cache-dtype", A::kOne, kNoMamba},
     {"max-cpu-loras", A::kOne, kLora},
     {"max-cudagraph-capture-size", A::kOne, kCudaGraphs},
-    {"max-log-len", A::kOne, kNoRequestLog},
     {"max-long-partial-prefills", A::kOne, "a limit on concurrent partial prefills; scheduling only"},
     {"max-lora-rank", A::kOne, kLora},
     {"max-loras", A::kOne, kLora},
@@ -129,7 +125,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"enable-lora", A::kBool, "LoRA adapters", ""},
     {"enable-prompt-embeds", A::kBool, "prompt embeddings as input", ""},
     {"enable-prompt-tokens-details", A::kBool, "prompt_tokens_details in usage", ""},
-    {"enable-request-id-headers", A::kBool, "the X-Request-Id response header", ""},
     {"enable-server-load-tracking", A::kBool, "server load tracking", ""},
     {"enable-sleep-mode", A::kBool, "sleep mode", ""},
     {"enable-ssl-refresh", A::kBool, kTls, ""},
@@ -157,7 +152,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"pipeline-parallel-size", A::kOne, "pipeline parallelism", "1"},
     {"quantization", A::kOne, "quantization methods", "None"},
     {"response-role", A::kOne, "a response role other than assistant", "assistant"},
-    {"return-tokens-as-token-ids", A::kBool, "logprob tokens spelled token_id:N", ""},
     {"rope-scaling", A::kOne, kRope, ""},
     {"rope-theta", A::kOne, kRope, ""},
     {"runner", A::kOne, "runners other than generation", "auto,generate"},

@@ -44,6 +44,14 @@ DEFINE_string(chat_template_source, "",
 DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
 DEFINE_double(log_stats_interval, 10,
               "Seconds between stats lines (vLLM's VLLM_LOG_STATS_INTERVAL, which sets the default when present).");
+DEFINE_bool(enable_request_id_headers, false,
+            "Add X-Request-Id to every response: the request's own X-Request-Id, else a random id.");
+DEFINE_bool(return_tokens_as_token_ids, false,
+            "Spell logprob tokens as \"token_id:N\" for every request (a request may ask with "
+            "return_tokens_as_token_ids).");
+DEFINE_bool(enable_log_requests, false, "Log each request: id, prompt, sampling parameters, prompt token ids.");
+DEFINE_bool(enable_log_outputs, false, "Log each finished choice: id, output text, output token ids, finish reason.");
+DEFINE_int32(max_log_len, -1, "Characters of prompts / outputs and token ids the request log keeps (-1: all).");
 DEFINE_string(control_address, "", "The launcher's control socket for elastic scaling (set by `llmserve serve`).");
 
 namespace llmserve::frontend {
@@ -103,6 +111,11 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   LLMSERVE_ASSIGN_OR_RETURN(o.cors.allowed_methods, http::ParseCorsList("--allowed-methods", FLAGS_allowed_methods));
   LLMSERVE_ASSIGN_OR_RETURN(o.cors.allowed_headers, http::ParseCorsList("--allowed-headers", FLAGS_allowed_headers));
   o.cors.allow_credentials = FLAGS_allow_credentials;
+  o.request_id_headers = FLAGS_enable_request_id_headers;
+  o.return_tokens_as_token_ids = FLAGS_return_tokens_as_token_ids;
+  o.request_log.requests = FLAGS_enable_log_requests;
+  o.request_log.outputs = FLAGS_enable_log_outputs;
+  if (FLAGS_max_log_len >= 0) o.request_log.max_log_len = FLAGS_max_log_len;
   LLMSERVE_RETURN_IF_ERROR(o.Validate());
   return flags;
 }

@@ -135,6 +135,8 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
     serving_.tool_parser = tool_parser_.get();
   }
   serving_.reasoning_parser = options_.reasoning_parser;
+  serving_.request_log = options_.request_log;
+  serving_.parse_options.return_tokens_as_token_ids = options_.return_tokens_as_token_ids;
   if (options_.log_stats_interval_s > 0) {
     const std::string prefix =
         options_.api_server_count > 1 ? "API server " + std::to_string(options_.client_index) + ": " : "";
@@ -147,6 +149,7 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
 http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   http::Router router;
   router.set_cors(options_.cors);
+  router.set_request_id_headers(options_.request_id_headers);
   EngineCoreClient* engine = client_.get();
   openai::InfoRoutesConfig info;
   info.served_model_names = serving_.served_model_names;

@@ -52,6 +52,9 @@ struct FrontendServerOptions {
   double log_stats_interval_s = 0;                   // > 0: the stats line every this many seconds
   std::string chat_template;                         // template source replacing the model's; "": the model's
   http::CorsPolicy cors;                             // CORS headers and preflights (vLLM's defaults: any origin)
+  bool request_id_headers = false;                   // X-Request-Id on every response
+  bool return_tokens_as_token_ids = false;           // logprob tokens spelled "token_id:N" for every request
+  serving::RequestLogOptions request_log;            // request and output log lines
 
   // InvalidArgument naming the first option a user got wrong.
   Status Validate() const;

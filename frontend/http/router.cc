@@ -1,5 +1,7 @@
 #include "frontend/http/router.h"
 
+#include "frontend/http/request_id.h"
+
 namespace llmserve::frontend::http {
 
 namespace {
@@ -44,14 +46,18 @@ void Router::AddFilter(std::string prefix, Filter filter) {
 }
 
 void Router::Dispatch(HttpRequest request, std::shared_ptr<ResponseWriter> writer) const {
+  Headers extra;
+  if (request_id_headers_) extra.emplace_back("X-Request-Id", ResponseRequestId(request));
   if (cors_) {
     if (std::optional<HttpResponse> preflight = CorsPreflight(*cors_, request)) {
+      preflight->headers.insert(preflight->headers.end(), extra.begin(), extra.end());
       writer->Respond(std::move(*preflight));
       return;
     }
-    Headers extra = CorsResponseHeaders(*cors_, request);
-    if (!extra.empty()) writer = std::make_shared<HeaderAddingWriter>(std::move(writer), std::move(extra));
+    Headers cors = CorsResponseHeaders(*cors_, request);
+    extra.insert(extra.end(), cors.begin(), cors.end());
   }
+  if (!extra.empty()) writer = std::make_shared<HeaderAddingWriter>(std::move(writer), std::move(extra));
   for (const auto& [prefix, filter] : filters_) {
     if (request.path.compare(0, prefix.size(), prefix) != 0) continue;
     if (std::optional<HttpResponse> answer = filter(request)) {

@@ -46,6 +46,10 @@ class Router {
   // applied before the filters, as vLLM's middleware runs before its API-key check.
   void set_cors(CorsPolicy policy) { cors_ = std::move(policy); }
 
+  // Adds X-Request-Id to every response (vLLM's --enable-request-id-headers;
+  // request_id.h says which id).
+  void set_request_id_headers(bool on) { request_id_headers_ = on; }
+
   // Replaces the error body format.
   void set_error_responder(ErrorResponder responder) { error_responder_ = std::move(responder); }
 
@@ -59,6 +63,7 @@ class Router {
   std::map<std::string, std::map<std::string, Handler>> routes_;  // path -> method -> handler
   std::vector<std::pair<std::string, Filter>> filters_;
   std::optional<CorsPolicy> cors_;
+  bool request_id_headers_ = false;
   ErrorResponder error_responder_;
 };
 

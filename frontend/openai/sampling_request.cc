@@ -121,6 +121,8 @@ MaybeError ReadSamplingFields(FieldReader& reader, const ParseOptions& options, 
   LLMSERVE_API_TRY(reader.Bool("spaces_between_special_tokens", &out->spaces_between_special_tokens));
   LLMSERVE_API_TRY(reader.Bool("include_stop_str_in_output", &out->include_stop_str_in_output));
   LLMSERVE_API_TRY(reader.Bool("return_token_ids", &out->return_token_ids));
+  LLMSERVE_API_TRY(reader.Bool("return_tokens_as_token_ids", &out->return_tokens_as_token_ids));
+  out->return_tokens_as_token_ids = out->return_tokens_as_token_ids || options.return_tokens_as_token_ids;
   LLMSERVE_API_TRY(reader.Bool("stream", &out->stream));
   LLMSERVE_API_TRY(ReadStreamOptions(reader, out));
   LLMSERVE_API_TRY(reader.String("user", &out->user));

@@ -35,6 +35,7 @@ struct StructuredOutputsConfig {
 struct ParseOptions {
   int32_t max_logprobs = 20;  // most top logprobs a request may ask for (vLLM --max-logprobs)
   StructuredOutputsConfig structured_outputs;  // defaults for constrained requests
+  bool return_tokens_as_token_ids = false;     // vLLM --return-tokens-as-token-ids: on for every request
 };
 
 struct SamplingRequest {
@@ -60,6 +61,7 @@ struct SamplingRequest {
   bool spaces_between_special_tokens = true;
   bool include_stop_str_in_output = false;
   bool return_token_ids = false;             // completions carry prompt_token_ids and token_ids (vLLM)
+  bool return_tokens_as_token_ids = false;   // logprob tokens spelled "token_id:N" (vLLM)
   bool stream = false;
   bool include_usage = false;                // stream_options.include_usage
   bool continuous_usage_stats = false;       // stream_options.continuous_usage_stats (vLLM)

@@ -1,5 +1,7 @@
 #include "frontend/openai/server_info.h"
 
+#include "frontend/http/request_id.h"
+
 #include <random>
 
 namespace llmserve::frontend::openai {
@@ -39,18 +41,6 @@ MaybeError CheckModel(const std::optional<std::string>& model, const std::vector
   return ModelNotFound(*model);
 }
 
-std::string RandomHexId() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(32, '0');
-  uint64_t a = rng(), b = rng();
-  for (int i = 0; i < 16; ++i) {
-    id[i] = kHex[(a >> (4 * i)) & 0xF];
-    id[16 + i] = kHex[(b >> (4 * i)) & 0xF];
-  }
-  return id;
-}
-
 std::string ResolveRequestId(const http::HttpRequest& request, const std::optional<std::string>& body_id,
                              std::string_view prefix) {
   std::string id(prefix);
@@ -59,7 +49,7 @@ std::string ResolveRequestId(const http::HttpRequest& request, const std::option
   } else if (body_id && !body_id->empty()) {
     id += *body_id;
   } else {
-    id += RandomHexId();
+    id += http::RandomHexId();
   }
   return id;
 }

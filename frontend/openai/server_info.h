@@ -28,9 +28,6 @@ MaybeError CheckModel(const std::optional<std::string>& model, const std::vector
 std::string ResolveRequestId(const http::HttpRequest& request, const std::optional<std::string>& body_id,
                              std::string_view prefix);
 
-// 32 random hex digits.
-std::string RandomHexId();
-
 // The GET /v1/models body: {"object": "list", "data": [{id, object, created, owned_by, root, parent, max_model_len}]}.
 nlohmann::json ModelList(const std::vector<std::string>& served_names, const std::string& root,
                          int32_t max_model_len, int64_t created);

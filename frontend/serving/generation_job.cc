@@ -26,7 +26,7 @@ struct GenerationJob::Choice {
   std::unique_ptr<common::tokenizer::IncrementalDetokenizer> detokenizer;
   std::string text;                             // everything emitted so far
   std::vector<openai::TokenLogprob> logprobs;   // all of them (non-streaming answer)
-  std::vector<int32_t> token_ids;               // output ids (kept only for return_token_ids)
+  std::vector<int32_t> token_ids;               // output ids (kept for return_token_ids and the output log)
   size_t token_ids_sent = 0;                    // of token_ids, already streamed
   int32_t completion_tokens = 0;
   int32_t cached_tokens = 0;
@@ -124,6 +124,9 @@ void GenerationJob::Start() {
           return;
         }
       }
+      if (context_.request_log.requests) {
+        LOG(INFO) << ReceivedRequestLine(context_.request_log, r.request_id, prompt.text, params, r.prompt_token_ids);
+      }
       requests.push_back(std::move(r));
       choices_.push_back(std::move(choice));
     }
@@ -147,7 +150,10 @@ void GenerationJob::Start() {
 
 std::vector<openai::TokenLogprob> GenerationJob::ConvertLogprobs(const proto::Logprobs& logprobs) const {
   std::vector<openai::TokenLogprob> out;
-  auto text_of = [&](int32_t id) { return context_.tokenizer->Decode(std::vector<int32_t>{id}, false); };
+  auto text_of = [&](int32_t id) {
+    if (spec_.sampling.return_tokens_as_token_ids) return "token_id:" + std::to_string(id);
+    return context_.tokenizer->Decode(std::vector<int32_t>{id}, false);
+  };
   for (size_t row = 0; row < logprobs.token_ids.size(); ++row) {
     const auto& ids = logprobs.token_ids[row];
     const auto& lps = logprobs.logprobs[row];
@@ -204,7 +210,7 @@ void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output
       break;
     }
   }
-  if (spec_.sampling.return_token_ids) {
+  if (spec_.sampling.return_token_ids || context_.request_log.outputs) {
     const auto& ids = output.new_token_ids;
     choice.token_ids.insert(choice.token_ids.end(), ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(consumed));
   }
@@ -240,6 +246,10 @@ void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output
   const bool finished = choice.finish_reason.has_value();
   if (finished) choice.finished = true;
   EmitDelta(choice, delta, std::move(logprobs), finished);
+  if (finished && context_.request_log.outputs) {
+    LOG(INFO) << GeneratedResponseLine(context_.request_log, choice.engine_request_id, choice.text, choice.token_ids,
+                                       *choice.finish_reason);
+  }
   FinishIfDone();
 }
 
@@ -249,7 +259,7 @@ void GenerationJob::EmitDelta(Choice& choice, const std::string& delta, std::vec
   choice.text += delta;
   choice.logprobs.insert(choice.logprobs.end(), logprobs.begin(), logprobs.end());
   if (!spec_.sampling.stream) return;
-  const bool new_ids = choice.token_ids.size() > choice.token_ids_sent;
+  const bool new_ids = spec_.sampling.return_token_ids && choice.token_ids.size() > choice.token_ids_sent;
   if (delta.empty() && logprobs.empty() && !finished && !new_ids) return;
   std::optional<openai::Usage> usage;
   if (spec_.sampling.continuous_usage_stats) usage = TotalUsage();

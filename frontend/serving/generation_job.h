@@ -30,6 +30,7 @@ enum class ApiKind { kCompletion, kChat };
 // One prompt of the request, tokenized.
 struct JobPrompt {
   std::vector<int32_t> token_ids;
+  std::optional<std::string> text;  // the text it came from, for the request log
 };
 
 struct JobSpec {

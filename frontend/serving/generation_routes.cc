@@ -69,6 +69,7 @@ void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
     JobPrompt prompt;
     if (p.text) {
       prompt.token_ids = ctx.tokenizer->Encode(*p.text, cr.add_special_tokens);
+      if (ctx.request_log.requests) prompt.text = *p.text;
     } else {
       if (auto e = CheckTokenIds(ctx, p.token_ids)) return Reply(*w, *e);
       prompt.token_ids = p.token_ids;
@@ -133,6 +134,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
   JobPrompt prompt;
   prompt.token_ids = ctx.tokenizer->Encode(prompt_text, cr.add_special_tokens);
   if (prompt.token_ids.empty()) return Reply(*w, openai::BadRequest("The rendered prompt is empty.", "messages"));
+  if (ctx.request_log.requests) prompt.text = std::move(prompt_text);
   spec.prompts.push_back(std::move(prompt));
   auto job = std::make_shared<GenerationJob>(ctx, std::move(spec), std::move(w));
   job->Start();

@@ -12,6 +12,7 @@
 #include "frontend/engine_client.h"
 #include "frontend/metrics/frontend_metrics.h"
 #include "frontend/openai/sampling_request.h"
+#include "frontend/serving/request_log.h"
 #include "frontend/tool_parsers/tool_parser.h"
 
 namespace llmserve::frontend::serving {
@@ -27,6 +28,7 @@ struct ServingContext {
   metrics::FrontendMetrics* metrics = nullptr;            // null: requests are not measured
   const tool_parsers::ToolParser* tool_parser = nullptr;  // --enable-auto-tool-choice; null: auto is refused
   std::string reasoning_parser;                           // --reasoning-parser; "": no reasoning split
+  RequestLogOptions request_log;                          // --enable-log-requests / --enable-log-outputs
 };
 
 }  // namespace llmserve::frontend::serving

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { makeTinyModel, freePort, startServe, waitHealthy, stopServe } from './serve_harness.mjs';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, waitForLog } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-e2e-'));
 const modelDir = join(work, 'tiny');
@@ -33,7 +33,8 @@ async function post(path, body, headers = {}) {
 before(async () => {
   makeTinyModel(modelDir, 7);
   port = await freePort();
-  server = startServe(modelDir, port, ['--max-num-seqs', '64']);
+  server = startServe(modelDir, port, ['--max-num-seqs', '64', '--enable-request-id-headers',
+                                       '--enable-log-requests', '--enable-log-outputs', '--max-log-len', '40']);
   await waitHealthy(server);
   baseURL = `http://127.0.0.1:${port}/v1`;
   client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
@@ -216,4 +217,30 @@ test('CORS: a browser preflight is answered and responses name the allowed origi
   await stream.text();
   const plain = await fetch(`${base}/v1/models`);
   assert.equal(plain.headers.get('access-control-allow-origin'), null, 'no Origin, no CORS headers');
+});
+
+test('X-Request-Id headers, tokens as token ids, and the request log', async () => {
+  const base = `http://127.0.0.1:${port}`;
+  const echoed = await fetch(`${base}/v1/models`, { headers: { 'x-request-id': 'client-7' } });
+  assert.equal(echoed.headers.get('x-request-id'), 'client-7');
+  const fresh = await fetch(`${base}/v1/models`);
+  assert.match(fresh.headers.get('x-request-id'), /^[0-9a-f]{32}$/);
+
+  const r = await fetch(`${base}/v1/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'logged-1' },
+    body: JSON.stringify({ ...greedy, max_tokens: 3, logprobs: 2, return_tokens_as_token_ids: true }),
+  });
+  assert.equal(r.headers.get('x-request-id'), 'logged-1');
+  const lp = (await r.json()).choices[0].logprobs;
+  for (const t of lp.tokens) assert.match(t, /^token_id:\d+$/);
+  for (const top of lp.top_logprobs) for (const k of Object.keys(top)) assert.match(k, /^token_id:\d+$/);
+  const c = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }],
+                                                   max_tokens: 2, temperature: 0, logprobs: true, top_logprobs: 1,
+                                                   return_tokens_as_token_ids: true });
+  for (const t of c.choices[0].logprobs.content) assert.match(t.token, /^token_id:\d+$/);
+
+  assert.ok(await waitForLog(server, /Received request cmpl-logged-1-0: prompt: "The capital of France is", params: SamplingParams\(/, 10_000),
+            `no request line\n${server.log.slice(-2000)}`);
+  assert.ok(await waitForLog(server, /Generated response cmpl-logged-1-0: output: ".*", output_token_ids: \[\d+, \d+, \d+\], finish_reason: length/, 10_000),
+            `no output line\n${server.log.slice(-2000)}`);
 });
