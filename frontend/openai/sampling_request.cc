@@ -148,6 +148,9 @@ MaybeError CheckSamplingRequest(const SamplingRequest& request, const nlohmann::
   if (request.prompt_logprobs && request.stream) {
     return BadRequest("prompt_logprobs is not compatible with streaming.", "prompt_logprobs");
   }
+  if (request.prompt_logprobs) {  // the engine computes logits only where it samples
+    return BadRequest("prompt_logprobs is not supported by this server yet; leave it unset.", "prompt_logprobs");
+  }
   return std::nullopt;
 }
 

@@ -178,6 +178,8 @@ TEST(OpenAiCompletion, UnsupportedFeaturesAreRejectedClearly) {
             BadRequest("Stream options can only be defined when `stream=True`.", "stream_options"));
   EXPECT_EQ(CompletionError(R"({"prompt": "x", "stream": true, "prompt_logprobs": 1})"),
             BadRequest("prompt_logprobs is not compatible with streaming.", "prompt_logprobs"));
+  EXPECT_EQ(CompletionError(R"({"prompt": "x", "prompt_logprobs": 1})"),
+            BadRequest("prompt_logprobs is not supported by this server yet; leave it unset.", "prompt_logprobs"));
   // echo=false, best_of == n and an empty suffix are fine.
   Completion(R"({"prompt": "x", "echo": false, "best_of": 1, "suffix": ""})");
 }
@@ -186,9 +188,9 @@ TEST(OpenAiCompletion, AllFieldsParse) {
   CompletionRequest r = Completion(R"({
     "model": "m", "prompt": "p", "n": 2, "max_tokens": 50, "temperature": 0.7, "top_p": 0.9, "top_k": 40,
     "min_p": 0.05, "seed": -7, "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.2,
-    "stop": "\n", "stop_token_ids": [2], "logprobs": 3, "prompt_logprobs": 1, "ignore_eos": true, "min_tokens": 4,
+    "stop": "\n", "stop_token_ids": [2], "logprobs": 3, "prompt_logprobs": null, "ignore_eos": true, "min_tokens": 4,
     "skip_special_tokens": false, "spaces_between_special_tokens": false, "include_stop_str_in_output": true,
-    "return_token_ids": true, "stream": false, "user": "u1", "priority": -1, "cache_salt": "salt", "request_id": "abc",
+    "return_token_ids": true, "return_tokens_as_token_ids": true, "stream": false, "user": "u1", "priority": -1, "cache_salt": "salt", "request_id": "abc",
     "allowed_token_ids": [1, 2, 3], "add_special_tokens": false, "some_new_field": 1, "another": null})");
   SamplingRequest want;
   want.n = 2;
@@ -204,13 +206,13 @@ TEST(OpenAiCompletion, AllFieldsParse) {
   want.stop = {"\n"};
   want.stop_token_ids = {2};
   want.logprobs = 3;
-  want.prompt_logprobs = 1;
   want.ignore_eos = true;
   want.min_tokens = 4;
   want.skip_special_tokens = false;
   want.spaces_between_special_tokens = false;
   want.include_stop_str_in_output = true;
   want.return_token_ids = true;
+  want.return_tokens_as_token_ids = true;
   want.user = "u1";
   want.priority = -1;
   want.cache_salt = "salt";

@@ -31,7 +31,7 @@ TEST(OpenAiSampling, EveryFieldIsCarried) {
     "seed": -7, "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.2,
     "stop": ["\n", "END"], "stop_token_ids": [7, 2], "logprobs": 3, "ignore_eos": true, "min_tokens": 4,
     "skip_special_tokens": false, "spaces_between_special_tokens": false, "include_stop_str_in_output": true,
-    "logit_bias": {"11": -1.5}, "allowed_token_ids": [5, 6], "prompt_logprobs": 2})", ParseOptions{}, &req));
+    "logit_bias": {"11": -1.5}, "allowed_token_ids": [5, 6]})", ParseOptions{}, &req));
   proto::SamplingParams p = Convert(req.sampling, Context(10, 100));
   proto::SamplingParams want;
   want.n = 2;
@@ -47,7 +47,6 @@ TEST(OpenAiSampling, EveryFieldIsCarried) {
   want.stop = {"\n", "END"};
   want.stop_token_ids = {7, 2};
   want.logprobs = 3;
-  want.prompt_logprobs = 2;
   want.ignore_eos = true;
   want.min_tokens = 4;
   want.skip_special_tokens = false;
