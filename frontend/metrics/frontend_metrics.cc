@@ -12,12 +12,23 @@ const std::vector<double> kInterTokenBuckets = {0.01, 0.025, 0.05, 0.075, 0.1, 0
                                                 0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
 const std::vector<double> kRequestLatencyBuckets = {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,  15.0, 20.0,
                                                     30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+const std::vector<double> kParamsNBuckets = {1, 2, 5, 10, 20};
 const std::vector<double> kIterationTokenBuckets = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
 
 constexpr proto::FinishReason kReasons[] = {proto::FinishReason::kStop, proto::FinishReason::kLength,
                                             proto::FinishReason::kAbort, proto::FinishReason::kError};
 
 }  // namespace
+
+std::vector<double> Buckets125(int64_t max_value) {
+  std::vector<double> buckets;
+  for (int64_t scale = 1;; scale *= 10) {
+    for (int64_t mantissa : {1, 2, 5}) {
+      if (mantissa * scale > max_value) return buckets;
+      buckets.push_back(static_cast<double>(mantissa * scale));
+    }
+  }
+}
 
 struct FrontendMetrics::EngineSeries {
   Gauge* running;
@@ -38,6 +49,10 @@ struct FrontendMetrics::EngineSeries {
   Histogram* prefill;
   Histogram* decode;
   Histogram* iteration_tokens;
+  Histogram* params_n;
+  Histogram* request_prompt_tokens = nullptr;  // set by AddLengthSeries
+  Histogram* request_generation_tokens = nullptr;
+  Histogram* params_max_tokens = nullptr;
 };
 
 FrontendMetrics::FrontendMetrics(FrontendMetricsConfig config) : config_(std::move(config)) {
@@ -77,10 +92,11 @@ FrontendMetrics::FrontendMetrics(FrontendMetricsConfig config) : config_(std::mo
   decode_ = &registry_.AddHistogram("vllm:request_decode_time_seconds",
                                     "Seconds from first token to last token.", labels,
                                     kRequestLatencyBuckets);
+  params_n_ = &registry_.AddHistogram("vllm:request_params_n", "The n request parameter.", labels, kParamsNBuckets);
   for (const FamilyBase* f : std::initializer_list<const FamilyBase*>{
            running_, waiting_, kv_usage_, prefix_queries_, prefix_hits_, preemptions_, prompt_tokens_,
            generation_tokens_, request_success_, iteration_tokens_, ttft_, itl_, tpot_, e2e_, queue_, inference_,
-           prefill_, decode_})
+           prefill_, decode_, params_n_})
     exposed_names_.push_back(f->exposed_name());
   for (uint32_t rank : config_.engine_ranks) ForEngine(rank);
 }
@@ -110,6 +126,7 @@ FrontendMetrics::EngineSeries& FrontendMetrics::ForEngine(uint32_t engine) {
   s->prefill = &prefill_->Labels(v);
   s->decode = &decode_->Labels(v);
   s->iteration_tokens = &iteration_tokens_->Labels(v);
+  s->params_n = &params_n_->Labels(v);
   return *engines_.emplace(engine, std::move(s)).first->second;
 }
 
@@ -138,8 +155,34 @@ void FrontendMetrics::RecordGenerationTokens(uint32_t engine, int32_t count) {
 
 void FrontendMetrics::RecordInterTokenLatency(uint32_t engine, double seconds) { ForEngine(engine).itl->Observe(seconds); }
 
+void FrontendMetrics::AddLengthSeries(uint32_t engine, int32_t max_model_len, EngineSeries& s) {
+  const std::vector<std::string> labels = {"model_name", "engine"};
+  if (request_prompt_tokens_ == nullptr) {
+    const std::vector<double> buckets = Buckets125(max_model_len);
+    request_prompt_tokens_ = &registry_.AddHistogram("vllm:request_prompt_tokens", "Prompt tokens per request.", labels, buckets);
+    request_generation_tokens_ = &registry_.AddHistogram("vllm:request_generation_tokens",
+                                                         "Generated tokens per request.", labels, buckets);
+    params_max_tokens_ = &registry_.AddHistogram("vllm:request_params_max_tokens",
+                                                 "The max_tokens request parameter.", labels, buckets);
+  }
+  const std::vector<std::string> v = {config_.model_name, std::to_string(engine)};
+  s.request_prompt_tokens = &request_prompt_tokens_->Labels(v);
+  s.request_generation_tokens = &request_generation_tokens_->Labels(v);
+  s.params_max_tokens = &params_max_tokens_->Labels(v);
+}
+
 void FrontendMetrics::RecordFinished(uint32_t engine, const FinishedRequest& request) {
   EngineSeries& s = ForEngine(engine);
+  s.params_n->Observe(request.n);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (s.request_prompt_tokens == nullptr && request.max_model_len > 0) AddLengthSeries(engine, request.max_model_len, s);
+  }
+  if (s.request_prompt_tokens != nullptr) {
+    s.request_prompt_tokens->Observe(request.prompt_tokens);
+    s.request_generation_tokens->Observe(request.generation_tokens);
+    s.params_max_tokens->Observe(request.max_tokens);
+  }
   const int reason = static_cast<int>(request.reason);
   if (reason >= 0 && reason < 4) s.success[reason]->Inc();
   s.e2e->Observe(request.e2e_latency_s);

@@ -42,7 +42,15 @@ struct FinishedRequest {
   std::optional<double> decode_s;          // first token -> last token
   std::optional<double> inference_s;       // first SCHEDULED -> last token
   std::optional<double> time_per_output_token_s;  // decode / (generated tokens - 1)
+  int32_t prompt_tokens = 0;
+  int32_t generation_tokens = 0;
+  int32_t n = 1;                   // the request's n
+  int32_t max_tokens = 0;          // its max_tokens (when unset: what the context leaves)
+  int32_t max_model_len = 0;       // sets the buckets of the token-count histograms; 0: unknown
 };
+
+// vLLM's build_1_2_5_buckets: 1, 2, 5, 10, 20, 50, ... up to `max_value`.
+std::vector<double> Buckets125(int64_t max_value);
 
 // One engine's figures at one moment (counters are totals since start).
 struct EngineSnapshot {
@@ -66,7 +74,12 @@ class FrontendMetrics {
   void RecordGenerationTokens(uint32_t engine, int32_t count);
   // The engine-clock gap between two outputs of one request.
   void RecordInterTokenLatency(uint32_t engine, double seconds);
-  // A request ended (counted in request_success by reason, latencies observed).
+  // A request ended (counted in request_success by reason, latencies, token
+  // counts and parameters observed). The token-count families
+  // (request_prompt_tokens, request_generation_tokens,
+  // request_params_max_tokens) have buckets up to max_model_len, which the
+  // frontend learns from the engines: they appear with the first finished
+  // request that knows it.
   void RecordFinished(uint32_t engine, const FinishedRequest& request);
 
   // Every engine's figures, by rank.
@@ -80,6 +93,8 @@ class FrontendMetrics {
  private:
   struct EngineSeries;
   EngineSeries& ForEngine(uint32_t engine);
+  // The token-count histograms of `s`, registering their families (needs mu_).
+  void AddLengthSeries(uint32_t engine, int32_t max_model_len, EngineSeries& s);
   struct EngineSeriesDeleter {
     void operator()(EngineSeries* s) const;
   };
@@ -104,6 +119,10 @@ class FrontendMetrics {
   Family<Histogram>* prefill_;
   Family<Histogram>* decode_;
   Family<Histogram>* iteration_tokens_;
+  Family<Histogram>* params_n_;
+  Family<Histogram>* request_prompt_tokens_ = nullptr;      // registered by AddLengthSeries, guarded by mu_
+  Family<Histogram>* request_generation_tokens_ = nullptr;
+  Family<Histogram>* params_max_tokens_ = nullptr;
   std::vector<std::string> exposed_names_;
   mutable std::mutex mu_;
   std::map<uint32_t, std::unique_ptr<EngineSeries, EngineSeriesDeleter>> engines_;

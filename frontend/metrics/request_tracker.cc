@@ -9,8 +9,9 @@ constexpr int32_t kEventScheduled = 2;
 double Seconds(RequestTracker::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 }  // namespace
 
-RequestTracker::RequestTracker(FrontendMetrics* metrics, int32_t prompt_tokens, Clock::time_point arrival)
-    : metrics_(metrics), prompt_tokens_(prompt_tokens), arrival_(arrival) {}
+RequestTracker::RequestTracker(FrontendMetrics* metrics, int32_t prompt_tokens, Clock::time_point arrival,
+                               TrackedParams params)
+    : metrics_(metrics), prompt_tokens_(prompt_tokens), arrival_(arrival), params_(params) {}
 
 void RequestTracker::OnRouted(uint32_t engine) { engine_.store(engine, std::memory_order_relaxed); }
 
@@ -44,6 +45,11 @@ void RequestTracker::OnFinished(proto::FinishReason reason, Clock::time_point no
   FinishedRequest r;
   r.reason = reason;
   r.e2e_latency_s = Seconds(now - arrival_);
+  r.prompt_tokens = prompt_tokens_;
+  r.generation_tokens = generated_;
+  r.n = params_.n;
+  r.max_tokens = params_.max_tokens;
+  r.max_model_len = params_.max_model_len;
   if (queued_ts_ > 0.0 && scheduled_ts_ > 0.0) r.queue_s = scheduled_ts_ - queued_ts_;
   if (first_token_ts_ > 0.0) {
     if (scheduled_ts_ > 0.0) {

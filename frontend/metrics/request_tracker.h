@@ -18,13 +18,21 @@
 
 namespace llmserve::frontend::metrics {
 
+// What a tracker reports about its request at the finish besides timing.
+struct TrackedParams {
+  int32_t n = 1;
+  int32_t max_tokens = 0;     // as the engine applies it
+  int32_t max_model_len = 0;  // the engines' (0: unknown)
+};
+
 class RequestTracker {
  public:
   using Clock = std::chrono::steady_clock;
 
   RequestTracker() = default;  // records nothing
   // `prompt_tokens` counts once the first token arrives; `arrival` is when the frontend accepted the request.
-  RequestTracker(FrontendMetrics* metrics, int32_t prompt_tokens, Clock::time_point arrival);
+  RequestTracker(FrontendMetrics* metrics, int32_t prompt_tokens, Clock::time_point arrival,
+                 TrackedParams params = {});
 
   // The engine the request was sent to (any thread).
   void OnRouted(uint32_t engine);
@@ -42,6 +50,7 @@ class RequestTracker {
   FrontendMetrics* metrics_ = nullptr;
   int32_t prompt_tokens_ = 0;
   Clock::time_point arrival_{};
+  TrackedParams params_;
   std::atomic<int64_t> engine_{-1};
   int32_t generated_ = 0;
   bool finished_ = false;

@@ -93,8 +93,10 @@ void GenerationJob::Start() {
         choice->chat_output = std::make_unique<ChatOutput>(spec_.chat_output);
       choice->stop_strings = params.stop;
       choice->stop_token_ids = params.stop_token_ids;
+      const metrics::TrackedParams tracked{n, params.max_tokens.value_or(sc.max_model_len - sc.prompt_tokens),
+                                                    sc.max_model_len};
       choice->tracker = context_.metrics ? std::make_unique<metrics::RequestTracker>(
-                                               context_.metrics, static_cast<int32_t>(prompt.token_ids.size()), arrival)
+                                               context_.metrics, sc.prompt_tokens, arrival, tracked)
                                          : std::make_unique<metrics::RequestTracker>();
       common::tokenizer::DetokenizerOptions options;
       options.skip_special_tokens = params.skip_special_tokens;

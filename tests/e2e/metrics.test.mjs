@@ -222,6 +222,13 @@ test('one completion moves every family by the expected amount', async () => {
   for (const h of ['time_to_first_token_seconds', 'e2e_request_latency_seconds', 'request_queue_time_seconds',
                    'request_prefill_time_seconds', 'request_decode_time_seconds', 'request_inference_time_seconds'])
     assert.equal(delta(a, b, `vllm:${h}_count`), 1, h);
+  // Per-request token counts and parameters (families that appear with the first finished request).
+  const before = (name) => { try { return value(a, name, E0); } catch { return 0; } };
+  const grew = (name) => value(b, name, E0) - before(name);
+  assert.equal(grew('vllm:request_prompt_tokens_sum'), prompt);
+  assert.equal(grew('vllm:request_generation_tokens_sum'), 5);
+  assert.equal(grew('vllm:request_params_max_tokens_sum'), 5);
+  assert.equal(grew('vllm:request_params_n_count'), 1);
   // One output per step after the first token: 4 gaps between 5 tokens.
   assert.equal(delta(a, b, 'vllm:inter_token_latency_seconds_count'), 4);
   // Engine steps: the prefill (all prompt tokens) and 4 decode steps of 1 token.

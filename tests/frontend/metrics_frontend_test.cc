@@ -114,7 +114,7 @@ proto::EngineCoreOutput Output(int tokens, std::vector<proto::EngineCoreEvent> e
 TEST(RequestTracker, OneRequestMovesEveryFamilyByTheExpectedAmount) {
   FrontendMetrics m({"tiny", {0, 1}});
   const auto t0 = RequestTracker::Clock::now();
-  RequestTracker r(&m, /*prompt_tokens=*/7, t0);
+  RequestTracker r(&m, /*prompt_tokens=*/7, t0, {.n = 2, .max_tokens = 30, .max_model_len = 100});
   r.OnRouted(1);
   // Engine clock: queued 100.0, scheduled 100.5, first token 101.0, then 101.25, 101.75.
   r.OnOutput(Output(1, {{1, 100.0}, {2, 100.5}}), 1, 101.0, t0 + milliseconds(30));
@@ -148,6 +148,23 @@ TEST(RequestTracker, OneRequestMovesEveryFamilyByTheExpectedAmount) {
   EXPECT_EQ(V(s, "vllm:e2e_request_latency_seconds_bucket", {{"engine", "1"}, {"le", "1.0"}}), 0);
   EXPECT_EQ(V(s, "vllm:e2e_request_latency_seconds_bucket", {{"engine", "1"}, {"le", "1.5"}}), 1);
   EXPECT_EQ(V(s, "vllm:e2e_request_latency_seconds_count", kEngine0), 0);
+  // Token counts and parameters; length buckets 1-2-5 up to max_model_len 100.
+  EXPECT_EQ(V(s, "vllm:request_prompt_tokens_sum", kEngine1), 7);
+  EXPECT_EQ(V(s, "vllm:request_prompt_tokens_bucket", {{"engine", "1"}, {"le", "5.0"}}), 0);
+  EXPECT_EQ(V(s, "vllm:request_prompt_tokens_bucket", {{"engine", "1"}, {"le", "10.0"}}), 1);
+  EXPECT_EQ(V(s, "vllm:request_prompt_tokens_bucket", {{"engine", "1"}, {"le", "100.0"}}), 1);
+  EXPECT_FALSE(s.Value("vllm:request_prompt_tokens_bucket", {{"engine", "1"}, {"le", "200.0"}}).has_value());
+  EXPECT_EQ(V(s, "vllm:request_generation_tokens_sum", kEngine1), 5);
+  EXPECT_EQ(V(s, "vllm:request_params_max_tokens_sum", kEngine1), 30);
+  EXPECT_EQ(V(s, "vllm:request_params_n_sum", kEngine1), 2);
+  EXPECT_EQ(V(s, "vllm:request_params_n_bucket", {{"engine", "1"}, {"le", "2.0"}}), 1);
+  EXPECT_EQ(V(s, "vllm:request_params_n_count", kEngine0), 0);
+}
+
+TEST(FrontendMetrics, Buckets125AreVllms) {
+  EXPECT_EQ(Buckets125(100), (std::vector<double>{1, 2, 5, 10, 20, 50, 100}));
+  EXPECT_EQ(Buckets125(4096), (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000}));
+  EXPECT_EQ(Buckets125(0), std::vector<double>{});
 }
 
 TEST(RequestTracker, AbortedBeforeAnyTokenCountsOnlyTheAbort) {
