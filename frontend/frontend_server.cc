@@ -150,6 +150,10 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   http::Router router;
   router.set_cors(options_.cors);
   router.set_request_id_headers(options_.request_id_headers);
+  router.set_observer([metrics = metrics_.get()](const std::string& handler, const std::string& method, int status,
+                                                 double seconds) {
+    metrics->RecordHttpRequest(handler, method, status, seconds);
+  });
   EngineCoreClient* engine = client_.get();
   openai::InfoRoutesConfig info;
   info.served_model_names = serving_.served_model_names;

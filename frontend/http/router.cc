@@ -1,5 +1,8 @@
 #include "frontend/http/router.h"
 
+#include <atomic>
+#include <chrono>
+
 #include "frontend/http/request_id.h"
 
 namespace llmserve::frontend::http {
@@ -31,6 +34,51 @@ class HeaderAddingWriter final : public ResponseWriter {
   Headers headers_;
 };
 
+// Forwards to another writer and reports the request to the observer once:
+// when the response is sent, when a stream ends, or when the writer is
+// dropped before either (then with the stream's status, or 499 when nothing
+// was sent: nginx's code for a client that went away).
+class ObservingWriter final : public ResponseWriter {
+ public:
+  ObservingWriter(std::shared_ptr<ResponseWriter> inner, const RequestObserver* observer, std::string handler,
+                  std::string method)
+      : inner_(std::move(inner)), observer_(observer), handler_(std::move(handler)), method_(std::move(method)),
+        start_(std::chrono::steady_clock::now()) {}
+  ~ObservingWriter() override { Report(); }
+  void Respond(HttpResponse response) override {
+    status_ = response.status;
+    inner_->Respond(std::move(response));
+    Report();
+  }
+  void BeginStream(int status, std::string content_type, Headers headers) override {
+    status_ = status;
+    inner_->BeginStream(status, std::move(content_type), std::move(headers));
+  }
+  void Write(std::string data) override { inner_->Write(std::move(data)); }
+  void End() override {
+    inner_->End();
+    Report();
+  }
+  bool closed() const override { return inner_->closed(); }
+  bool finished() const override { return inner_->finished(); }
+  void OnDisconnect(std::function<void()> callback) override { inner_->OnDisconnect(std::move(callback)); }
+  size_t pending_bytes() const override { return inner_->pending_bytes(); }
+
+ private:
+  void Report() {
+    if (reported_.exchange(true)) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    (*observer_)(handler_, method_, status_ != 0 ? status_ : 499, seconds);
+  }
+
+  std::shared_ptr<ResponseWriter> inner_;
+  const RequestObserver* observer_;
+  const std::string handler_, method_;
+  const std::chrono::steady_clock::time_point start_;
+  int status_ = 0;
+  std::atomic<bool> reported_{false};
+};
+
 }  // namespace
 
 HttpResponse PlainErrorResponse(int status, const std::string& message) {
@@ -46,6 +94,10 @@ void Router::AddFilter(std::string prefix, Filter filter) {
 }
 
 void Router::Dispatch(HttpRequest request, std::shared_ptr<ResponseWriter> writer) const {
+  if (observer_) {
+    const std::string handler = routes_.count(request.path) ? request.path : "none";
+    writer = std::make_shared<ObservingWriter>(std::move(writer), &observer_, handler, request.method);
+  }
   Headers extra;
   if (request_id_headers_) extra.emplace_back("X-Request-Id", ResponseRequestId(request));
   if (cors_) {

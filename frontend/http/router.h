@@ -26,6 +26,12 @@ using Handler = std::function<void(HttpRequest request, std::shared_ptr<Response
 // Looks at a request before its handler; returning a response answers it instead.
 using Filter = std::function<std::optional<HttpResponse>(const HttpRequest& request)>;
 
+// Told of every answered request: the route's path (or "none" for paths no
+// route has), the method, the status and the seconds from dispatch to the
+// last byte handed to the connection (a stream's end).
+using RequestObserver = std::function<void(const std::string& handler, const std::string& method, int status,
+                                           double seconds)>;
+
 // Builds the error response for a status and message (404, 405, 413, 400, 500...).
 using ErrorResponder = std::function<HttpResponse(int status, const std::string& message)>;
 
@@ -50,6 +56,9 @@ class Router {
   // request_id.h says which id).
   void set_request_id_headers(bool on) { request_id_headers_ = on; }
 
+  // Reports every request to `observer` (HTTP metrics).
+  void set_observer(RequestObserver observer) { observer_ = std::move(observer); }
+
   // Replaces the error body format.
   void set_error_responder(ErrorResponder responder) { error_responder_ = std::move(responder); }
 
@@ -64,6 +73,7 @@ class Router {
   std::vector<std::pair<std::string, Filter>> filters_;
   std::optional<CorsPolicy> cors_;
   bool request_id_headers_ = false;
+  RequestObserver observer_;
   ErrorResponder error_responder_;
 };
 

@@ -13,6 +13,11 @@ const std::vector<double> kInterTokenBuckets = {0.01, 0.025, 0.05, 0.075, 0.1, 0
 const std::vector<double> kRequestLatencyBuckets = {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,  15.0, 20.0,
                                                     30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 const std::vector<double> kParamsNBuckets = {1, 2, 5, 10, 20};
+// prometheus-fastapi-instrumentator's defaults, which vLLM's /metrics carries.
+const std::vector<double> kHttpDurationBuckets = {0.1, 0.5, 1};
+const std::vector<double> kHttpHighResolutionBuckets = {0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1,  1.5, 2,
+                                                        2.5,  3,     3.5,  4,     4.5, 5,    7.5, 10,   30, 60};
+const char* const kUncountedHandlers[] = {"/metrics", "/health", "/load", "/ping", "/version", "/server_info"};
 const std::vector<double> kIterationTokenBuckets = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
 
 constexpr proto::FinishReason kReasons[] = {proto::FinishReason::kStop, proto::FinishReason::kLength,
@@ -93,10 +98,18 @@ FrontendMetrics::FrontendMetrics(FrontendMetricsConfig config) : config_(std::mo
                                     "Seconds from first token to last token.", labels,
                                     kRequestLatencyBuckets);
   params_n_ = &registry_.AddHistogram("vllm:request_params_n", "The n request parameter.", labels, kParamsNBuckets);
+  http_requests_ = &registry_.AddCounter("http_requests", "Total number of requests by method, status and handler.",
+                                         {"handler", "method", "status"});
+  http_duration_ = &registry_.AddHistogram("http_request_duration_seconds",
+                                           "Latency with only few buckets by handler and method.",
+                                           {"handler", "method"}, kHttpDurationBuckets);
+  http_duration_highr_ = &registry_.AddHistogram("http_request_duration_highr_seconds",
+                                                 "Latency with many buckets but no API specific labels.", {},
+                                                 kHttpHighResolutionBuckets).Labels({});
   for (const FamilyBase* f : std::initializer_list<const FamilyBase*>{
            running_, waiting_, kv_usage_, prefix_queries_, prefix_hits_, preemptions_, prompt_tokens_,
            generation_tokens_, request_success_, iteration_tokens_, ttft_, itl_, tpot_, e2e_, queue_, inference_,
-           prefill_, decode_, params_n_})
+           prefill_, decode_, params_n_, http_requests_, http_duration_})
     exposed_names_.push_back(f->exposed_name());
   for (uint32_t rank : config_.engine_ranks) ForEngine(rank);
 }
@@ -191,6 +204,16 @@ void FrontendMetrics::RecordFinished(uint32_t engine, const FinishedRequest& req
   if (request.decode_s) s.decode->Observe(*request.decode_s);
   if (request.inference_s) s.inference->Observe(*request.inference_s);
   if (request.time_per_output_token_s) s.tpot->Observe(*request.time_per_output_token_s);
+}
+
+void FrontendMetrics::RecordHttpRequest(const std::string& handler, const std::string& method, int status,
+                                        double seconds) {
+  for (const char* skipped : kUncountedHandlers)
+    if (handler == skipped) return;
+  const std::string group = std::to_string(status / 100) + "xx";
+  http_requests_->Labels({handler, method, group}).Inc();
+  http_duration_->Labels({handler, method}).Observe(seconds);
+  http_duration_highr_->Observe(seconds);
 }
 
 std::vector<std::string> FrontendMetrics::ExposedNames() const { return exposed_names_; }

@@ -82,6 +82,12 @@ class FrontendMetrics {
   // request that knows it.
   void RecordFinished(uint32_t engine, const FinishedRequest& request);
 
+  // One HTTP request as prometheus-fastapi-instrumentator counts it for vLLM:
+  // http_requests_total{handler, method, status="2xx"...} and the duration
+  // histograms; /metrics, /health, /load, /ping, /version and /server_info
+  // are not counted (vLLM excludes them).
+  void RecordHttpRequest(const std::string& handler, const std::string& method, int status, double seconds);
+
   // Every engine's figures, by rank.
   std::vector<EngineSnapshot> Snapshot() const;
 
@@ -120,6 +126,9 @@ class FrontendMetrics {
   Family<Histogram>* decode_;
   Family<Histogram>* iteration_tokens_;
   Family<Histogram>* params_n_;
+  Family<Counter>* http_requests_;
+  Family<Histogram>* http_duration_;
+  Histogram* http_duration_highr_;
   Family<Histogram>* request_prompt_tokens_ = nullptr;      // registered by AddLengthSeries, guarded by mu_
   Family<Histogram>* request_generation_tokens_ = nullptr;
   Family<Histogram>* params_max_tokens_ = nullptr;

@@ -229,6 +229,9 @@ test('one completion moves every family by the expected amount', async () => {
   assert.equal(grew('vllm:request_generation_tokens_sum'), 5);
   assert.equal(grew('vllm:request_params_max_tokens_sum'), 5);
   assert.equal(grew('vllm:request_params_n_count'), 1);
+  // The HTTP request itself (prometheus-fastapi-instrumentator's families in vLLM).
+  const route = { handler: '/v1/completions', method: 'POST', status: '2xx' };
+  assert.equal(value(b, 'http_requests_total', route) - (() => { try { return value(a, 'http_requests_total', route); } catch { return 0; } })(), 1);
   // One output per step after the first token: 4 gaps between 5 tokens.
   assert.equal(delta(a, b, 'vllm:inter_token_latency_seconds_count'), 4);
   // Engine steps: the prefill (all prompt tokens) and 4 decode steps of 1 token.

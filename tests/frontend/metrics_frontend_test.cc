@@ -161,6 +161,26 @@ TEST(RequestTracker, OneRequestMovesEveryFamilyByTheExpectedAmount) {
   EXPECT_EQ(V(s, "vllm:request_params_n_count", kEngine0), 0);
 }
 
+TEST(FrontendMetrics, HttpRequestsAreCountedByHandlerMethodAndStatusClass) {
+  FrontendMetrics m({"tiny", {0}});
+  m.RecordHttpRequest("/v1/completions", "POST", 200, 0.3);
+  m.RecordHttpRequest("/v1/completions", "POST", 201, 2.0);
+  m.RecordHttpRequest("/v1/completions", "POST", 400, 0.01);
+  m.RecordHttpRequest("none", "GET", 404, 0.001);
+  m.RecordHttpRequest("/metrics", "GET", 200, 0.001);  // not counted, as in vLLM
+  m.RecordHttpRequest("/health", "GET", 200, 0.001);
+  PromScrape s = Scrape(m);
+  EXPECT_EQ(V(s, "http_requests_total", {{"handler", "/v1/completions"}, {"method", "POST"}, {"status", "2xx"}}), 2);
+  EXPECT_EQ(V(s, "http_requests_total", {{"handler", "/v1/completions"}, {"method", "POST"}, {"status", "4xx"}}), 1);
+  EXPECT_EQ(V(s, "http_requests_total", {{"handler", "none"}, {"method", "GET"}, {"status", "4xx"}}), 1);
+  EXPECT_FALSE(s.Value("http_requests_total", {{"handler", "/metrics"}}).has_value());
+  EXPECT_EQ(V(s, "http_request_duration_seconds_bucket",
+              {{"handler", "/v1/completions"}, {"method", "POST"}, {"le", "0.5"}}), 2);
+  EXPECT_EQ(V(s, "http_request_duration_seconds_count", {{"handler", "/v1/completions"}, {"method", "POST"}}), 3);
+  EXPECT_EQ(V(s, "http_request_duration_highr_seconds_count", {}), 4);
+  EXPECT_EQ(V(s, "http_request_duration_highr_seconds_bucket", {{"le", "0.25"}}), 2);
+}
+
 TEST(FrontendMetrics, Buckets125AreVllms) {
   EXPECT_EQ(Buckets125(100), (std::vector<double>{1, 2, 5, 10, 20, 50, 100}));
   EXPECT_EQ(Buckets125(4096), (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000}));
