@@ -82,6 +82,9 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
   if (options_.enable_log_requests) argv.push_back("--enable-log-requests");
   if (options_.enable_log_outputs) argv.push_back("--enable-log-outputs");
   argv.push_back("--max-log-len=" + std::to_string(options_.max_log_len));
+  argv.push_back("--generation-config=" + options_.generation_config);
+  if (!options_.override_generation_config.empty())
+    argv.push_back("--override-generation-config=" + options_.override_generation_config);
   if (!options_.structured_outputs_config.empty())
     argv.push_back("--structured-outputs-config=" + options_.structured_outputs_config);
   if (options_.enable_auto_tool_choice) argv.push_back("--enable-auto-tool-choice");

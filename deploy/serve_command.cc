@@ -22,6 +22,7 @@
 #include "deploy/serve_arguments.h"
 #include "deploy/supervisor.h"
 #include "frontend/chat_template/chat_template.h"
+#include "frontend/generation_config.h"
 #include "frontend/http/cors.h"
 #include "frontend/openai/structured_outputs_request.h"
 #include "frontend/serving/chat_output.h"
@@ -79,6 +80,12 @@ DEFINE_bool(return_tokens_as_token_ids, false,
 DEFINE_bool(enable_log_requests, false, "Log each request: id, prompt, sampling parameters, prompt token ids.");
 DEFINE_bool(enable_log_outputs, false, "Log each finished choice: id, output text, output token ids, finish reason.");
 DEFINE_int32(max_log_len, -1, "Characters of prompts / outputs and token ids the request log keeps (-1: all).");
+DEFINE_string(generation_config, "auto",
+              "Sampling defaults: auto (the model's generation_config.json), vllm (none), or a folder holding a "
+              "generation_config.json.");
+DEFINE_string(override_generation_config, "",
+              "JSON object of sampling defaults over --generation-config's, e.g. '{\"temperature\": 0.5}' "
+              "(temperature, top_p, top_k, min_p, repetition_penalty, max_new_tokens).");
 DEFINE_string(restart_policy, "never",
               "When an engine or frontend dies: never (stop the deployment, exit 1) or on-failure (restart it).");
 
@@ -141,6 +148,11 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.enable_log_requests = FLAGS_enable_log_requests;
   o.enable_log_outputs = FLAGS_enable_log_outputs;
   o.max_log_len = std::max(FLAGS_max_log_len, -1);
+  // The model directory does not matter for checking the flags.
+  LLMSERVE_RETURN_IF_ERROR(frontend::LoadGenerationDefaults(FLAGS_generation_config, "",
+                                                            FLAGS_override_generation_config).status());
+  o.generation_config = FLAGS_generation_config;
+  o.override_generation_config = FLAGS_override_generation_config;
   if (!FLAGS_chat_template.empty()) {
     LLMSERVE_ASSIGN_OR_RETURN(o.chat_template, frontend::ResolveChatTemplateArgument(FLAGS_chat_template));
   }

@@ -49,6 +49,8 @@ struct ServeOptions {
   bool enable_log_requests = false;           // the frontends' request log
   bool enable_log_outputs = false;
   int32_t max_log_len = -1;                   // -1: whole prompts and outputs in the log
+  std::string generation_config = "auto";     // the frontends' sampling defaults (vLLM's flag)
+  std::string override_generation_config;     // JSON over them; "": none
 
   bool operator==(const ServeOptions&) const = default;
 };

@@ -52,6 +52,12 @@ DEFINE_bool(return_tokens_as_token_ids, false,
 DEFINE_bool(enable_log_requests, false, "Log each request: id, prompt, sampling parameters, prompt token ids.");
 DEFINE_bool(enable_log_outputs, false, "Log each finished choice: id, output text, output token ids, finish reason.");
 DEFINE_int32(max_log_len, -1, "Characters of prompts / outputs and token ids the request log keeps (-1: all).");
+DEFINE_string(generation_config, "auto",
+              "Sampling defaults: auto (the model's generation_config.json), vllm (none), or a folder holding a "
+              "generation_config.json.");
+DEFINE_string(override_generation_config, "",
+              "JSON object of sampling defaults over --generation-config's, e.g. '{\"temperature\": 0.5}' "
+              "(temperature, top_p, top_k, min_p, repetition_penalty, max_new_tokens).");
 DEFINE_string(control_address, "", "The launcher's control socket for elastic scaling (set by `llmserve serve`).");
 
 namespace llmserve::frontend {
@@ -116,6 +122,8 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.request_log.requests = FLAGS_enable_log_requests;
   o.request_log.outputs = FLAGS_enable_log_outputs;
   if (FLAGS_max_log_len >= 0) o.request_log.max_log_len = FLAGS_max_log_len;
+  o.generation_config = FLAGS_generation_config;
+  o.override_generation_config = FLAGS_override_generation_config;
   LLMSERVE_RETURN_IF_ERROR(o.Validate());
   return flags;
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frontend/generation_config.h"
 #include "frontend/metrics/metrics_route.h"
 #include "frontend/openai/elastic_routes.h"
 #include "frontend/openai/info_routes.h"
@@ -20,24 +21,6 @@
 namespace llmserve::frontend {
 
 namespace {
-
-// Sampling defaults from generation_config.json (absent file: none).
-openai::GenerationDefaults LoadDefaults(const std::string& dir) {
-  openai::GenerationDefaults d;
-  std::ifstream in(dir + "/generation_config.json");
-  if (!in) return d;
-  std::stringstream text;
-  text << in.rdbuf();
-  auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object()) return d;
-  if (json.contains("temperature") && json["temperature"].is_number()) d.temperature = json["temperature"].get<double>();
-  if (json.contains("top_p") && json["top_p"].is_number()) d.top_p = json["top_p"].get<double>();
-  if (json.contains("top_k") && json["top_k"].is_number_integer()) d.top_k = json["top_k"].get<int32_t>();
-  if (json.contains("min_p") && json["min_p"].is_number()) d.min_p = json["min_p"].get<double>();
-  if (json.contains("repetition_penalty") && json["repetition_penalty"].is_number())
-    d.repetition_penalty = json["repetition_penalty"].get<double>();
-  return d;
-}
 
 // The model directory's last component ("/models/qwen3/" -> "qwen3").
 std::string DirectoryName(std::string dir) {
@@ -69,6 +52,7 @@ Status FrontendServerOptions::Validate() const {
     return Status::InvalidArgument(
         "--dp-prefix-affinity-tokens must be at least 1 and --dp-prefix-overload-tokens not negative");
   LLMSERVE_RETURN_IF_ERROR(serving::ValidateChatOutputFlags(enable_auto_tool_choice, tool_call_parser, reasoning_parser));
+  LLMSERVE_RETURN_IF_ERROR(LoadGenerationDefaults(generation_config, model_dir, override_generation_config).status());
   return openai::ParseStructuredOutputsConfig(structured_outputs_config).status();
 }
 
@@ -124,7 +108,8 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
   serving_.tokenizer = tokenizer_.get();
   serving_.chat_template = chat_template_ ? &*chat_template_ : nullptr;
   serving_.served_model_names = {options_.served_model_name};
-  serving_.defaults = LoadDefaults(options_.model_dir);
+  serving_.defaults = LoadGenerationDefaults(options_.generation_config, options_.model_dir,
+                                             options_.override_generation_config).value();  // validated in Start
   serving_.eos_token_ids = tokenizer_->eos_token_ids();
   serving_.parse_options.max_logprobs = options_.max_logprobs;
   serving_.parse_options.structured_outputs =

@@ -55,6 +55,8 @@ struct FrontendServerOptions {
   bool request_id_headers = false;                   // X-Request-Id on every response
   bool return_tokens_as_token_ids = false;           // logprob tokens spelled "token_id:N" for every request
   serving::RequestLogOptions request_log;            // request and output log lines
+  std::string generation_config = "auto";           // sampling defaults: auto (the model's), vllm (none) or a folder
+  std::string override_generation_config;            // JSON object of defaults over those; "": none
 
   // InvalidArgument naming the first option a user got wrong.
   Status Validate() const;
