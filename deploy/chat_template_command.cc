@@ -102,9 +102,9 @@ int RunChatTemplateCommand(int argc, char** argv) {
   options.template_name = FLAGS_render_template_name;
   StatusOr<frontend::ChatTemplate> tmpl = Status::Internal("unset");
   if (FLAGS_render_template_file.empty()) {
-    tmpl = frontend::ChatTemplate::FromModelDir(model->dir, options);
+    tmpl = frontend::ChatTemplate::FromModelDir(model->tokenizer_dir, options);
   } else {
-    auto base = frontend::ChatTemplate::FromModelDir(model->dir, options);
+    auto base = frontend::ChatTemplate::FromModelDir(model->tokenizer_dir, options);
     std::ifstream file(FLAGS_render_template_file, std::ios::binary);
     if (!file) {
       std::cerr << "llmserve chat-template: cannot open " << FLAGS_render_template_file << "\n";

@@ -120,6 +120,7 @@ int RunGenerateCommand(int argc, char** argv) {
     LOG(ERROR) << s.message();
     return 2;
   }
+  if (model->tokenizer_dir != model->dir) config.mutable_model()->set_tokenizer(model->tokenizer_dir);
   auto llm = engine_core::LLM::Create(config);
   if (!llm.ok()) {
     LOG(ERROR) << llm.status().message();

@@ -73,6 +73,7 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
       "--max-logprobs=" + std::to_string(options_.max_logprobs)};
   if (!options_.api_key.empty()) argv.push_back("--api-key=" + options_.api_key);
   if (!options_.chat_template.empty()) argv.push_back("--chat-template-source=" + options_.chat_template);
+  if (!config_.model().tokenizer().empty()) argv.push_back("--tokenizer=" + config_.model().tokenizer());
   argv.push_back("--allowed-origins=" + options_.allowed_origins);
   argv.push_back("--allowed-methods=" + options_.allowed_methods);
   argv.push_back("--allowed-headers=" + options_.allowed_headers);

@@ -249,10 +249,13 @@ int RunServeCommand(int argc, char** argv) {
   auto options = ServeOptionsFromFlags();
   proto::EngineConfig config;
   Status s = options.ok() ? EngineConfigFromFlags(model_dir, &config, model_name) : options.status();
+  StatusOr<std::string> tokenizer = ResolveTokenizerFlag();
+  if (s.ok() && !tokenizer.ok()) s = tokenizer.status();
   if (!s.ok()) {
     LOG(ERROR) << s.message();
     return 2;
   }
+  config.mutable_model()->set_tokenizer(*tokenizer);
   const std::string run_dir = common::ipc::RuntimeDir() + "/llmserve-" + std::to_string(getpid());
   std::filesystem::create_directories(run_dir);
   ServePlan plan;

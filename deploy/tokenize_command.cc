@@ -81,7 +81,7 @@ int RunTokenizeCommand(int argc, char** argv) {
     std::fprintf(stderr, "llmserve tokenize: %s\n", model.status().message().c_str());
     return 2;
   }
-  auto tok = common::tokenizer::Tokenizer::FromDirectory(model->dir);
+  auto tok = common::tokenizer::Tokenizer::FromDirectory(model->tokenizer_dir);
   if (!tok.ok()) {
     std::fprintf(stderr, "llmserve tokenize: %s\n", tok.status().message().c_str());
     return 1;

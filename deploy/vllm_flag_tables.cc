@@ -161,7 +161,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"ssl-certfile", A::kOne, kTls, ""},
     {"ssl-keyfile", A::kOne, kTls, ""},
     {"task", A::kOne, "tasks other than generation", "auto,generate"},
-    {"tokenizer", A::kOne, "a tokenizer other than the model directory's", ""},
     {"tokenizer-mode", A::kOne, "tokenizers other than the model's tokenizer.json", "auto,hf,slow"},
     {"tokenizer-revision", A::kOne, "a separate tokenizer revision (--revision picks the model's)", ""},
     {"tokens-only", A::kBool, "the tokens-only API", ""},

@@ -94,7 +94,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
         worker::SchedulerUsableBlocks(rc.max_num_seqs, built.max_model_len, rc.block_size), INT32_MAX));
   // Structured outputs: the vocabulary is read from the tokenizer on first use.
   auto structured_output = std::make_unique<StructuredOutputManager>(
-      [dir = model.model_dir(), vocab_size = static_cast<int32_t>(model_config.vocab_size)] {
+      [dir = model.tokenizer().empty() ? model.model_dir() : model.tokenizer(), vocab_size = static_cast<int32_t>(model_config.vocab_size)] {
         return LoadGrammarVocabulary(dir, vocab_size);
       });
   LLMSERVE_ASSIGN_OR_RETURN(built.core,

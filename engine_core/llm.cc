@@ -7,7 +7,9 @@ namespace llmserve::engine_core {
 
 StatusOr<std::unique_ptr<LLM>> LLM::Create(const proto::EngineConfig& config) {
   std::unique_ptr<LLM> llm(new LLM());
-  LLMSERVE_ASSIGN_OR_RETURN(llm->tokenizer_, common::tokenizer::Tokenizer::FromDirectory(config.model().model_dir()));
+  LLMSERVE_ASSIGN_OR_RETURN(llm->tokenizer_, common::tokenizer::Tokenizer::FromDirectory(
+                                                   config.model().tokenizer().empty() ? config.model().model_dir()
+                                                                                      : config.model().tokenizer()));
   LLMSERVE_ASSIGN_OR_RETURN(llm->engine_, BuildEngineCore(config, 0));
   return llm;
 }

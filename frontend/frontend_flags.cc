@@ -5,6 +5,7 @@
 #include <sstream>
 
 DEFINE_string(model, "", "Hugging Face model directory (tokenizer, chat template, generation_config.json).");
+DEFINE_string(tokenizer, "", "Directory of the tokenizer and chat template; \"\": the model directory's.");
 DEFINE_string(served_model_name, "", "Model name in the API; defaults to the model directory's name.");
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on.");
@@ -86,6 +87,7 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   flags.cluster_key_dir = FLAGS_cluster_key_dir;
   FrontendServerOptions& o = flags.server;
   o.model_dir = FLAGS_model;
+  o.tokenizer_dir = FLAGS_tokenizer;
   o.served_model_name = FLAGS_served_model_name;
   o.host = FLAGS_host;
   o.port = static_cast<uint16_t>(FLAGS_port);

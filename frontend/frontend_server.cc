@@ -79,10 +79,11 @@ StatusOr<std::unique_ptr<FrontendServer>> FrontendServer::Start(zmq::context_t& 
 }
 
 Status FrontendServer::StartEngineSide(zmq::context_t& context) {
-  auto tokenizer = common::tokenizer::Tokenizer::FromDirectory(options_.model_dir);
+  const std::string& tokenizer_dir = options_.tokenizer_dir.empty() ? options_.model_dir : options_.tokenizer_dir;
+  auto tokenizer = common::tokenizer::Tokenizer::FromDirectory(tokenizer_dir);
   if (!tokenizer.ok()) return tokenizer.status();
   tokenizer_ = std::move(tokenizer).value();
-  if (auto t = ChatTemplate::FromModelDir(options_.model_dir, {}, options_.chat_template); t.ok()) {
+  if (auto t = ChatTemplate::FromModelDir(tokenizer_dir, {}, options_.chat_template); t.ok()) {
     chat_template_ = std::move(t).value();
   } else if (!options_.chat_template.empty()) {
     return t.status().WithContext("--chat-template");

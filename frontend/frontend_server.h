@@ -28,6 +28,7 @@ namespace llmserve::frontend {
 
 struct FrontendServerOptions {
   std::string model_dir;          // Hugging Face model directory: tokenizer, chat template, generation_config.json
+  std::string tokenizer_dir;      // tokenizer and chat template; "": model_dir's
   std::string served_model_name;  // the model's name in the API; "": the model directory's name
   std::string host = "0.0.0.0";   // address the HTTP server listens on
   uint16_t port = 8000;           // 0: an ephemeral port (see FrontendServer::port)
