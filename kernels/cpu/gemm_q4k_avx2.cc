@@ -31,6 +31,7 @@ LLMSERVE_AVX2_INLINE void RowSums(const uint8_t* gb, size_t j, const TileRows& t
   const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(gb + kScalesAt + j * kSubBlocks));
   const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sc8));  // [sc_0..sc_7] in each half
   for (size_t r = 0; r < R; ++r) out[r] = _mm256_setzero_si256();
+#pragma GCC unroll 4
   for (size_t c = 0; c < 4; ++c) {
     const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(gb + kQuantsAt + j * kBlock / 2 + 32 * c));
     const __m256i lo = _mm256_and_si256(w, low), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low);
@@ -51,6 +52,7 @@ LLMSERVE_AVX2_INLINE void RowSums(const uint8_t* gb, size_t j, const TileRows& t
 template <size_t R>
 LLMSERVE_AVX2_INLINE void IntSums(const uint8_t* gb, const TileRows& t, __m256i isum[R]) {
   __m256i pairs[4][R];
+#pragma GCC unroll 4
   for (size_t jp = 0; jp < 4; ++jp) {
     __m256i a[R], b[R];
     RowSums<R>(gb, 2 * jp, t, a);
@@ -70,6 +72,7 @@ LLMSERVE_AVX2_INLINE __m256i MinSums(const uint8_t* gb, const int16_t* xs) {
   alignas(4) int16_t s32[kSubBlocks];
   for (size_t s = 0; s < kSubBlocks; ++s) s32[s] = static_cast<int16_t>(xs[2 * s] + xs[2 * s + 1]);
   __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 4
   for (size_t p = 0; p < 4; ++p) {
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(gb + kMinsAt + 16 * p)));
     int32_t pair;
