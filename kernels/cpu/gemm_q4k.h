@@ -19,10 +19,11 @@
 // bit, and a row's result does not depend on m or on the other rows.
 //
 // Layout: output rows in groups of 8; group g's blocks follow each other,
-// block b of group g at (g × blocks + b) × kGroupBlockBytes (a multiple of 64):
+// block b of group g at (g × blocks + b) × kGroupBlockBytes (a multiple of 64),
+// its parts in the order the AVX2 kernel reads them:
+//   scales  [8 rows][8]     sc_s, uint8
 //   quants  [8 rows][128]   as in the file: bytes 32i..32i+31 hold sub-block
 //                           2i in the low nibbles, 2i+1 in the high ones
-//   scales  [8 rows][8]     sc_s, uint8
 //   mins    [4][8 rows][2]  (m_2p, m_2p+1) for sub-block pair p, uint8
 //   d, dmin [8 rows] each   f32
 // Rows past the end are zero.
@@ -39,9 +40,9 @@ inline constexpr size_t kSums = kBlock / 16;  // activation sums per block
 inline constexpr size_t kGroupRows = 8;       // output rows per group
 
 // Offsets inside one packed group block.
-inline constexpr size_t kQuantsAt = 0;
-inline constexpr size_t kScalesAt = kGroupRows * kBlock / 2;              // 1024
-inline constexpr size_t kMinsAt = kScalesAt + kGroupRows * kSubBlocks;    // 1088
+inline constexpr size_t kScalesAt = 0;
+inline constexpr size_t kQuantsAt = kGroupRows * kSubBlocks;              // 64
+inline constexpr size_t kMinsAt = kQuantsAt + kGroupRows * kBlock / 2;    // 1088
 inline constexpr size_t kDAt = kMinsAt + kGroupRows * kSubBlocks;         // 1152
 inline constexpr size_t kDminAt = kDAt + kGroupRows * sizeof(float);      // 1184
 inline constexpr size_t kGroupBlockBytes = kDminAt + kGroupRows * sizeof(float);  // 1216
