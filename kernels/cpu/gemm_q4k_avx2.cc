@@ -16,7 +16,7 @@ namespace {
 constexpr size_t kTile = 2;
 // Group blocks read ahead with software prefetches: the hardware prefetcher
 // alone left decode waiting on memory at the start of each group block.
-constexpr size_t kPrefetchBlocks = 4;
+constexpr size_t kPrefetchBlocks = 8;
 
 LLMSERVE_AVX2_INLINE void Prefetch(const uint8_t* gb) {
   const uint8_t* ahead = gb + kPrefetchBlocks * kGroupBlockBytes;
