@@ -20,7 +20,8 @@ constexpr size_t kPrefetchBlocks = 8;
 
 LLMSERVE_AVX2_INLINE void Prefetch(const uint8_t* gb) {
   const uint8_t* ahead = gb + kPrefetchBlocks * kGroupBlockBytes;
-  for (size_t at = 0; at < kGroupBlockBytes; at += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + at), _MM_HINT_T0);
+  for (size_t at = 0; at < kGroupBlockBytes; at += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(ahead + at), _MM_HINT_T0);
 }
 
 // Lane-wise view of activation row r of a tile.

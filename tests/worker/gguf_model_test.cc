@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
+#include <random>
 
 #include "common/gguf/gguf_file.h"
 #include "common/gguf/gguf_writer.h"
@@ -284,6 +286,57 @@ TEST(GgufModel, MixedQ4_KAndQ6_KKeepOnlyWholeQ4_KWeights) {
   weights = LoadModelWeights(dir / "mixed/model.gguf", *c, o);
   ASSERT_TRUE(weights.ok()) << weights.status().ToString();
   EXPECT_FALSE(weights->layers[1].qkv.is_q4_k());
+}
+
+// Tensor parallelism on Q4_K: each rank's column-parallel rows (qkv) are the
+// full weight's rows bit for bit; the row-parallel shards (o), split on
+// 256-value block boundaries, sum to the full product up to float rounding.
+TEST(GgufModel, Q4_KShardsForTensorParallelism) {
+  auto s = KQuantSpec("qwen3", 13);
+  s.num_heads = 16;  // o: 512 columns, 256 per rank
+  s.intermediate_size = 512;
+  ScratchDir dir;
+  WriteBoth(s, GgmlType::kQ4_K, dir);
+  const std::string path = dir / "gguf/model.gguf";
+  auto c = LoadModelConfig(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto load = [&](size_t rank, size_t size) {
+    LoadOptions o;
+    o.precision = kernels::cpu::MatmulPrecision::kBF16;
+    o.show_progress = false;
+    o.tp_rank = rank;
+    o.tp_size = size;
+    return LoadModelWeights(path, *c, o);
+  };
+  auto full = load(0, 1), r0 = load(0, 2), r1 = load(1, 2);
+  ASSERT_TRUE(full.ok() && r0.ok() && r1.ok()) << r1.status().ToString();
+  const auto &f = full->layers[0], &a = r0->layers[0], &b = r1->layers[0];
+  ASSERT_TRUE(f.qkv.is_q4_k() && a.qkv.is_q4_k() && a.o.is_q4_k() && b.down.is_q4_k());
+  kernels::cpu::ThreadPool pool(2);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  const size_t h = s.hidden_size, q = s.num_heads * s.head_dim, kv = s.num_kv_heads * s.head_dim;
+  std::vector<float> x(h);
+  for (float& v : x) v = dist(rng);
+  std::vector<float> yf(f.qkv.rows()), y0(a.qkv.rows()), y1(b.qkv.rows());
+  f.qkv.Apply(x.data(), 1, yf.data(), pool);
+  a.qkv.Apply(x.data(), 1, y0.data(), pool);
+  b.qkv.Apply(x.data(), 1, y1.data(), pool);
+  // Rank r holds q rows [r q/2, (r+1) q/2), then k and v rows likewise.
+  for (size_t r = 0; r < 2; ++r) {
+    const std::vector<float>& y = r == 0 ? y0 : y1;
+    for (size_t i = 0; i < q / 2; ++i) ASSERT_EQ(y[i], yf[r * q / 2 + i]) << "rank " << r << " q row " << i;
+    for (size_t i = 0; i < kv / 2; ++i) {
+      ASSERT_EQ(y[q / 2 + i], yf[q + r * kv / 2 + i]) << "rank " << r << " k row " << i;
+      ASSERT_EQ(y[q / 2 + kv / 2 + i], yf[q + kv + r * kv / 2 + i]) << "rank " << r << " v row " << i;
+    }
+  }
+  std::vector<float> xo(q), of(h), o0(h), o1(h);
+  for (float& v : xo) v = dist(rng);
+  f.o.Apply(xo.data(), 1, of.data(), pool);
+  a.o.Apply(xo.data(), 1, o0.data(), pool);
+  b.o.Apply(xo.data() + q / 2, 1, o1.data(), pool);
+  for (size_t i = 0; i < h; ++i) EXPECT_NEAR(o0[i] + o1[i], of[i], 1e-5 * (std::fabs(of[i]) + 1)) << "o row " << i;
 }
 
 TEST(GgufModel, BadFilesGiveClearErrors) {
