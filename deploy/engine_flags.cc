@@ -8,7 +8,7 @@ DEFINE_string(served_model_name, "",
 DEFINE_int32(max_model_len, 0, "Context length (prompt + output); 0 = the model's max_position_embeddings.");
 DEFINE_string(dtype, "auto",
               "Matmul compute type: auto (the checkpoint's torch_dtype: bfloat16 checkpoints compute in bfloat16, "
-              "on AMX where the CPU has it; GGUF files too, with their Q8_0 weights kept int8; others in float32), "
+              "on AMX where the CPU has it; GGUF files too, with their Q8_0 and Q4_K weights kept quantized; others in float32), "
               "bfloat16, float16 (computed as float32 on CPU), float32 (for a GGUF: the exactly dequantized "
               "weights, the reference mode).");
 DEFINE_int64(seed, 0, "Seed for requests that do not set one (0 = random per process).");

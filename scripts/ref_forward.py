@@ -26,8 +26,13 @@ With --q8-activations, the activations entering a GGUF Q8_0 weight are first
 quantized as llama.cpp quantizes them for its Q8_0 dot products (per row and
 block of 32: d = max|x| / 127 kept as float16, q = x * (1/d) rounded half away
 from zero), which is what llmserve's int8 kernels compute with.
+With --q4k-activations, the activations entering a GGUF Q4_K weight are
+quantized as llama.cpp's Q8_K for its Q4_K dot products (per row and block of
+256: xmax the first element of largest |x|, iscale = -127 / xmax, q =
+min(127, x * iscale rounded half to even), d = 1 / iscale kept as float32),
+which is what llmserve's Q4_K kernels compute with.
 
-Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32 [--q8-activations]
+Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32 [--q8-activations] [--q4k-activations]
 Writes logits [len(tokens) x vocab] as raw little-endian float32.
 Run it with /usr/bin/python3 (Debian's numpy).
 """
@@ -113,7 +118,7 @@ def load_gguf(path):
                                "original_max_position_embeddings":
                                    meta.get(a + ".rope.scaling.original_context_length")}
     W = {}
-    q8_names = set()
+    quant_names = {"Q8_0": set(), "Q4_K": set()}
     for t in header["tensors"]:
         w = gguf_reference.dequantize(header, data, t).reshape(list(reversed(t["dims"])))
         name = t["name"]
@@ -128,9 +133,9 @@ def load_gguf(path):
             name = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
                     "output.weight": "lm_head.weight"}[name]
         W[name] = w
-        if t["type"] == "Q8_0":
-            q8_names.add(name)
-    return cfg, W, q8_names
+        if t["type"] in quant_names:
+            quant_names[t["type"]].add(name)
+    return cfg, W, quant_names
 
 
 def load(model_dir):
@@ -148,7 +153,7 @@ def load(model_dir):
             W.update(read_safetensors(os.path.join(model_dir, fn)))
     else:
         W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
-    return cfg, W, set()
+    return cfg, W, {"Q8_0": set(), "Q4_K": set()}
 
 
 def inv_freq_and_scale(cfg, dim):
@@ -219,7 +224,22 @@ def quantize_q8(x):
     return (q * d.astype(np.float16).astype(np.float32)).reshape(x.shape)
 
 
-def forward(cfg, W, toks, q8_names=frozenset()):
+def quantize_q8k(x):
+    """x [T, K] as llama.cpp's Q8_K activations, dequantized again (float32)."""
+    b = x.astype(np.float32).reshape(x.shape[0], -1, 256)
+    first = np.abs(b).argmax(axis=-1)[..., None]
+    xmax = np.take_along_axis(b, first, axis=-1)
+    nonzero = xmax != 0
+    iscale = np.where(nonzero, np.float32(-127) / np.where(nonzero, xmax, np.float32(1)), np.float32(0))
+    iscale = iscale.astype(np.float32)
+    q = np.minimum(np.rint(b * iscale), np.float32(127))
+    d = np.where(nonzero, np.float32(1) / np.where(nonzero, iscale, np.float32(1)), np.float32(0))
+    return (q * d.astype(np.float32)).reshape(x.shape)
+
+
+def forward(cfg, W, toks, quantizers=None):
+    """quantizers: weight name -> the function its activations pass through first."""
+    quantizers = quantizers or {}
     arch = cfg["architectures"][0]
     H, L = cfg["hidden_size"], cfg["num_hidden_layers"]
     nh = cfg["num_attention_heads"]
@@ -242,7 +262,7 @@ def forward(cfg, W, toks, q8_names=frozenset()):
     if window:
         mask &= (i[:, None] - i[None, :]) < window
     def mm(x, name):
-        return (quantize_q8(x) if name in q8_names else x) @ W[name].T
+        return (quantizers[name](x) if name in quantizers else x) @ W[name].T
 
     h = W["model.embed_tokens.weight"][toks].astype(np.float32)
     for l in range(L):
@@ -290,10 +310,17 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--q8-activations", action="store_true",
                     help="quantize the activations entering Q8_0 weights as llmserve's int8 kernels do")
+    ap.add_argument("--q4k-activations", action="store_true",
+                    help="quantize the activations entering Q4_K weights as llmserve's Q4_K kernels do (Q8_K)")
     args = ap.parse_args()
-    cfg, W, q8_names = load(args.model_dir)
+    cfg, W, quant_names = load(args.model_dir)
     toks = [int(t) for t in args.tokens.split(",")]
-    logits = forward(cfg, W, toks, q8_names if args.q8_activations else frozenset())
+    quantizers = {}
+    if args.q8_activations:
+        quantizers.update({name: quantize_q8 for name in quant_names["Q8_0"]})
+    if args.q4k_activations:
+        quantizers.update({name: quantize_q8k for name in quant_names["Q4_K"]})
+    logits = forward(cfg, W, toks, quantizers)
     logits.astype("<f4").tofile(args.out)
 
 

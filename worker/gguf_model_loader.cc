@@ -3,11 +3,11 @@
 #include <utility>
 
 #include "common/gguf/gguf_file.h"
-#include "kernels/cpu/gemm_q8.h"
 #include "worker/load_progress.h"
 
 namespace llmserve::worker {
 
+using common::gguf::GgmlType;
 using common::gguf::GgufFile;
 using common::gguf::GgufTensorInfo;
 using kernels::cpu::LinearWeight;
@@ -73,24 +73,32 @@ class GgufLoader {
     return Status::Ok();
   }
 
-  // Whether the named weights stay Q8_0 for the int8 kernels: all of them
-  // are Q8_0, and the model does not compute in the f32 reference mode
-  // (which multiplies the exactly dequantized weights).
-  bool KeepsQ8_0(std::initializer_list<std::string> names) const {
-    if (o_.precision == kernels::cpu::MatmulPrecision::kF32) return false;
+  // The quantized type the named weights stay in for the integer kernels:
+  // Q8_0 (gemm_q8.h) or Q4_K (gemm_q4k.h) when all of them have that one
+  // type and the model does not compute in the f32 reference mode (which
+  // multiplies the exactly dequantized weights); else kF32, dequantize.
+  // Other types (the Q6_K and Q5_K tensors of a Q4_K_M file among them)
+  // take the dequantize path.
+  GgmlType KeptType(const std::vector<std::string>& names) const {
+    if (o_.precision == kernels::cpu::MatmulPrecision::kF32) return GgmlType::kF32;
+    GgmlType kept = GgmlType::kF32;
     for (const std::string& name : names) {
       const GgufTensorInfo* t = f_.FindTensor(name);
-      if (t == nullptr || t->type != common::gguf::GgmlType::kQ8_0) return false;
+      if (t == nullptr || (t->type != GgmlType::kQ8_0 && t->type != GgmlType::kQ4_K)) return GgmlType::kF32;
+      if (kept != GgmlType::kF32 && t->type != kept) return GgmlType::kF32;
+      kept = t->type;
     }
-    return true;
+    return kept;
   }
 
-  // Rows [begin, begin + count) of a Q8_0 [rows × cols] weight as stored,
-  // appended to `out`; with `permuted`, llama.cpp's q/k row order is undone.
-  Status AppendQ8_0Rows(const std::string& name, size_t rows, size_t cols, size_t begin, size_t count,
-                        bool permuted, std::vector<uint8_t>* out) const {
+  // Rows [begin, begin + count) of a quantized [rows × cols] weight as
+  // stored, appended to `out`; with `permuted`, llama.cpp's q/k row order is
+  // undone.
+  Status AppendRawRows(const std::string& name, size_t rows, size_t cols, size_t begin, size_t count,
+                       bool permuted, std::vector<uint8_t>* out) const {
     LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, cols));
-    const size_t row_bytes = cols / kernels::cpu::q8::kBlock * kernels::cpu::q8::kBlockBytes;
+    const auto& info = common::gguf::TypeInfo(t->type);
+    const size_t row_bytes = cols / info.block_size * info.block_bytes;
     for (size_t r = 0; r < count; ++r) {
       const size_t from = permuted ? LlamaGgufRow(begin + r, c_.head_dim) : begin + r;
       out->insert(out->end(), t->data + from * row_bytes, t->data + (from + 1) * row_bytes);
@@ -98,8 +106,14 @@ class GgufLoader {
     return Status::Ok();
   }
 
-  // Rows of the named [rows_i × cols] weights stacked: Q8_0 kept as it is
-  // when KeepsQ8_0, else dequantized and packed for o_.precision.
+  // A weight kept as `type` (KeptType) from its blocks, `stride` weights apart.
+  static LinearWeight PackKept(GgmlType type, const uint8_t* blocks, size_t rows, size_t cols, size_t stride) {
+    if (type == GgmlType::kQ4_K) return LinearWeight::PackQ4_K(blocks, rows, cols, stride);
+    return LinearWeight::PackQ8_0(blocks, rows, cols, stride);
+  }
+
+  // Rows of the named [rows_i × cols] weights stacked: kept quantized when
+  // KeptType says so, else dequantized and packed for o_.precision.
   struct Part {
     std::string name;
     size_t rows, begin, count;
@@ -107,16 +121,16 @@ class GgufLoader {
   };
   StatusOr<LinearWeight> Stacked(const std::vector<Part>& parts, size_t cols) const {
     size_t total = 0;
-    bool q8 = true;
+    std::vector<std::string> names;
     for (const Part& p : parts) {
       total += p.count;
-      q8 = q8 && KeepsQ8_0({p.name});
+      names.push_back(p.name);
     }
-    if (q8) {
+    if (const GgmlType kept = KeptType(names); kept != GgmlType::kF32) {
       std::vector<uint8_t> raw;
       for (const Part& p : parts)
-        LLMSERVE_RETURN_IF_ERROR(AppendQ8_0Rows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw));
-      return LinearWeight::PackQ8_0(raw.data(), total, cols, cols);
+        LLMSERVE_RETURN_IF_ERROR(AppendRawRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw));
+      return PackKept(kept, raw.data(), total, cols, cols);
     }
     std::vector<float> w;
     for (const Part& p : parts)
@@ -141,9 +155,9 @@ class GgufLoader {
                                      ", blocks of " + std::to_string(block) + ") cannot be split at column " +
                                      std::to_string(begin) + " for tensor parallelism: not a block boundary");
     }
-    if (KeepsQ8_0({name})) {
-      const uint8_t* first = t->data + begin / kernels::cpu::q8::kBlock * kernels::cpu::q8::kBlockBytes;
-      return LinearWeight::PackQ8_0(first, rows, count, full_cols);
+    if (const GgmlType kept = KeptType({name}); kept != GgmlType::kF32) {
+      const uint8_t* first = t->data + begin / block * common::gguf::TypeInfo(t->type).block_bytes;
+      return PackKept(kept, first, rows, count, full_cols);
     }
     std::vector<float> w;
     LLMSERVE_RETURN_IF_ERROR(AppendRows(name, rows, full_cols, 0, rows, false, &w));

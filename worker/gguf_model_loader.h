@@ -3,10 +3,11 @@
 // blk.N.ffn_*, output_norm, output) into ModelWeights for one
 // tensor-parallel rank.
 //
-// Interim, reference-grade path: every weight, quantized or not, is
-// dequantised (common/gguf DequantizeRows) and packed into the LinearWeight
-// format the precision asks for (f32 or bf16) — a dequantised copy, not the
-// quantized kernels issue 22 wants eventually.
+// Q8_0 and Q4_K matrices stay quantized for the integer kernels (gemm_q8.h,
+// gemm_q4k.h) unless the precision is the f32 reference mode; every other
+// weight (Q6_K, Q5_K, Q4_0, ...) is dequantised (common/gguf DequantizeRows)
+// and packed into the LinearWeight format the precision asks for (f32 or
+// bf16).
 //
 // llama.cpp's converter permutes the rows of q and k for the "llama"
 // architecture (each head's rows go from [2, head_dim/2] to [head_dim/2, 2]

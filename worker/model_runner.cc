@@ -42,7 +42,7 @@ DeviceSampling DeviceSamplingFor(const SamplerRow& row) {
 }
 
 kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype) {
-  // A GGUF's auto is bf16 too: its Q8_0 weights take the int8 kernels, others bf16.
+  // A GGUF's auto is bf16 too: its Q8_0 and Q4_K weights take the integer kernels, others bf16.
   const bool bf16 = dtype == "bfloat16" || (dtype == "auto" && (torch_dtype == "bfloat16" || torch_dtype == "gguf"));
   return bf16 ? kernels::cpu::MatmulPrecision::kBF16 : kernels::cpu::MatmulPrecision::kF32;
 }

@@ -112,9 +112,10 @@ class ModelRunner {
 
 // The matmul precision for a --dtype value: "bfloat16" gives kBF16, "auto"
 // follows the checkpoint's torch_dtype as vLLM does (a bf16 checkpoint or a
-// GGUF computes in bf16, a GGUF's Q8_0 weights in int8); anything else
-// (float32, float16, an fp32 or fp16 checkpoint under auto) computes with fp32
-// activations: for a GGUF, over the exactly dequantized weights.
+// GGUF computes in bf16, a GGUF's Q8_0 and Q4_K weights with integer
+// kernels); anything else (float32, float16, an fp32 or fp16 checkpoint under
+// auto) computes with fp32 activations: for a GGUF, over the exactly
+// dequantized weights.
 kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype);
 
 // The device a --device value names: "auto" (or empty) is cuda where

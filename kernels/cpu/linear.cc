@@ -9,6 +9,7 @@
 #include "kernels/cpu/gemm_amx.h"
 #include "kernels/cpu/gemm_dpbf16.h"
 #include "kernels/cpu/gemm_p16.h"
+#include "kernels/cpu/gemm_q4k.h"
 #include "kernels/cpu/gemm_q8.h"
 
 namespace llmserve::kernels::cpu {
@@ -139,7 +140,7 @@ LinearWeight LinearWeight::PackQ8_0(const void* blocks, size_t rows, size_t cols
   LinearWeight w;
   w.rows_ = rows;
   w.cols_ = cols;
-  w.q8_0_ = true;
+  w.quant_ = Quant::kQ8_0;
   w.isa_ = ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
   w.data_.resize(q8::PackedBytes(rows, cols));
   w.q8_has_min_quant_ = q8::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
@@ -169,8 +170,49 @@ void LinearWeight::ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& poo
   });
 }
 
+LinearWeight LinearWeight::PackQ4_K(const void* blocks, size_t rows, size_t cols, size_t row_stride) {
+  CHECK_EQ(cols % q4k::kBlock, 0u);
+  CHECK_EQ(row_stride % q4k::kBlock, 0u);
+  CHECK_GE(row_stride, cols);
+  LinearWeight w;
+  w.rows_ = rows;
+  w.cols_ = cols;
+  w.quant_ = Quant::kQ4_K;
+  w.isa_ = ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
+  w.data_.resize(q4k::PackedBytes(rows, cols));
+  q4k::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
+  return w;
+}
+
+void LinearWeight::ApplyQ4_K(const float* x, size_t m, float* y, ThreadPool& pool) const {
+  const size_t blocks = cols_ / q4k::kBlock;
+  thread_local std::vector<int8_t, AlignedAllocator<int8_t>> xq;
+  thread_local std::vector<float> xd;
+  thread_local std::vector<int16_t> xsum;
+  if (xq.size() < m * cols_) xq.resize(m * cols_);
+  if (xd.size() < m * blocks) xd.resize(m * blocks);
+  if (xsum.size() < m * blocks * q4k::kSums) xsum.resize(m * blocks * q4k::kSums);
+  int8_t* q = xq.data();
+  float* d = xd.data();
+  int16_t* sums = xsum.data();
+  auto quantize = [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i)
+      q4k::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks, sums + i * blocks * q4k::kSums);
+  };
+  if (m * cols_ >= (size_t{1} << 16)) pool.ParallelFor(m, 8, quantize);
+  else quantize(0, m, 0);
+  const q4k::Problem problem{q, d, sums, m, cols_, data_.data(), rows_, y, rows_};
+  const size_t groups = (rows_ + q4k::kGroupRows - 1) / q4k::kGroupRows;
+  const size_t group_bytes = q4k::PackedBytes(q4k::kGroupRows, cols_);
+  const Isa isa = isa_;
+  pool.ParallelForChunks(groups, ChunkPanels(group_bytes, 2), [&](size_t begin, size_t end, size_t) {
+    if (isa == Isa::kAvx2) q4k::GemmAvx2(problem, begin, end);
+    else q4k::GemmScalar(problem, begin, end);
+  });
+}
+
 bool LinearWeight::TakesTiledInput() const {
-  return !q8_0_ && precision_ == MatmulPrecision::kBF16 && UsesTiledLayout(isa_);
+  return quant_ == Quant::kNone && precision_ == MatmulPrecision::kBF16 && UsesTiledLayout(isa_);
 }
 
 size_t LinearWeight::TiledInputElements(size_t m) const { return amx::TiledABytes(m, amx::PaddedK(cols_)) / 2; }
@@ -224,7 +266,8 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
     std::memset(y, 0, m * rows_ * sizeof(float));
     return;
   }
-  if (q8_0_) return ApplyQ8_0(x, m, y, pool);
+  if (quant_ == Quant::kQ8_0) return ApplyQ8_0(x, m, y, pool);
+  if (quant_ == Quant::kQ4_K) return ApplyQ4_K(x, m, y, pool);
   if (TakesTiledInput()) {
     const size_t kpad = amx::PaddedK(cols_);
     thread_local std::vector<uint16_t, AlignedAllocator<uint16_t>> a;

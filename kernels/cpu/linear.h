@@ -22,6 +22,8 @@
 //  * Q8_0 weights (PackQ8_0) stay int8: activations are quantized per row
 //    to int8 and the products are integer (gemm_q8.h); scalar and AVX2 give
 //    bitwise the same y. The precision does not apply to them.
+//  * Q4_K weights (PackQ4_K) stay 4-bit the same way: activations are
+//    quantized per row and block of 256 as llama.cpp's Q8_K (gemm_q4k.h).
 // Threads: Apply cuts the output features into chunks of ~256 KiB of weights
 // (boundaries depend on the weight shape only) that the pool's threads claim
 // at run time; a reduction is never split, so results do not depend on the
@@ -63,6 +65,10 @@ class LinearWeight {
   // weights), `row_stride` weights apart; cols and row_stride are multiples
   // of 32. It stays quantized (about 1.1 bytes per weight).
   static LinearWeight PackQ8_0(const void* blocks, size_t rows, size_t cols, size_t row_stride);
+  // The same for GGUF Q4_K blocks (144 bytes per 256 weights); cols and
+  // row_stride are multiples of 256. It stays 4-bit (4.75 bits per weight
+  // with the unpacked scales).
+  static LinearWeight PackQ4_K(const void* blocks, size_t rows, size_t cols, size_t row_stride);
 
   // y[m × rows()] = x[m × cols()] · Wᵀ.
   void Apply(const float* x, size_t m, float* y, ThreadPool& pool) const;
@@ -80,8 +86,9 @@ class LinearWeight {
 
   size_t rows() const { return rows_; }  // out_features
   size_t cols() const { return cols_; }  // in_features
-  WeightDType dtype() const { return dtype_; }  // as given to Pack (kF32 for Q8_0)
-  bool is_q8_0() const { return q8_0_; }
+  WeightDType dtype() const { return dtype_; }  // as given to Pack (kF32 for Q8_0 / Q4_K)
+  bool is_q8_0() const { return quant_ == Quant::kQ8_0; }
+  bool is_q4_k() const { return quant_ == Quant::kQ4_K; }
   // Kernel family this weight was packed for (fixed at Pack time).
   Isa isa() const { return isa_; }
   MatmulPrecision precision() const { return precision_; }
@@ -95,10 +102,13 @@ class LinearWeight {
   MatmulPrecision precision_ = MatmulPrecision::kF32;
   Isa isa_ = Isa::kScalar;
   WeightDType packed_dtype_ = WeightDType::kF32;  // element type inside data_
-  bool q8_0_ = false;                             // data_ holds gemm_q8.h's layout
-  bool q8_has_min_quant_ = false;                 // ... with a -128 quant
+  // Quantized weights kept as such: data_ holds gemm_q8.h's or gemm_q4k.h's layout.
+  enum class Quant { kNone, kQ8_0, kQ4_K };
+  Quant quant_ = Quant::kNone;
+  bool q8_has_min_quant_ = false;  // Q8_0 with a -128 quant
 
   void ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& pool) const;
+  void ApplyQ4_K(const float* x, size_t m, float* y, ThreadPool& pool) const;
   std::vector<uint8_t, AlignedAllocator<uint8_t>> data_;  // packed (gemm_p16.h / gemm_amx.h)
 };
 

@@ -4,7 +4,10 @@
 // errors naming the problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
+#include <random>
 
 #include "common/gguf/gguf_file.h"
 #include "common/gguf/gguf_writer.h"
@@ -35,11 +38,11 @@ void WriteBoth(const TestModelSpec& spec, GgmlType type, const ScratchDir& dir) 
   ASSERT_TRUE(st.ok()) << st.ToString();
 }
 
-// Logits of `tokens` (f32 KV cache); `q8_layers` counts the layers whose
-// qkv weight stayed Q8_0.
+// Logits of `tokens` (f32 KV cache); `kept_layers` counts the layers whose
+// qkv and down weights stayed quantized (Q8_0 or Q4_K).
 std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_t>& tokens,
                           kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32,
-                          size_t* q8_layers = nullptr) {
+                          size_t* kept_layers = nullptr) {
   kernels::cpu::ThreadPool pool(2);
   LoadOptions opts;
   opts.precision = precision;
@@ -47,9 +50,10 @@ std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_
   auto model = Model::Load(model_dir, opts, nullptr, &pool);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return {};
-  if (q8_layers != nullptr) {
-    *q8_layers = 0;
-    for (const auto& layer : (*model)->weights().layers) *q8_layers += layer.qkv.is_q8_0() && layer.down.is_q8_0();
+  if (kept_layers != nullptr) {
+    auto kept = [](const kernels::cpu::LinearWeight& w) { return w.is_q8_0() || w.is_q4_k(); };
+    *kept_layers = 0;
+    for (const auto& layer : (*model)->weights().layers) *kept_layers += kept(layer.qkv) && kept(layer.down);
   }
   KvCache cache((*model)->CacheShape(16, 8));
   return testing::RunPrompt(**model, cache, tokens, {5, 3}, testing::Blocks(1, 8));
@@ -116,6 +120,18 @@ TEST(GgufModel, LlamaPermutationRoundTrips) {
   EXPECT_EQ(LlamaGgufRow(4, 8), 1u);
 }
 
+// A spec whose matrices are whole 256-value K-quant super-blocks per row.
+TestModelSpec KQuantSpec(const std::string& arch, uint64_t seed) {
+  auto s = testing::TinySpec(arch, seed);
+  s.hidden_size = 256;
+  s.num_heads = 8;
+  s.num_kv_heads = 4;
+  s.head_dim = 32;
+  s.intermediate_size = 256;
+  s.tie_word_embeddings = false;
+  return s;
+}
+
 class GgufQuantized : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(GgufQuantized, MatchesNumpyOnDequantisedWeights) {
@@ -123,15 +139,7 @@ TEST_P(GgufQuantized, MatchesNumpyOnDequantisedWeights) {
   auto type = ParseGgufWeightType(GetParam());
   ASSERT_TRUE(type.ok()) << type.status().ToString();
   const bool k_quant = std::string(GetParam()).find("_k") != std::string::npos;
-  auto s = testing::TinySpec(k_quant ? "llama" : "qwen3", 9);
-  if (k_quant) {  // K-quant rows are 256-value super-blocks
-    s.hidden_size = 256;
-    s.num_heads = 8;
-    s.num_kv_heads = 4;
-    s.head_dim = 32;
-    s.intermediate_size = 256;
-    s.tie_word_embeddings = false;
-  }
+  const auto s = k_quant ? KQuantSpec("llama", 9) : testing::TinySpec("qwen3", 9);
   ScratchDir dir;
   WriteBoth(s, *type, dir);
   const auto tokens = Prompt(11, s.vocab_size);
@@ -163,6 +171,39 @@ TEST(GgufModel, Q8_0KeptQuantizedMatchesNumpyWithQuantizedActivations) {
               "numpy modes\n", err, mode_gap);
   EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py --q8-activations";
   EXPECT_GT(mode_gap, 10 * err) << "the two reference modes should differ by more than our error";
+}
+
+// The argmax of each row of logits [rows × vocab]: the greedy tokens.
+std::vector<size_t> ArgmaxPerRow(const std::vector<float>& logits, size_t vocab) {
+  std::vector<size_t> out;
+  for (size_t at = 0; at + vocab <= logits.size(); at += vocab)
+    out.push_back(static_cast<size_t>(std::max_element(logits.begin() + at, logits.begin() + at + vocab) -
+                                      (logits.begin() + at)));
+  return out;
+}
+
+// Outside the f32 reference mode Q4_K weights stay 4-bit and the activations
+// entering them are quantized per 256 as llama.cpp's Q8_K: ref_forward.py
+// --q4k-activations computes the same (llama: the q/k rows are permuted).
+TEST(GgufModel, Q4_KKeptQuantizedMatchesNumpyWithQuantizedActivations) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  const auto s = KQuantSpec("llama", 9);
+  ScratchDir dir;
+  WriteBoth(s, GgmlType::kQ4_K, dir);
+  const auto tokens = Prompt(11, s.vocab_size);
+  size_t kept_layers = 0;
+  const auto ours = Logits(dir / "gguf", tokens, kernels::cpu::MatmulPrecision::kBF16, &kept_layers);
+  EXPECT_EQ(kept_layers, s.num_layers);
+  const auto q_ref =
+      testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "q4k.f32", "--q4k-activations");
+  const auto plain_ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "ref.f32");
+  const double err = testing::MaxRelativeError(ours, q_ref);
+  const double mode_gap = testing::MaxRelativeError(plain_ref, q_ref);
+  std::printf("Q4_K integer path: max relative error %.3g vs numpy with quantized activations, %.3g between "
+              "the numpy modes\n", err, mode_gap);
+  EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py --q4k-activations";
+  EXPECT_GT(mode_gap, 10 * err) << "the two reference modes should differ by more than our error";
+  EXPECT_EQ(ArgmaxPerRow(ours, s.vocab_size), ArgmaxPerRow(q_ref, s.vocab_size));
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, GgufQuantized,
@@ -204,6 +245,98 @@ Status LoadAll(const std::string& path, size_t tp_size = 1) {
 void ExpectError(const Status& st, std::initializer_list<const char*> words) {
   ASSERT_FALSE(st.ok());
   for (const char* w : words) EXPECT_NE(st.ToString().find(w), std::string::npos) << st.ToString();
+}
+
+// A Q4_K_M file mixes types: the Q6_K / Q5_K matrices are dequantized, and
+// a stacked weight stays Q4_K only when all its parts are Q4_K.
+TEST(GgufModel, MixedQ4_KAndQ6_KKeepOnlyWholeQ4_KWeights) {
+  const auto s = KQuantSpec("qwen3", 12);
+  ScratchDir dir;
+  WriteBoth(s, GgmlType::kQ4_K, dir);
+  auto f = GgufFile::Open(dir / "gguf/model.gguf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  GgufWriter w;
+  for (const auto& [k, v] : (*f)->metadata().entries()) {
+    if (k != "general.alignment") w.Set(k, v);
+  }
+  for (const auto& t : (*f)->tensors()) {
+    if (t.name == "blk.0.attn_v.weight") {  // as llama.cpp's Q4_K_M keeps some attn_v
+      std::vector<float> values(t.dims[0] * t.dims[1]);
+      ASSERT_TRUE(common::gguf::DequantizeRows(t, 0, t.dims[1], values.data()).ok());
+      ASSERT_TRUE(w.Add(t.name, t.dims, GgmlType::kQ6_K, values).ok());
+      continue;
+    }
+    ASSERT_TRUE(w.AddRaw(t.name, t.dims, t.type, std::vector<uint8_t>(t.data, t.data + t.num_bytes)).ok());
+  }
+  std::filesystem::create_directories(dir / "mixed");
+  ASSERT_TRUE(w.WriteFile(dir / "mixed/model.gguf").ok());
+  auto c = LoadModelConfig(dir / "mixed/model.gguf");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  LoadOptions o;
+  o.precision = kernels::cpu::MatmulPrecision::kBF16;
+  o.show_progress = false;
+  auto weights = LoadModelWeights(dir / "mixed/model.gguf", *c, o);
+  ASSERT_TRUE(weights.ok()) << weights.status().ToString();
+  EXPECT_FALSE(weights->layers[0].qkv.is_q4_k()) << "q, k and v are not all Q4_K";
+  EXPECT_TRUE(weights->layers[0].o.is_q4_k());
+  EXPECT_TRUE(weights->layers[0].gate_up.is_q4_k());
+  EXPECT_TRUE(weights->layers[1].qkv.is_q4_k());
+  EXPECT_TRUE(weights->lm_head.is_q4_k());
+  o.precision = kernels::cpu::MatmulPrecision::kF32;  // the reference mode dequantizes everything
+  weights = LoadModelWeights(dir / "mixed/model.gguf", *c, o);
+  ASSERT_TRUE(weights.ok()) << weights.status().ToString();
+  EXPECT_FALSE(weights->layers[1].qkv.is_q4_k());
+}
+
+// Tensor parallelism on Q4_K: each rank's column-parallel rows (qkv) are the
+// full weight's rows bit for bit; the row-parallel shards (o), split on
+// 256-value block boundaries, sum to the full product up to float rounding.
+TEST(GgufModel, Q4_KShardsForTensorParallelism) {
+  auto s = KQuantSpec("qwen3", 13);
+  s.num_heads = 16;  // o: 512 columns, 256 per rank
+  s.intermediate_size = 512;
+  ScratchDir dir;
+  WriteBoth(s, GgmlType::kQ4_K, dir);
+  const std::string path = dir / "gguf/model.gguf";
+  auto c = LoadModelConfig(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto load = [&](size_t rank, size_t size) {
+    LoadOptions o;
+    o.precision = kernels::cpu::MatmulPrecision::kBF16;
+    o.show_progress = false;
+    o.tp_rank = rank;
+    o.tp_size = size;
+    return LoadModelWeights(path, *c, o);
+  };
+  auto full = load(0, 1), r0 = load(0, 2), r1 = load(1, 2);
+  ASSERT_TRUE(full.ok() && r0.ok() && r1.ok()) << r1.status().ToString();
+  const auto &f = full->layers[0], &a = r0->layers[0], &b = r1->layers[0];
+  ASSERT_TRUE(f.qkv.is_q4_k() && a.qkv.is_q4_k() && a.o.is_q4_k() && b.down.is_q4_k());
+  kernels::cpu::ThreadPool pool(2);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  const size_t h = s.hidden_size, q = s.num_heads * s.head_dim, kv = s.num_kv_heads * s.head_dim;
+  std::vector<float> x(h);
+  for (float& v : x) v = dist(rng);
+  std::vector<float> yf(f.qkv.rows()), y0(a.qkv.rows()), y1(b.qkv.rows());
+  f.qkv.Apply(x.data(), 1, yf.data(), pool);
+  a.qkv.Apply(x.data(), 1, y0.data(), pool);
+  b.qkv.Apply(x.data(), 1, y1.data(), pool);
+  // Rank r holds q rows [r q/2, (r+1) q/2), then k and v rows likewise.
+  for (size_t r = 0; r < 2; ++r) {
+    const std::vector<float>& y = r == 0 ? y0 : y1;
+    for (size_t i = 0; i < q / 2; ++i) ASSERT_EQ(y[i], yf[r * q / 2 + i]) << "rank " << r << " q row " << i;
+    for (size_t i = 0; i < kv / 2; ++i) {
+      ASSERT_EQ(y[q / 2 + i], yf[q + r * kv / 2 + i]) << "rank " << r << " k row " << i;
+      ASSERT_EQ(y[q / 2 + kv / 2 + i], yf[q + kv + r * kv / 2 + i]) << "rank " << r << " v row " << i;
+    }
+  }
+  std::vector<float> xo(q), of(h), o0(h), o1(h);
+  for (float& v : xo) v = dist(rng);
+  f.o.Apply(xo.data(), 1, of.data(), pool);
+  a.o.Apply(xo.data(), 1, o0.data(), pool);
+  b.o.Apply(xo.data() + q / 2, 1, o1.data(), pool);
+  for (size_t i = 0; i < h; ++i) EXPECT_NEAR(o0[i] + o1[i], of[i], 1e-5 * (std::fabs(of[i]) + 1)) << "o row " << i;
 }
 
 TEST(GgufModel, BadFilesGiveClearErrors) {

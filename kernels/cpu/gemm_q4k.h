@@ -1,0 +1,79 @@
+#pragma once
+// Q4_K weights kept 4-bit, and the integer matmul that reads them.
+//
+// A GGUF Q4_K block covers 256 consecutive weights of a row: f16 d and dmin,
+// eight sub-blocks of 32 with 6-bit scale sc_s and min m_s, and 4-bit quants
+// q (w = d·sc_s·q − dmin·m_s). Activations are quantized per row and block
+// of 256 as llama.cpp's Q8_K does for its Q4_K dot product: with xmax the
+// first element of largest |x|, iscale = −127 / xmax (f32), qx = min(127,
+// round_half_even(iscale × x)), dx = 1 / iscale (f32, not rounded to f16),
+// and the per-16 sums of qx (int16) for the min term.
+//
+// Every kernel computes output (i, r) as
+//   acc = 0; for each block b in order:
+//     isum = Σ_s sc_s · Σ_{c in s} qw·qx          (int32, exact)
+//     msum = Σ_s m_s · (sum16[2s] + sum16[2s+1])  (int32, exact)
+//     acc = fma(float(isum), dw × dx, acc)
+//     acc = fma(−float(msum), dmin × dx, acc)
+// The integer sums are exact, so the scalar and AVX2 kernels agree bit for
+// bit, and a row's result does not depend on m or on the other rows.
+//
+// Layout: output rows in groups of 8; group g's blocks follow each other,
+// block b of group g at (g × blocks + b) × kGroupBlockBytes (a multiple of 64),
+// its parts in the order the AVX2 kernel reads them:
+//   scales  [8 rows][8]     sc_s, uint8
+//   quants  [8 rows][128]   as in the file: bytes 32i..32i+31 hold sub-block
+//                           2i in the low nibbles, 2i+1 in the high ones
+//   mins    [4][8 rows][2]  (m_2p, m_2p+1) for sub-block pair p, uint8
+//   d, dmin [8 rows] each   f32
+// Rows past the end are zero.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace llmserve::kernels::cpu::q4k {
+
+inline constexpr size_t kBlock = 256;         // weights per Q4_K block
+inline constexpr size_t kBlockBytes = 144;    // its size in a GGUF file
+inline constexpr size_t kSubBlocks = 8;       // of 32 weights each
+inline constexpr size_t kSums = kBlock / 16;  // activation sums per block
+inline constexpr size_t kGroupRows = 8;       // output rows per group
+
+// Offsets inside one packed group block.
+inline constexpr size_t kScalesAt = 0;
+inline constexpr size_t kQuantsAt = kGroupRows * kSubBlocks;              // 64
+inline constexpr size_t kMinsAt = kQuantsAt + kGroupRows * kBlock / 2;    // 1088
+inline constexpr size_t kDAt = kMinsAt + kGroupRows * kSubBlocks;         // 1152
+inline constexpr size_t kDminAt = kDAt + kGroupRows * sizeof(float);      // 1184
+inline constexpr size_t kGroupBlockBytes = kDminAt + kGroupRows * sizeof(float);  // 1216
+static_assert(kGroupBlockBytes % 64 == 0);
+
+// Bytes of the packed form of rows × cols (cols a multiple of 256).
+size_t PackedBytes(size_t rows, size_t cols);
+
+// Packs rows × cols weights given as GGUF Q4_K blocks, `row_stride` weights
+// apart (a multiple of 256; `src` points at the first block of the first row).
+void Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst);
+
+// Quantizes one row of `cols` activations (a multiple of 256) into `q` (cols
+// int8), `d` (cols / 256 scales) and `sums` (cols / 16 per-16 sums of q).
+void QuantizeRow(const float* x, size_t cols, int8_t* q, float* d, int16_t* sums);
+
+// One matmul over a range of row groups: y[i][8g + j] for i < m, groups g in
+// [group_begin, group_end), 8g + j < n.
+struct Problem {
+  const int8_t* xq;     // [m × k] quantized activations
+  const float* xd;      // [m × k / 256] their scales
+  const int16_t* xsum;  // [m × k / 16] their per-16 sums
+  size_t m, k;          // rows, in_features
+  const uint8_t* w;     // packed weights
+  size_t n;             // out_features
+  float* y;             // [m × n], row stride ldy
+  size_t ldy;
+};
+
+void GemmScalar(const Problem& p, size_t group_begin, size_t group_end);
+// Requires Isa::kAvx2 or better.
+void GemmAvx2(const Problem& p, size_t group_begin, size_t group_end);
+
+}  // namespace llmserve::kernels::cpu::q4k

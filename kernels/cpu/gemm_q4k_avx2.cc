@@ -1,0 +1,143 @@
+// AVX2 kernel for Q4_K weights (gemm_q4k.h). Only reached after run-time
+// dispatch; every function here carries the target attribute. One ymm lane
+// per output row of a group; the integer sums of a block are exact in any
+// order, so every lane combines them in floats in the scalar kernel's order.
+// Up to kTile activation rows share each unpacked weight vector.
+#include <immintrin.h>
+
+#include "kernels/cpu/gemm_q4k.h"
+
+#define LLMSERVE_AVX2 __attribute__((target("avx2,fma")))
+#define LLMSERVE_AVX2_INLINE LLMSERVE_AVX2 __attribute__((always_inline)) inline
+
+namespace llmserve::kernels::cpu::q4k {
+namespace {
+
+constexpr size_t kTile = 2;
+// Group blocks read ahead with software prefetches (into L2): the hardware
+// prefetcher alone left decode waiting on memory at the start of each group
+// block.
+constexpr size_t kPrefetchBlocks = 8;
+
+LLMSERVE_AVX2_INLINE void Prefetch(const uint8_t* gb) {
+  const uint8_t* ahead = gb + kPrefetchBlocks * kGroupBlockBytes;
+  for (size_t at = 0; at < kGroupBlockBytes; at += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(ahead + at), _MM_HINT_T1);
+}
+
+// Lane-wise view of activation row r of a tile.
+struct TileRows {
+  const int8_t* xq[kTile];
+  const int16_t* xs[kTile];
+  float xd[kTile];
+};
+
+// 8 int32 lanes whose sum is Σ_s sc_s · Σ_{c in s} qw·qx for weight row j of
+// the group block `gb`, for each activation row of the tile. vpmaddubsw's
+// unsigned × signed pairs: nibbles ≤ 15, |qx| ≤ 128, so a pair sum ≤ 3840.
+template <size_t R>
+LLMSERVE_AVX2_INLINE void RowSums(const uint8_t* gb, size_t j, const TileRows& t, __m256i out[R]) {
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(gb + kScalesAt + j * kSubBlocks));
+  const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sc8));  // [sc_0..sc_7] in each half
+  for (size_t r = 0; r < R; ++r) out[r] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (size_t c = 0; c < 4; ++c) {
+    const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(gb + kQuantsAt + j * kBlock / 2 + 32 * c));
+    const __m256i lo = _mm256_and_si256(w, low), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low);
+    const __m256i sc_lo = _mm256_shuffle_epi8(sc, _mm256_set1_epi16(static_cast<short>((4 * c + 1) << 8 | 4 * c)));
+    const __m256i sc_hi =
+        _mm256_shuffle_epi8(sc, _mm256_set1_epi16(static_cast<short>((4 * c + 3) << 8 | (4 * c + 2))));
+    for (size_t r = 0; r < R; ++r) {
+      const __m256i x_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.xq[r] + 64 * c));
+      const __m256i x_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.xq[r] + 64 * c + 32));
+      const __m256i p_lo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, x_lo), sc_lo);
+      const __m256i p_hi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x_hi), sc_hi);
+      out[r] = _mm256_add_epi32(out[r], _mm256_add_epi32(p_lo, p_hi));
+    }
+  }
+}
+
+// Lane j = isum of weight row j, for each activation row of the tile.
+template <size_t R>
+LLMSERVE_AVX2_INLINE void IntSums(const uint8_t* gb, const TileRows& t, __m256i isum[R]) {
+  __m256i pairs[4][R];
+#pragma GCC unroll 4
+  for (size_t jp = 0; jp < 4; ++jp) {
+    __m256i a[R], b[R];
+    RowSums<R>(gb, 2 * jp, t, a);
+    RowSums<R>(gb, 2 * jp + 1, t, b);
+    for (size_t r = 0; r < R; ++r) pairs[jp][r] = _mm256_hadd_epi32(a[r], b[r]);
+  }
+  for (size_t r = 0; r < R; ++r) {
+    const __m256i q0123 = _mm256_hadd_epi32(pairs[0][r], pairs[1][r]);
+    const __m256i q4567 = _mm256_hadd_epi32(pairs[2][r], pairs[3][r]);
+    isum[r] = _mm256_add_epi32(_mm256_permute2x128_si256(q0123, q4567, 0x20),
+                               _mm256_permute2x128_si256(q0123, q4567, 0x31));
+  }
+}
+
+// Lane j = msum of weight row j: Σ_p (m_2p, m_2p+1) · (sum32_2p, sum32_2p+1).
+LLMSERVE_AVX2_INLINE __m256i MinSums(const uint8_t* gb, const int16_t* xs) {
+  alignas(4) int16_t s32[kSubBlocks];
+  for (size_t s = 0; s < kSubBlocks; ++s) s32[s] = static_cast<int16_t>(xs[2 * s] + xs[2 * s + 1]);
+  __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (size_t p = 0; p < 4; ++p) {
+    const __m256i mins = _mm256_cvtepu8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(gb + kMinsAt + 16 * p)));
+    int32_t pair;
+    __builtin_memcpy(&pair, s32 + 2 * p, sizeof(pair));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(mins, _mm256_set1_epi32(pair)));
+  }
+  return acc;
+}
+
+LLMSERVE_AVX2_INLINE void Store(float* y, size_t width, __m256 acc) {
+  if (width >= kGroupRows) {
+    _mm256_storeu_ps(y, acc);
+  } else {
+    alignas(32) float out[kGroupRows];
+    _mm256_store_ps(out, acc);
+    for (size_t j = 0; j < width; ++j) y[j] = out[j];
+  }
+}
+
+// Activation rows [i, i + R) against group g.
+template <size_t R>
+LLMSERVE_AVX2 void Tile(const Problem& p, size_t g, size_t i) {
+  const size_t blocks = p.k / kBlock;
+  __m256 acc[R];
+  for (size_t r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+  for (size_t b = 0; b < blocks; ++b) {
+    const uint8_t* gb = p.w + (g * blocks + b) * kGroupBlockBytes;
+    Prefetch(gb);
+    TileRows t;
+    for (size_t r = 0; r < R; ++r) {
+      t.xq[r] = p.xq + (i + r) * p.k + b * kBlock;
+      t.xs[r] = p.xsum + ((i + r) * blocks + b) * kSums;
+      t.xd[r] = p.xd[(i + r) * blocks + b];
+    }
+    __m256i isum[R];
+    IntSums<R>(gb, t, isum);
+    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(gb + kDAt));
+    const __m256 dmin = _mm256_load_ps(reinterpret_cast<const float*>(gb + kDminAt));
+    for (size_t r = 0; r < R; ++r) {
+      const __m256 dx = _mm256_set1_ps(t.xd[r]);
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(dw, dx), acc[r]);
+      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(MinSums(gb, t.xs[r])), _mm256_mul_ps(dmin, dx), acc[r]);
+    }
+  }
+  for (size_t r = 0; r < R; ++r) Store(p.y + (i + r) * p.ldy + g * kGroupRows, p.n - g * kGroupRows, acc[r]);
+}
+
+}  // namespace
+
+LLMSERVE_AVX2 void GemmAvx2(const Problem& p, size_t group_begin, size_t group_end) {
+  for (size_t g = group_begin; g < group_end; ++g) {
+    size_t i = 0;
+    for (; i + kTile <= p.m; i += kTile) Tile<kTile>(p, g, i);
+    for (; i < p.m; ++i) Tile<1>(p, g, i);
+  }
+}
+
+}  // namespace llmserve::kernels::cpu::q4k
