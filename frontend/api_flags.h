@@ -1,0 +1,13 @@
+#pragma once
+// Flags that `llmserve serve` takes and passes on to each `llmserve-frontend`
+// under the same names: defined once here, read by both.
+
+#include <gflags/gflags.h>
+
+DECLARE_bool(enable_request_id_headers);
+DECLARE_bool(return_tokens_as_token_ids);
+DECLARE_bool(enable_log_requests);
+DECLARE_bool(enable_log_outputs);
+DECLARE_int32(max_log_len);
+DECLARE_string(generation_config);
+DECLARE_string(override_generation_config);
