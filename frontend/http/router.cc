@@ -40,9 +40,11 @@ class HeaderAddingWriter final : public ResponseWriter {
 // was sent: nginx's code for a client that went away).
 class ObservingWriter final : public ResponseWriter {
  public:
-  ObservingWriter(std::shared_ptr<ResponseWriter> inner, const RequestObserver* observer, std::string handler,
+  // A copy of the observer: a writer can outlive the router (a job finishing
+  // while the server stops).
+  ObservingWriter(std::shared_ptr<ResponseWriter> inner, RequestObserver observer, std::string handler,
                   std::string method)
-      : inner_(std::move(inner)), observer_(observer), handler_(std::move(handler)), method_(std::move(method)),
+      : inner_(std::move(inner)), observer_(std::move(observer)), handler_(std::move(handler)), method_(std::move(method)),
         start_(std::chrono::steady_clock::now()) {}
   ~ObservingWriter() override { Report(); }
   void Respond(HttpResponse response) override {
@@ -68,11 +70,11 @@ class ObservingWriter final : public ResponseWriter {
   void Report() {
     if (reported_.exchange(true)) return;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    (*observer_)(handler_, method_, status_ != 0 ? status_ : 499, seconds);
+    observer_(handler_, method_, status_ != 0 ? status_ : 499, seconds);
   }
 
   std::shared_ptr<ResponseWriter> inner_;
-  const RequestObserver* observer_;
+  const RequestObserver observer_;
   const std::string handler_, method_;
   const std::chrono::steady_clock::time_point start_;
   int status_ = 0;
@@ -96,7 +98,7 @@ void Router::AddFilter(std::string prefix, Filter filter) {
 void Router::Dispatch(HttpRequest request, std::shared_ptr<ResponseWriter> writer) const {
   if (observer_) {
     const std::string handler = routes_.count(request.path) ? request.path : "none";
-    writer = std::make_shared<ObservingWriter>(std::move(writer), &observer_, handler, request.method);
+    writer = std::make_shared<ObservingWriter>(std::move(writer), observer_, handler, request.method);
   }
   Headers extra;
   if (request_id_headers_) extra.emplace_back("X-Request-Id", ResponseRequestId(request));
