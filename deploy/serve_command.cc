@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/flags.h"
+#include "common/gguf/model_path.h"
 #include "common/ipc/cluster_key.h"
 #include "common/process/child_processes.h"
 #include "common/process/termination_signals.h"
@@ -228,8 +229,11 @@ int RunServeCommand(int argc, char** argv) {
     model_dir = resolved->dir;
     model_name = resolved->hf_id;
   }
-  if (!std::filesystem::is_directory(model_dir)) {
-    LOG(ERROR) << "model directory '" << model_dir << "' does not exist";
+  // A directory, or a GGUF file named directly (as `vllm serve ./model.gguf`).
+  const StatusOr<std::string> gguf = common::gguf::GgufModelFile(model_dir);
+  if (!std::filesystem::is_directory(model_dir) && !(gguf.ok() && !gguf->empty())) {
+    LOG(ERROR) << "model '" << model_dir << "' is neither a directory nor a GGUF file"
+               << (gguf.ok() ? "" : ": " + gguf.status().message());
     return 2;
   }
   model_dir = std::filesystem::absolute(model_dir).string();

@@ -144,6 +144,7 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   openai::InfoRoutesConfig info;
   info.served_model_names = serving_.served_model_names;
   info.model_root = options_.model_dir;
+  info.max_model_len = [engine] { return engine->max_model_len(); };
   info.version = "0.1.0";
   info.api_key = options_.api_key;
   info.created = static_cast<int64_t>(std::time(nullptr));

@@ -1,10 +1,14 @@
 #include "common/tokenizer/gguf_tokenizer.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "common/gguf/gguf_file.h"
+#include "common/gguf/model_path.h"
 
 namespace llmserve::common::tokenizer {
 namespace {
@@ -221,6 +225,19 @@ StatusOr<HfTokenizerFiles> HfTokenizerFromGguf(const gguf::GgufMetadata& md) {
   // Invalid UTF-8 in a token becomes U+FFFD rather than an exception.
   constexpr auto kReplace = json::error_handler_t::replace;
   return HfTokenizerFiles{tokenizer.dump(-1, ' ', false, kReplace), config.dump(-1, ' ', false, kReplace)};
+}
+
+StatusOr<std::optional<HfTokenizerFiles>> GgufTokenizerFiles(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool hf_dir = fs::is_directory(path, ec) && fs::exists(fs::path(path) / "tokenizer.json", ec);
+  if (hf_dir || !fs::exists(path, ec)) return std::optional<HfTokenizerFiles>();
+  LLMSERVE_ASSIGN_OR_RETURN(std::string gguf_path, gguf::GgufModelFile(path));
+  if (gguf_path.empty()) return std::optional<HfTokenizerFiles>();
+  LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(gguf_path));
+  auto files = HfTokenizerFromGguf(file->metadata());
+  if (!files.ok()) return Status::InvalidArgument(gguf_path + ": " + files.status().message());
+  return std::optional<HfTokenizerFiles>(std::move(files).value());
 }
 
 }  // namespace llmserve::common::tokenizer

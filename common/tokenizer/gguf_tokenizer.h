@@ -14,6 +14,7 @@
 // chat templates.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/status_or.h"
@@ -40,5 +41,9 @@ struct HfTokenizerFiles {
 // the key (and value) for missing keys, wrong types, an unsupported
 // tokenizer.ggml.model or tokenizer.ggml.pre, or ids outside the vocabulary.
 StatusOr<HfTokenizerFiles> HfTokenizerFromGguf(const gguf::GgufMetadata& metadata);
+
+// The tokenizer of the GGUF model `path` names (a .gguf file, or a directory
+// holding one and no tokenizer.json); nullopt when it names no GGUF model.
+StatusOr<std::optional<HfTokenizerFiles>> GgufTokenizerFiles(const std::string& path);
 
 }  // namespace llmserve::common::tokenizer

@@ -23,24 +23,6 @@ using nlohmann::json;
 Tokenizer::Tokenizer() : added_(std::make_unique<AddedTokens>()) {}
 Tokenizer::~Tokenizer() = default;
 
-namespace {
-
-// The tokenizer of the GGUF model in `path` ("" when it names no GGUF model).
-StatusOr<std::optional<HfTokenizerFiles>> GgufTokenizerFiles(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const bool hf_dir = fs::is_directory(path, ec) && fs::exists(fs::path(path) / "tokenizer.json", ec);
-  if (hf_dir || !fs::exists(path, ec)) return std::optional<HfTokenizerFiles>();
-  LLMSERVE_ASSIGN_OR_RETURN(std::string gguf_path, gguf::GgufModelFile(path));
-  if (gguf_path.empty()) return std::optional<HfTokenizerFiles>();
-  LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(gguf_path));
-  auto files = HfTokenizerFromGguf(file->metadata());
-  if (!files.ok()) return Status::InvalidArgument(gguf_path + ": " + files.status().message());
-  return std::optional<HfTokenizerFiles>(std::move(files).value());
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromDirectory(const std::string& dir) {
   namespace fs = std::filesystem;
   LLMSERVE_ASSIGN_OR_RETURN(std::optional<HfTokenizerFiles> gguf_files, GgufTokenizerFiles(dir));

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/tokenizer/gguf_tokenizer.h"
 #include "jinja/json_value.h"
 #include "jinja/template.h"
 
@@ -108,8 +109,19 @@ StatusOr<ChatTemplate> ChatTemplate::FromModelDir(const std::string& dir, ChatTe
   namespace fs = std::filesystem;
   fs::path root(dir);
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) return Status::NotFound(dir + " is not a directory");
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
+  if (!fs::is_directory(root, ec)) {
+    // A GGUF file: its metadata holds the tokenizer config (and the chat template, if any).
+    LLMSERVE_ASSIGN_OR_RETURN(auto gguf, common::tokenizer::GgufTokenizerFiles(dir));
+    if (!gguf) return Status::NotFound(dir + " is neither a directory nor a GGUF model");
+    config = nlohmann::ordered_json::parse(gguf->tokenizer_config_json, nullptr, /*allow_exceptions=*/false);
+    if (!config.is_object()) return Status::InvalidArgument(dir + ": its tokenizer config is not a JSON object");
+    if (!source.empty()) config["chat_template"] = source;
+    if (!config.contains("chat_template")) return Status::NotFound(dir + " has no tokenizer.chat_template");
+    auto t = FromTokenizerConfig(config, std::move(options));
+    if (!t.ok()) return t.status().WithContext(dir);
+    return t;
+  }
   if (fs::exists(root / "tokenizer_config.json", ec)) {
     LLMSERVE_ASSIGN_OR_RETURN(config, ReadJson(root / "tokenizer_config.json"));
     if (!config.is_object()) return Status::InvalidArgument((root / "tokenizer_config.json").string() + " must hold a JSON object");

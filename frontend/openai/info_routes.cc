@@ -25,9 +25,9 @@ void RegisterInfoRoutes(const InfoRoutesConfig& config, http::Router* router) {
   router->Add("GET", "/version", [version](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
     w->Respond(http::HttpResponse::Make(200, "application/json", version));
   });
-  const std::string models =
-      Dump(ModelList(config.served_model_names, config.model_root, config.max_model_len, config.created));
-  router->Add("GET", "/v1/models", [models](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
+  router->Add("GET", "/v1/models", [config](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
+    const std::string models =
+        Dump(ModelList(config.served_model_names, config.model_root, config.max_model_len(), config.created));
     w->Respond(http::HttpResponse::Make(200, "application/json", models));
   });
 }

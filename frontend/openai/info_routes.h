@@ -16,7 +16,8 @@ namespace llmserve::frontend::openai {
 struct InfoRoutesConfig {
   std::vector<std::string> served_model_names;  // first = the default model
   std::string model_root;                       // the model path, reported as "root"
-  int32_t max_model_len = 0;
+  // The engines' context length (0 before one is ready), asked at each GET /v1/models.
+  std::function<int32_t()> max_model_len = [] { return 0; };
   std::string version;                          // reported by GET /version
   std::string api_key;                          // empty = /v1 is open
   int64_t created = 0;                          // model "created" time (seconds since the epoch)

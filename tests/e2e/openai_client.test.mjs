@@ -53,6 +53,7 @@ const greedy = { model: 'tiny', prompt: 'The capital of France is', max_tokens: 
 test('models and health', async () => {
   const models = await client.models.list();
   assert.equal(models.data[0].id, 'tiny');
+  assert.equal(models.data[0].max_model_len, 512, 'the engines\' context length (--max-model-len 512)');
   const v = await fetch(`http://127.0.0.1:${port}/version`);
   assert.equal(v.status, 200);
 });

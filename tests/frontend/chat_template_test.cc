@@ -145,7 +145,7 @@ TEST(ChatTemplateErrors, BadTokenizerConfigs) {
             "INVALID_ARGUMENT: chat template 'tool_use': chat template syntax error at line 1, column 7: Expected "
             "an expression, got 'end of statement block'");
   EXPECT_EQ(ChatTemplate::FromModelDir("/nonexistent/dir").status().ToString(),
-            "NOT_FOUND: /nonexistent/dir is not a directory");
+            "NOT_FOUND: /nonexistent/dir is neither a directory nor a GGUF model");
 }
 
 // --chat-template: a file's contents, or the template itself (escapes

@@ -26,7 +26,7 @@ struct Fixture {
     InfoRoutesConfig config;
     config.served_model_names = {"tiny"};
     config.model_root = "/models/tiny";
-    config.max_model_len = 256;
+    config.max_model_len = [] { return 256; };
     config.version = "0.1.0";
     config.api_key = std::move(api_key);
     config.created = 1700000000;
