@@ -66,14 +66,6 @@ DEFINE_string(admin_api_key, "",
 DEFINE_string(chat_template, "",
               "Chat template replacing the model's: a file, or the template itself when the argument holds '{', "
               "'}' or a newline (escapes such as \\n decoded), as vLLM reads it. \"\": the model's own.");
-DEFINE_string(allowed_origins, "[\"*\"]", "CORS: origins allowed, as a JSON list (vLLM's format; \"*\": any).");
-DEFINE_string(allowed_methods, "[\"*\"]", "CORS: methods a preflight may ask for, as a JSON list (\"*\": any).");
-DEFINE_string(allowed_headers, "[\"*\"]", "CORS: request headers a preflight may ask for, as a JSON list (\"*\": any).");
-DEFINE_bool(allow_credentials, false, "CORS: allow credentials (the origin is then echoed instead of \"*\").");
-DEFINE_int32(max_logprobs, 20, "Most logprobs (top_logprobs, prompt_logprobs) a request may ask for.");
-DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
-DEFINE_double(log_stats_interval, 10,
-              "Seconds between stats lines (vLLM's VLLM_LOG_STATS_INTERVAL, which sets the default when present).");
 DEFINE_string(restart_policy, "never",
               "When an engine or frontend dies: never (stop the deployment, exit 1) or on-failure (restart it).");
 

@@ -14,3 +14,11 @@ DEFINE_string(generation_config, "auto",
 DEFINE_string(override_generation_config, "",
               "JSON object of sampling defaults over --generation-config's, e.g. '{\"temperature\": 0.5}' "
               "(temperature, top_p, top_k, min_p, repetition_penalty, max_new_tokens).");
+DEFINE_string(allowed_origins, "[\"*\"]", "CORS: origins allowed, as a JSON list (vLLM's format; \"*\": any).");
+DEFINE_string(allowed_methods, "[\"*\"]", "CORS: methods a preflight may ask for, as a JSON list (\"*\": any).");
+DEFINE_string(allowed_headers, "[\"*\"]", "CORS: request headers a preflight may ask for, as a JSON list (\"*\": any).");
+DEFINE_bool(allow_credentials, false, "CORS: allow credentials (the origin is then echoed instead of \"*\").");
+DEFINE_int32(max_logprobs, 20, "Most logprobs (top_logprobs, prompt_logprobs) a request may ask for.");
+DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
+DEFINE_double(log_stats_interval, 10,
+              "Seconds between stats lines (vLLM's VLLM_LOG_STATS_INTERVAL, which sets the default when present).");

@@ -24,7 +24,6 @@ DEFINE_int64(dp_prefix_overload_tokens, 2048,
              "With --dp-routing prefix: load score margin (tokens) over the least-loaded rank beyond which affinity yields.");
 DEFINE_string(cluster_key_dir, "", "Directory with the cluster key (`llmserve keygen`): CURVE on every TCP socket between nodes.");
 DEFINE_int64(max_request_body_bytes, 8 << 20, "Largest HTTP request body accepted (HTTP 413 beyond).");
-DEFINE_int32(max_logprobs, 20, "Most top logprobs a request may ask for.");
 DEFINE_string(structured_outputs_config, "",
               "JSON defaults for structured outputs (vLLM's StructuredOutputsConfig): "
               "{\"disable_any_whitespace\": true} makes every JSON constraint compact; backend names are accepted.");
@@ -37,16 +36,9 @@ DEFINE_string(reasoning_parser, "",
 DEFINE_string(admin_api_key, "",
               "Key for the admin endpoints (POST /scale_elastic_ep), sent as 'Authorization: Bearer KEY'; "
               "empty: elastic scaling is disabled (403).");
-DEFINE_string(allowed_origins, "[\"*\"]", "CORS: origins allowed, as a JSON list (vLLM's format; \"*\": any).");
-DEFINE_string(allowed_methods, "[\"*\"]", "CORS: methods a preflight may ask for, as a JSON list (\"*\": any).");
-DEFINE_string(allowed_headers, "[\"*\"]", "CORS: request headers a preflight may ask for, as a JSON list (\"*\": any).");
-DEFINE_bool(allow_credentials, false, "CORS: allow credentials (the origin is then echoed instead of \"*\").");
 DEFINE_string(chat_template_source, "",
               "Template source replacing the model's chat template (`llmserve serve --chat-template` reads the "
               "file and passes its text); \"\": the model's own.");
-DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
-DEFINE_double(log_stats_interval, 10,
-              "Seconds between stats lines (vLLM's VLLM_LOG_STATS_INTERVAL, which sets the default when present).");
 DEFINE_string(control_address, "", "The launcher's control socket for elastic scaling (set by `llmserve serve`).");
 
 namespace llmserve::frontend {
