@@ -19,10 +19,14 @@ export function makeTinyModel(dir, seed = 7) {
                                        '--seed', String(seed)], { stdio: 'ignore' });
 }
 
-// `count` consecutive TCP ports nobody listens on right now; returns the first.
-// They are drawn below the kernel's ephemeral range (32768+), where outgoing
-// connections of tests running beside this one never take them between this
-// check and the server's bind.
+// Ports this test process has handed out already: a port is free until its
+// server binds it, so without this two draws in one test could collide.
+const handedOut = new Set();
+
+// `count` consecutive TCP ports nobody listens on right now and not handed out
+// before by this process; returns the first. They are drawn below the kernel's
+// ephemeral range (32768+), where outgoing connections of tests running beside
+// this one never take them between this check and the server's bind.
 export async function freePortRange(count) {
   const bindable = (port) => new Promise((resolve) => {
     const s = net.createServer();
@@ -32,8 +36,10 @@ export async function freePortRange(count) {
   for (let attempt = 0; attempt < 50; ++attempt) {
     const base = 20000 + Math.floor(Math.random() * 12000);
     let ok = true;
-    for (let p = base; ok && p < base + count; ++p) ok = await bindable(p);
-    if (ok) return base;
+    for (let p = base; ok && p < base + count; ++p) ok = !handedOut.has(p) && await bindable(p);
+    if (!ok) continue;
+    for (let p = base; p < base + count; ++p) handedOut.add(p);
+    return base;
   }
   throw new Error(`no ${count} free consecutive ports in 20000..32000`);
 }
