@@ -1,10 +1,11 @@
 #pragma once
-// Prefill attention on tensor cores (bf16 WMMA, fp32 softmax and
-// accumulators), flash-attention style: a thread block takes a tile of up to
-// kPrefillTileTokens consecutive query positions of one request and one q
-// head, and walks the request's keys in tiles of the same size, keeping a
-// running max and sum per row. K and V tiles are gathered from the paged
-// cache into shared memory once and used by all the tile's queries.
+// Prefill attention on tensor cores (bf16 mma.sync, fp32 softmax and
+// accumulators in registers), flash-attention style: a thread block takes a
+// tile of up to kPrefillTileTokens consecutive query positions of one
+// request and one q head, and walks the request's keys in tiles of the same
+// size, keeping a running max and sum per row. K and V tiles are copied from
+// the paged cache into shared memory (the next while the current is used)
+// and serve all the tile's queries.
 
 #include <cuda_runtime.h>
 

@@ -195,6 +195,8 @@ TEST(CudaKernels, PagedAttentionMatchesHost) {
   CheckAttention(128, 8, 2, 0, 3, 100);
   CheckAttention(64, 4, 4, 0, 1, 130);
   CheckAttention(128, 4, 1, 37, 1, 100);
+  CheckAttention(128, 8, 2, 0, 1, 300);  // five tiles, the last partial
+  CheckAttention(64, 4, 2, 70, 1, 200);  // a window wider than a tile
   CheckAttention(32, 4, 2, 0, 1, 40);  // no tiled kernel for this head_dim
   CheckAttention(128, 6, 2, 0, 2);     // groups of 3: one block per q head
   CheckAttention(128, 8, 1, 0, 3);     // a group of 8
