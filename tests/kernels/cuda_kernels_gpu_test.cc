@@ -1,11 +1,13 @@
 // The CUDA forward pass's kernels against plain host loops on random inputs:
 // the bf16 matmul (with and without the fused accumulate), paged attention
-// (grouped-query, sliding window, split-K) and the q/k/v step.
+// (grouped-query, sliding window, split-K), the q/k/v step and the decode
+// GEMVs with the RMSNorm (and SiLU-and-mul) fused in.
 // Skips with "no CUDA device" where none is visible (CI, CPU machines).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_array.h"
 #include "kernels/cuda/gemm_bf16.h"
+#include "kernels/cuda/gemv_bf16.h"
 #include "kernels/cuda/paged_attention.h"
 #include "kernels/cuda/prefill_attention.h"
 #include "kernels/cuda/transformer_ops.h"
@@ -340,6 +343,137 @@ TEST(CudaKernels, NormEmbeddingAndSiluMatchHost) {
       const float g = gu[r * 2 * ff + i], u = gu[r * 2 * ff + ff + i];
       const float want = g / (1.f + std::exp(-g)) * u;
       ASSERT_NEAR(__bfloat162float(a[r * ff + i]), want, 1e-2 * (1 + std::fabs(want)));
+    }
+  }
+}
+
+// Host RMSNorm of x[src] rounded to bf16, as RmsNormToBf16 computes it (the
+// sum of squares in double: a bf16 element may round the other way).
+std::vector<float> NormRowHost(const std::vector<float>& x, size_t src, const std::vector<float>& weight, float eps) {
+  const size_t k = weight.size();
+  double ss = 0;
+  for (size_t i = 0; i < k; ++i) ss += static_cast<double>(x[src * k + i]) * x[src * k + i];
+  const float inv = 1.f / std::sqrt(static_cast<float>(ss / k) + eps);
+  std::vector<float> out(k);
+  for (size_t i = 0; i < k; ++i) out[i] = RoundBf16(x[src * k + i] * inv * weight[i]);
+  return out;
+}
+
+// a · w[row] in double, and the sum of the terms' magnitudes (for a bound).
+std::pair<double, double> DotHost(const std::vector<float>& a, const std::vector<float>& w, size_t row) {
+  const size_t k = a.size();
+  double dot = 0, mag = 0;
+  for (size_t i = 0; i < k; ++i) {
+    const double term = static_cast<double>(a[i]) * w[row * k + i];
+    dot += term;
+    mag += std::fabs(term);
+  }
+  return {dot, mag};
+}
+
+uint16_t Bits(Bf16 v) {
+  uint16_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+// GemvRmsNorm against host math (norm → bf16 → dot in double; bound 1e-3 of
+// the terms' magnitudes) and, exactly, against RmsNormToBf16 then Gemv.
+TEST(CudaKernels, GemvRmsNormMatchesHostAndUnfused) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const size_t src_rows = 6;
+  const float eps = 1e-5f;
+  const std::vector<int32_t> pick = {5, 0, 3, 3};
+  auto dpick = ToDevice(pick);
+  // n not a multiple of 8; n = 5003 gives each warp several columns.
+  for (auto [n, k] : {std::pair<size_t, size_t>{37, 64}, {5003, 64}, {37, 4096}, {37, 14336}}) {
+    auto x = Random(src_rows * k, 41, 3.f), nw = Random(k, 42), w = Random(n * k, 43);
+    for (auto& e : w) e = RoundBf16(e);
+    auto dx = ToDevice(x), dnw = ToDevice(nw);
+    auto dw = ToDeviceBf16(w);
+    for (size_t rows = 1; rows <= kGemvMaxRows; ++rows) {
+      if (!GemvRmsNormTakes(rows, k)) {
+        // Past the shared-memory limit (4 × 14336): refused; the model takes
+        // RmsNormToBf16 and the matmul instead.
+        EXPECT_GT(rows * k * sizeof(Bf16), kGemvRmsNormMaxSharedBytes);
+        DeviceArray<float> dy;
+        ASSERT_TRUE(dy.Resize(rows * n).ok());
+        EXPECT_FALSE(GemvRmsNorm(dx.data(), nullptr, dnw.data(), eps, dw.data(), dy.data(), rows, n, k, false, nullptr)
+                         .ok());
+        continue;
+      }
+      for (bool indexed : {false, true}) {
+        const int32_t* index = indexed ? dpick.data() : nullptr;
+        DeviceArray<Bf16> normed;
+        ASSERT_TRUE(normed.Resize(rows * k).ok());
+        ASSERT_TRUE(RmsNormToBf16(dx.data(), index, dnw.data(), normed.data(), rows, k, eps, nullptr).ok());
+        auto y0 = Random(rows * n, 44);
+        for (bool accumulate : {false, true}) {
+          auto fused = ToDevice(y0), unfused = ToDevice(y0);
+          ASSERT_TRUE(
+              GemvRmsNorm(dx.data(), index, dnw.data(), eps, dw.data(), fused.data(), rows, n, k, accumulate, nullptr)
+                  .ok());
+          ASSERT_TRUE(Gemv(normed.data(), dw.data(), unfused.data(), rows, n, k, accumulate, nullptr).ok());
+          const auto y = ToHost(fused), y_unfused = ToHost(unfused);
+          for (size_t r = 0; r < rows; ++r) {
+            const auto xn = NormRowHost(x, indexed ? pick[r] : r, nw, eps);
+            for (size_t c = 0; c < n; ++c) {
+              const auto [dot, mag] = DotHost(xn, w, c);
+              const double want = (accumulate ? y0[r * n + c] : 0.0) + dot;
+              ASSERT_NEAR(y[r * n + c], want, 1e-3 * (1 + mag))
+                  << rows << "x" << n << "x" << k << " at " << r << "," << c << " indexed " << indexed;
+              ASSERT_EQ(y[r * n + c], y_unfused[r * n + c])
+                  << "fused ≠ unfused, " << rows << "x" << n << "x" << k << " at " << r << "," << c;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// GemvRmsNormSiluMul against host math (bound: the dots' 1e-3 of their terms'
+// magnitudes carried through silu(g)·u, plus bf16 rounding) and, bit for
+// bit, against RmsNormToBf16, Gemv and SiluMulToBf16.
+TEST(CudaKernels, GemvRmsNormSiluMulMatchesHostAndUnfused) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const float eps = 1e-6f;
+  for (auto [ff, k] : {std::pair<size_t, size_t>{37, 64}, {5003, 64}, {37, 4096}, {21, 14336}}) {
+    const size_t rows_max = kGemvMaxRows;
+    auto x = Random(rows_max * k, 51, 2.f), nw = Random(k, 52), w = Random(2 * ff * k, 53, 0.5f);
+    for (auto& e : w) e = RoundBf16(e);
+    auto dx = ToDevice(x), dnw = ToDevice(nw);
+    auto dw = ToDeviceBf16(w);
+    for (size_t rows = 1; rows <= rows_max; ++rows) {
+      DeviceArray<Bf16> act, act_unfused, normed;
+      ASSERT_TRUE(act.Resize(rows * ff).ok());
+      if (!GemvRmsNormTakes(rows, k)) {
+        EXPECT_FALSE(GemvRmsNormSiluMul(dx.data(), dnw.data(), eps, dw.data(), act.data(), rows, ff, k, nullptr).ok());
+        continue;
+      }
+      ASSERT_TRUE(GemvRmsNormSiluMul(dx.data(), dnw.data(), eps, dw.data(), act.data(), rows, ff, k, nullptr).ok());
+      DeviceArray<float> gate_up;
+      ASSERT_TRUE(normed.Resize(rows * k).ok());
+      ASSERT_TRUE(gate_up.Resize(rows * 2 * ff).ok());
+      ASSERT_TRUE(act_unfused.Resize(rows * ff).ok());
+      ASSERT_TRUE(RmsNormToBf16(dx.data(), nullptr, dnw.data(), normed.data(), rows, k, eps, nullptr).ok());
+      ASSERT_TRUE(Gemv(normed.data(), dw.data(), gate_up.data(), rows, 2 * ff, k, false, nullptr).ok());
+      ASSERT_TRUE(SiluMulToBf16(gate_up.data(), rows, ff, act_unfused.data(), nullptr).ok());
+      const auto a = ToHost(act), a_unfused = ToHost(act_unfused);
+      for (size_t r = 0; r < rows; ++r) {
+        const auto xn = NormRowHost(x, r, nw, eps);
+        for (size_t j = 0; j < ff; ++j) {
+          const auto [g, g_mag] = DotHost(xn, w, j);
+          const auto [u, u_mag] = DotHost(xn, w, ff + j);
+          const double silu = g / (1 + std::exp(-g)), want = silu * u;
+          const double bound = 1e-2 * std::fabs(want) + 1.1 * 1e-3 * (1 + g_mag) * std::fabs(u) +
+                               std::fabs(silu) * 1e-3 * (1 + u_mag) + 1e-6;
+          ASSERT_NEAR(__bfloat162float(a[r * ff + j]), want, bound)
+              << rows << "x" << ff << "x" << k << " at " << r << "," << j;
+          ASSERT_EQ(Bits(a[r * ff + j]), Bits(a_unfused[r * ff + j]))
+              << "fused ≠ unfused, " << rows << "x" << ff << "x" << k << " at " << r << "," << j;
+        }
+      }
     }
   }
 }

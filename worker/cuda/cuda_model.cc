@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/rope.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/gemv_bf16.h"
 #include "kernels/cuda/paged_attention.h"
 #include "kernels/cuda/prefill_attention.h"
 #include "kernels/cuda/transformer_ops.h"
@@ -169,9 +170,7 @@ Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
   const size_t qkv_n = (nh + 2 * nkv) * hd;
   const float eps = static_cast<float>(config_.rms_norm_eps);
 
-  LLMSERVE_RETURN_IF_ERROR(
-      kc::RmsNormToBf16(hidden_.data(), nullptr, w.input_norm.data(), normed_.data(), t, h, eps, stream_));
-  LLMSERVE_RETURN_IF_ERROR(gemm_->Run(normed_.data(), w.qkv.data(), qkv_.data(), t, qkv_n, h, false, stream_));
+  LLMSERVE_RETURN_IF_ERROR(NormMatmul(nullptr, w.input_norm.data(), w.qkv.data(), qkv_.data(), t, qkv_n));
   kc::QkvStepArgs q;
   q.qkv = qkv_.data();
   q.tokens = t;
@@ -219,11 +218,26 @@ Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
   // hidden += attn · oᵀ (+ o bias), then the MLP likewise.
   LLMSERVE_RETURN_IF_ERROR(gemm_->Run(attn_.data(), w.o.data(), hidden_.data(), t, h, nh * hd, true, stream_));
   if (!w.o_bias.empty()) LLMSERVE_RETURN_IF_ERROR(kc::AddBias(hidden_.data(), w.o_bias.data(), t, h, stream_));
-  LLMSERVE_RETURN_IF_ERROR(
-      kc::RmsNormToBf16(hidden_.data(), nullptr, w.post_attention_norm.data(), normed_.data(), t, h, eps, stream_));
-  LLMSERVE_RETURN_IF_ERROR(gemm_->Run(normed_.data(), w.gate_up.data(), gate_up_.data(), t, 2 * ff, h, false, stream_));
-  LLMSERVE_RETURN_IF_ERROR(kc::SiluMulToBf16(gate_up_.data(), t, ff, act_.data(), stream_));
+  if (kc::GemvRmsNormTakes(t, h)) {
+    // Decode: norm, gate/up and SiLU-and-mul in one kernel.
+    LLMSERVE_RETURN_IF_ERROR(kc::GemvRmsNormSiluMul(hidden_.data(), w.post_attention_norm.data(), eps,
+                                                    w.gate_up.data(), act_.data(), t, ff, h, stream_));
+  } else {
+    LLMSERVE_RETURN_IF_ERROR(NormMatmul(nullptr, w.post_attention_norm.data(), w.gate_up.data(), gate_up_.data(), t,
+                                        2 * ff));
+    LLMSERVE_RETURN_IF_ERROR(kc::SiluMulToBf16(gate_up_.data(), t, ff, act_.data(), stream_));
+  }
   return gemm_->Run(act_.data(), w.down.data(), hidden_.data(), t, h, ff, true, stream_);
+}
+
+Status CudaModel::NormMatmul(const int32_t* row_index, const float* norm, const Bf16* w, float* out, size_t rows,
+                             size_t n) {
+  const size_t h = config_.hidden_size;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  if (kc::GemvRmsNormTakes(rows, h))
+    return kc::GemvRmsNorm(hidden_.data(), row_index, norm, eps, w, out, rows, n, h, false, stream_);
+  LLMSERVE_RETURN_IF_ERROR(kc::RmsNormToBf16(hidden_.data(), row_index, norm, normed_.data(), rows, h, eps, stream_));
+  return gemm_->Run(normed_.data(), w, out, rows, n, h, false, stream_);
 }
 
 Status CudaModel::Enqueue(const ForwardBatch& b, size_t splits) {
@@ -231,9 +245,8 @@ Status CudaModel::Enqueue(const ForwardBatch& b, size_t splits) {
   LLMSERVE_RETURN_IF_ERROR(kc::EmbeddingToF32(weights_.embedding.data(), token_ids_, t, h, hidden_.data(), stream_));
   for (size_t l = 0; l < config_.num_layers; ++l) LLMSERVE_RETURN_IF_ERROR(Layer(l, b, splits));
   // Final norm and lm_head on the sampled rows only.
-  LLMSERVE_RETURN_IF_ERROR(kc::RmsNormToBf16(hidden_.data(), logits_indices_, weights_.final_norm.data(),
-                                             normed_.data(), nl, h, static_cast<float>(config_.rms_norm_eps), stream_));
-  return gemm_->Run(normed_.data(), weights_.lm_head_data(), logits_.data(), nl, config_.vocab_size, h, false, stream_);
+  return NormMatmul(logits_indices_, weights_.final_norm.data(), weights_.lm_head_data(), logits_.data(), nl,
+                    config_.vocab_size);
 }
 
 void CudaModel::SetCudaGraphSizes(std::vector<size_t> sizes) {

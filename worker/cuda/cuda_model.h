@@ -71,6 +71,10 @@ class CudaModel {
   // Enqueues the whole forward pass (embedding to logits) of the uploaded batch.
   Status Enqueue(const ForwardBatch& batch, size_t attention_splits);
   Status Layer(size_t index, const ForwardBatch& batch, size_t attention_splits);
+  // out[rows × n] = RMSNorm(hidden_ rows) · w[n × hidden]ᵀ (rows picked by
+  // row_index when given): one fused GEMV at decode sizes, else RmsNormToBf16
+  // into normed_ and the matmul.
+  Status NormMatmul(const int32_t* row_index, const float* norm, const Bf16* w, float* out, size_t rows, size_t n);
   // Pads a step of single-token decodes (each sampled) to the next capture
   // size; false when the step does not qualify.
   bool PadForGraph(const ForwardBatch& batch, ForwardBatch* padded) const;
