@@ -32,6 +32,7 @@ DEFINE_int32(decode_steps, 32, "Timed decode steps per measurement.");
 DEFINE_int32(batch, 64, "Requests in the batched decode measurement.");
 DEFINE_int32(layers, 0, "Override the shape's layer count (0: the shape's).");
 DEFINE_int32(vocab, 0, "Override the shape's vocabulary size (0: the shape's; at least 1000).");
+DEFINE_bool(fused_decode, true, "Decode GEMVs with the RMSNorm and SiLU-and-mul fused in (false: separate kernels).");
 DEFINE_bool(batched_decode_only, false, "Measure only the --batch decode (a short run for profilers).");
 
 namespace llmserve {
@@ -191,6 +192,7 @@ int Main() {
   const size_t per_request = (std::max(context + steps + 2, prefill) + bs - 1) / bs;
   auto model = worker::cuda::CudaModel::Create(config, std::move(*weights), bs);
   CHECK_OK(model.status());
+  (*model)->SetFusedDecode(FLAGS_fused_decode);
   CHECK_OK((*model)->AllocateKvCache(per_request * std::max<size_t>(batch, 1)));
 
   // Prefill: one prompt, logits for its last token.

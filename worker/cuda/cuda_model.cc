@@ -218,7 +218,7 @@ Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
   // hidden += attn · oᵀ (+ o bias), then the MLP likewise.
   LLMSERVE_RETURN_IF_ERROR(gemm_->Run(attn_.data(), w.o.data(), hidden_.data(), t, h, nh * hd, true, stream_));
   if (!w.o_bias.empty()) LLMSERVE_RETURN_IF_ERROR(kc::AddBias(hidden_.data(), w.o_bias.data(), t, h, stream_));
-  if (kc::GemvRmsNormTakes(t, h)) {
+  if (fused_decode_ && kc::GemvRmsNormTakes(t, h)) {
     // Decode: norm, gate/up and SiLU-and-mul in one kernel.
     LLMSERVE_RETURN_IF_ERROR(kc::GemvRmsNormSiluMul(hidden_.data(), w.post_attention_norm.data(), eps,
                                                     w.gate_up.data(), act_.data(), t, ff, h, stream_));
@@ -234,7 +234,7 @@ Status CudaModel::NormMatmul(const int32_t* row_index, const float* norm, const 
                              size_t n) {
   const size_t h = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  if (kc::GemvRmsNormTakes(rows, h))
+  if (fused_decode_ && kc::GemvRmsNormTakes(rows, h))
     return kc::GemvRmsNorm(hidden_.data(), row_index, norm, eps, w, out, rows, n, h, false, stream_);
   LLMSERVE_RETURN_IF_ERROR(kc::RmsNormToBf16(hidden_.data(), row_index, norm, normed_.data(), rows, h, eps, stream_));
   return gemm_->Run(normed_.data(), w, out, rows, n, h, false, stream_);

@@ -35,6 +35,13 @@ class CudaModel {
   // Batch sizes decode steps are padded to and captured at (empty: eager
   // only, vLLM's --enforce-eager). Drops graphs captured so far.
   void SetCudaGraphSizes(std::vector<size_t> sizes);
+  // Whether decode steps run the RMSNorm (and SiLU-and-mul) inside their
+  // GEMVs (the default) or as kernels of their own: for measuring the
+  // fusion. Drops graphs captured so far.
+  void SetFusedDecode(bool on) {
+    DropGraphs();
+    fused_decode_ = on;
+  }
   ~CudaModel();
   CudaModel(const CudaModel&) = delete;
   CudaModel& operator=(const CudaModel&) = delete;
@@ -118,6 +125,7 @@ class CudaModel {
   DeviceArray<Bf16> normed_, attn_, act_;
 
   std::vector<size_t> graph_sizes_;                              // ascending
+  bool fused_decode_ = true;
   std::map<std::pair<size_t, size_t>, cudaGraphExec_t> graphs_;  // (batch, table width) → graph
 };
 
