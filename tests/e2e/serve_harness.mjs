@@ -101,10 +101,15 @@ process.on('exit', () => {
   }
 });
 
+// LLMSERVE_E2E_DEVICE=cuda (scripts/cuda_e2e): startServe's servers run on
+// the GPU, which computes in bfloat16 only; unset, they run the CPU's float32.
+export const e2eDevice = process.env.LLMSERVE_E2E_DEVICE ?? 'cpu';
+const deviceArgs = e2eDevice === 'cpu' ? ['--dtype', 'float32'] : ['--device', e2eDevice, '--dtype', 'bfloat16'];
+
 // Starts `llmserve serve MODEL_DIR --host 127.0.0.1 --port PORT ...args`.
 export function startServe(modelDir, port, args = []) {
   return startLauncher(port, [modelDir, '--served-model-name', 'tiny', '--max-model-len', '512',
-                              '--kv-cache-memory', '64M', '--dtype', 'float32', ...args]);
+                              '--kv-cache-memory', '64M', ...deviceArgs, ...args]);
 }
 
 // Starts `llmserve serve ...args --host 127.0.0.1 --port PORT` with nothing
