@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "common/gguf/model_path.h"
 #include "kernels/cuda/cuda_check.h"
 #include "worker/cuda/cuda_model.h"
 
@@ -90,6 +91,10 @@ StatusOr<std::unique_ptr<ForwardBackend>> CreateCudaBackend(const ModelRunnerCon
   if (config.kv_cache_dtype != kernels::cpu::KvDType::kBF16)
     return Status::InvalidArgument(
         "--device cuda keeps the KV cache in bfloat16: use --kv-cache-dtype auto or bfloat16");
+  LLMSERVE_ASSIGN_OR_RETURN(const std::string gguf, common::gguf::GgufModelFile(config.model_dir));
+  if (!gguf.empty())
+    return Status::Unimplemented("--device cuda loads safetensors checkpoints; " + gguf +
+                                 " is a GGUF file, which runs on --device cpu");
   LLMSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(0));
   LLMSERVE_ASSIGN_OR_RETURN(ModelConfig model_config, LoadModelConfig(config.model_dir));
   LLMSERVE_ASSIGN_OR_RETURN(cuda::CudaWeights weights,
