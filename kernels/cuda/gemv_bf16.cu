@@ -204,6 +204,19 @@ Status LaunchRmsNorm(const RmsNormArgs& a, cudaStream_t stream) {
   return CudaStatus(cudaGetLastError(), "GemvRmsNormKernel launch");
 }
 
+// The arguments both fused variants share.
+RmsNormArgs NormedRowsArgs(const float* x, const float* norm_weight, float eps, const __nv_bfloat16* w, size_t n,
+                           size_t k) {
+  RmsNormArgs a;
+  a.x = x;
+  a.norm_weight = norm_weight;
+  a.eps = eps;
+  a.w = w;
+  a.n = n;
+  a.k = k;
+  return a;
+}
+
 template <bool kSiluMul>
 Status LaunchRmsNorm(const RmsNormArgs& a, size_t rows, cudaStream_t stream) {
   switch (rows) {
@@ -221,15 +234,9 @@ Status GemvRmsNorm(const float* x, const int32_t* row_index, const float* norm_w
                    cudaStream_t stream) {
   if (!GemvRmsNormTakes(rows, k))
     return Status::InvalidArgument("GemvRmsNorm: rows must be 1..4, k a multiple of 8 and rows·k bf16 fit in 96 KiB");
-  RmsNormArgs a;
-  a.x = x;
+  RmsNormArgs a = NormedRowsArgs(x, norm_weight, eps, w, n, k);
   a.row_index = row_index;
-  a.norm_weight = norm_weight;
-  a.eps = eps;
-  a.w = w;
   a.y = y;
-  a.n = n;
-  a.k = k;
   a.accumulate = accumulate;
   return LaunchRmsNorm<false>(a, rows, stream);
 }
@@ -239,14 +246,8 @@ Status GemvRmsNormSiluMul(const float* x, const float* norm_weight, float eps, c
   if (!GemvRmsNormTakes(rows, k))
     return Status::InvalidArgument(
         "GemvRmsNormSiluMul: rows must be 1..4, k a multiple of 8 and rows·k bf16 fit in 96 KiB");
-  RmsNormArgs a;
-  a.x = x;
-  a.norm_weight = norm_weight;
-  a.eps = eps;
-  a.w = w;
+  RmsNormArgs a = NormedRowsArgs(x, norm_weight, eps, w, ff, k);
   a.act = act;
-  a.n = ff;
-  a.k = k;
   return LaunchRmsNorm<true>(a, rows, stream);
 }
 
