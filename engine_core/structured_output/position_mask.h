@@ -48,6 +48,11 @@ struct PositionMask {
 
   // ORs the accepted tokens into `mask`.
   void OrInto(uint32_t* mask) const;
+  // The bytes this mask holds (for cache budgets).
+  size_t bytes() const {
+    return sizeof(*this) + accepted_bits.size() * sizeof(uint32_t) + accepted_ids.size() * sizeof(int32_t) +
+           uncertain.size() * sizeof(Uncertain) + remainders.size();
+  }
 };
 
 // A lazily built DFA over the sets of stacks reachable from positions of one

@@ -10,9 +10,11 @@ Vocabulary::~Vocabulary() = default;
 
 StatusOr<std::shared_ptr<const Vocabulary>> Vocabulary::Create(std::vector<std::string> token_bytes,
                                                                 std::vector<int32_t> eos_ids,
-                                                                std::vector<int32_t> special_ids) {
+                                                                std::vector<int32_t> special_ids,
+                                                                size_t cache_budget_bytes) {
   std::shared_ptr<Vocabulary> v(new Vocabulary());
   v->bytes_ = std::move(token_bytes);
+  v->cache_budget_bytes_ = cache_budget_bytes;
   std::vector<bool> excluded(v->bytes_.size(), false);
   for (const auto* ids : {&eos_ids, &special_ids}) {
     for (int32_t id : *ids) {
@@ -74,7 +76,10 @@ void Vocabulary::BuildTrie(const std::vector<bool>& excluded) {
 
 int64_t Vocabulary::ShapeId(const std::string& shape) const {
   std::lock_guard<std::mutex> lock(cache_mu_);
-  return shapes_.emplace(shape, static_cast<int64_t>(shapes_.size())).first->second;
+  if (auto it = shapes_.find(shape); it != shapes_.end()) return it->second;
+  MakeRoom(shape.size());
+  cache_bytes_ += shape.size();
+  return shapes_.emplace(shape, next_shape_id_++).first->second;
 }
 
 std::shared_ptr<const PositionMask> Vocabulary::CachedMask(const std::string& key) const {
@@ -84,8 +89,30 @@ std::shared_ptr<const PositionMask> Vocabulary::CachedMask(const std::string& ke
 }
 
 void Vocabulary::CacheMask(const std::string& key, std::shared_ptr<const PositionMask> mask) const {
+  const size_t bytes = key.size() + mask->bytes();
   std::lock_guard<std::mutex> lock(cache_mu_);
-  cache_.emplace(key, std::move(mask));
+  MakeRoom(bytes);
+  if (cache_.emplace(key, std::move(mask)).second) cache_bytes_ += bytes;
+}
+
+size_t Vocabulary::cache_bytes() const {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  return cache_bytes_;
+}
+
+int64_t Vocabulary::cache_restarts() const {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  return cache_restarts_;
+}
+
+void Vocabulary::MakeRoom(size_t more) const {
+  if (cache_bytes_ + more <= cache_budget_bytes_ || cache_bytes_ == 0) return;
+  // Shape ids are not reused (next_shape_id_ goes on), so a compile that got
+  // an id before this point caches under a key no new shape will have.
+  cache_.clear();
+  shapes_.clear();
+  cache_bytes_ = 0;
+  ++cache_restarts_;
 }
 
 }  // namespace llmserve::engine_core::structured_output

@@ -2,7 +2,9 @@
 // Vocabulary: each token's bytes (as the tokenizer's TokenBytes gives them),
 // the EOS ids, and a byte trie over the tokens in preorder, the structure a
 // mask computation walks once with early pruning. It also owns the cache of
-// position masks shared by every grammar compiled for this vocabulary.
+// position masks shared by every grammar compiled for this vocabulary,
+// bounded in bytes: past its budget it starts over (grammars keep the masks
+// they hold), so a stream of distinct constraints cannot grow it for ever.
 //
 // The library does not depend on the tokenizer: callers pass the byte
 // strings. Tokens with no bytes, EOS ids and ids listed as special are never
@@ -36,7 +38,9 @@ class Vocabulary {
   // Errors: an EOS or special id outside [0, size).
   static StatusOr<std::shared_ptr<const Vocabulary>> Create(std::vector<std::string> token_bytes,
                                                             std::vector<int32_t> eos_ids,
-                                                            std::vector<int32_t> special_ids = {});
+                                                            std::vector<int32_t> special_ids = {},
+                                                            size_t cache_budget_bytes = kDefaultCacheBudgetBytes);
+  static constexpr size_t kDefaultCacheBudgetBytes = size_t{256} << 20;
   ~Vocabulary();
 
   // Number of token ids.
@@ -54,16 +58,22 @@ class Vocabulary {
   // Token ids referenced by trie nodes.
   const std::vector<int32_t>& trie_tokens() const { return trie_tokens_; }
 
-  // A small id for the leaf-rule shape `shape` (the same for equal shapes).
+  // An id for the leaf-rule shape `shape`: the same for equal shapes until
+  // the cache starts over; never reused for another shape.
   int64_t ShapeId(const std::string& shape) const;
   // The cached mask for key `key`, or null.
   std::shared_ptr<const PositionMask> CachedMask(const std::string& key) const;
   // Stores a mask under `key` (thread-safe).
   void CacheMask(const std::string& key, std::shared_ptr<const PositionMask> mask) const;
+  // Bytes the cache holds now (masks and shape keys) and how often it started over.
+  size_t cache_bytes() const;
+  int64_t cache_restarts() const;
 
  private:
   Vocabulary() = default;
   void BuildTrie(const std::vector<bool>& excluded);
+  // Empties the cache when `more` bytes would take it past its budget.
+  void MakeRoom(size_t more) const;  // cache_mu_ held
 
   std::vector<std::string> bytes_;
   std::vector<int32_t> eos_ids_;
@@ -72,6 +82,10 @@ class Vocabulary {
   mutable std::mutex cache_mu_;
   mutable std::unordered_map<std::string, std::shared_ptr<const PositionMask>> cache_;
   mutable std::unordered_map<std::string, int64_t> shapes_;
+  size_t cache_budget_bytes_ = kDefaultCacheBudgetBytes;
+  mutable size_t cache_bytes_ = 0;
+  mutable int64_t next_shape_id_ = 0;
+  mutable int64_t cache_restarts_ = 0;
 };
 
 }  // namespace llmserve::engine_core::structured_output

@@ -112,5 +112,45 @@ TEST(MaskTest, UncertainCacheStartsOverPastItsBudget) {
   EXPECT_EQ(cache.size(), 1u);
 }
 
+// Leaf-rule masks are cached per vocabulary. Past its byte budget the cache
+// starts over; the masks of every grammar compiled before and after stay
+// right (shape ids are never reissued for another shape).
+TEST(MaskTest, VocabularyMaskCacheStartsOverPastItsBudget) {
+  std::vector<std::string> toks;
+  for (int b = 0; b < 256; ++b) toks.push_back(std::string(1, static_cast<char>(b)));
+  // Tokens of several letters: a position's mask depends on how many are left.
+  for (int n = 2; n <= 6; ++n) toks.push_back(std::string(n, 'q'));
+  toks.push_back("");
+  const size_t budget = 2 << 10;
+  const int32_t eos = static_cast<int32_t>(toks.size()) - 1;
+  auto vocab = Vocabulary::Create(std::move(toks), {eos}, {}, budget).value();
+  std::vector<std::shared_ptr<const CompiledGrammar>> grammars;
+  for (int k = 1; k <= 12; ++k) {
+    const std::string schema = R"({"type":"string","pattern":"^[a-z]{)" + std::to_string(k) + R"(}$"})";
+    auto g = CompileJsonSchema(schema);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    grammars.push_back(CompiledGrammar::Compile(*g, vocab));
+    EXPECT_LE(vocab->cache_bytes(), budget);
+  }
+  EXPECT_GT(vocab->cache_restarts(), 0);
+  for (int k = 1; k <= 12; ++k) {
+    for (int len : {k - 1, k, k + 1}) {
+      GrammarMatcher m(grammars[k - 1]);
+      const bool whole = m.AcceptBytes("\"" + std::string(len, 'q') + "\"") && m.CanEnd();
+      EXPECT_EQ(whole, len == k) << "pattern of " << k << " letters, " << len << " given";
+    }
+    // After the opening quote the mask allows "qqq" exactly when 3 letters fit.
+    GrammarMatcher m(grammars[k - 1]);
+    ASSERT_TRUE(m.AcceptBytes("\""));
+    std::vector<int32_t> mask(static_cast<size_t>(vocab->mask_words()));
+    m.FillNextTokenBitmask(mask.data());
+    for (int n = 2; n <= 6; ++n) {
+      const int32_t id = 256 + n - 2;
+      EXPECT_EQ((static_cast<uint32_t>(mask[id >> 5]) >> (id & 31)) & 1u, n <= k ? 1u : 0u)
+          << "pattern of " << k << " letters, token of " << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace llmserve::engine_core::structured_output
