@@ -8,6 +8,7 @@
 #include "frontend/openai/tokenize_request.h"
 #include "frontend/openai/tool_choice.h"
 #include "frontend/serving/generation_job.h"
+#include "frontend/serving/ignored_fields_log.h"
 
 namespace llmserve::frontend::serving {
 
@@ -57,6 +58,7 @@ void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
                        std::shared_ptr<http::ResponseWriter> w) {
   openai::CompletionRequest cr;
   if (auto e = openai::ParseCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
+  WarnIgnoredFields(cr.ignored_fields);
   if (auto e = openai::CheckModel(cr.model, ctx.served_model_names)) return Reply(*w, *e);
   if (auto e = CheckEngines(ctx)) return Reply(*w, *e);
   JobSpec spec;
@@ -116,6 +118,7 @@ MaybeError ChatOutputFor(const ServingContext& ctx, openai::ChatCompletionReques
 void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
   openai::ChatCompletionRequest cr;
   if (auto e = openai::ParseChatCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
+  WarnIgnoredFields(cr.ignored_fields);
   if (auto e = openai::CheckModel(cr.model, ctx.served_model_names)) return Reply(*w, *e);
   if (auto e = CheckEngines(ctx)) return Reply(*w, *e);
   std::string prompt_text;
@@ -143,6 +146,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
 void HandleTokenize(const ServingContext& ctx, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
   openai::TokenizeRequest tr;
   if (auto e = openai::ParseTokenizeRequest(req.body, &tr)) return Reply(*w, *e);
+  WarnIgnoredFields(tr.ignored_fields);
   if (auto e = openai::CheckModel(tr.model, ctx.served_model_names)) return Reply(*w, *e);
   std::string text;
   if (tr.prompt) {
@@ -167,6 +171,7 @@ void HandleDetokenize(const ServingContext& ctx, const http::HttpRequest& req,
                       std::shared_ptr<http::ResponseWriter> w) {
   openai::DetokenizeRequest dr;
   if (auto e = openai::ParseDetokenizeRequest(req.body, &dr)) return Reply(*w, *e);
+  WarnIgnoredFields(dr.ignored_fields);
   if (auto e = openai::CheckModel(dr.model, ctx.served_model_names)) return Reply(*w, *e);
   if (auto e = CheckTokenIds(ctx, dr.tokens)) return Reply(*w, *e);
   w->Respond(http::HttpResponse::Make(

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, waitForLog } from './serve_harness.mjs';
+import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, waitForLog, logCount } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-e2e-'));
 const modelDir = join(work, 'tiny');
@@ -244,4 +244,17 @@ test('X-Request-Id headers, tokens as token ids, and the request log', async () 
             `no request line\n${server.log.slice(-2000)}`);
   assert.ok(await waitForLog(server, /Generated response cmpl-logged-1-0: output: ".*", output_token_ids: \[\d+, \d+, \d+\], finish_reason: length/, 10_000),
             `no output line\n${server.log.slice(-2000)}`);
+});
+
+test('unknown request fields are named in the log once per set', async () => {
+  const line = /The following fields were present in the request but ignored: \{'not_a_field_zz'\}/;
+  for (let i = 0; i < 3; ++i) {
+    const r = await post('/v1/completions', { ...greedy, max_tokens: 1, not_a_field_zz: i });
+    assert.equal(r.status, 200, r.text);
+  }
+  // The frontend logs this request's line after any warning of the three before it.
+  const after = await post('/v1/completions', { ...greedy, max_tokens: 1 }, { 'x-request-id': 'after-ignored' });
+  assert.equal(after.status, 200, after.text);
+  assert.ok(await waitForLog(server, /Received request cmpl-after-ignored-0/, 10_000), server.log.slice(-2000));
+  assert.equal(logCount(server, line), 1, server.log.slice(-3000));
 });
