@@ -107,6 +107,7 @@ __device__ void NormRowsToShared(const float* __restrict__ x, const int32_t* __r
 }
 
 struct RmsNormArgs {
+  const __nv_bfloat16* x_bf16 = nullptr;  // when set: rows already in bf16, copied as they are (no norm)
   const float* x = nullptr;
   const int32_t* row_index = nullptr;
   const float* norm_weight = nullptr;
@@ -118,14 +119,21 @@ struct RmsNormArgs {
   bool accumulate = false;
 };
 
-// The normed rows in dynamic shared memory, then a warp per column over
-// columns blockIdx.x · 8 + warp, stepping by the grid. kSiluMul: column j's
-// warp takes gate row j and up row n + j and writes act.
+// The normed rows (or with x_bf16 the rows as given) in dynamic shared
+// memory, then a warp per column over columns blockIdx.x · 8 + warp,
+// stepping by the grid. kSiluMul: column j's warp takes gate row j and up
+// row n + j and writes act.
 template <int kRows, bool kSiluMul>
 __global__ void GemvRmsNormKernel(RmsNormArgs a) {
   extern __shared__ uint4 shared_rows[];  // uint4: 16-byte aligned rows
   auto* xs = reinterpret_cast<__nv_bfloat16*>(shared_rows);
-  NormRowsToShared<kRows>(a.x, a.row_index, a.norm_weight, a.eps, a.k, xs);
+  if (a.x_bf16) {
+    const uint4* src = reinterpret_cast<const uint4*>(a.x_bf16);
+    for (size_t i = threadIdx.x; i < kRows * a.k / 8; i += kThreads) shared_rows[i] = src[i];
+    __syncthreads();
+  } else {
+    NormRowsToShared<kRows>(a.x, a.row_index, a.norm_weight, a.eps, a.k, xs);
+  }
   const int lane = threadIdx.x % 32;
   const size_t step = static_cast<size_t>(gridDim.x) * kWarpsPerBlock;
   for (size_t col = blockIdx.x * static_cast<size_t>(kWarpsPerBlock) + threadIdx.x / 32; col < a.n; col += step) {
@@ -149,23 +157,6 @@ __global__ void GemvRmsNormKernel(RmsNormArgs a) {
     }
   }
 }
-
-}  // namespace
-
-Status Gemv(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k, bool accumulate,
-            cudaStream_t stream) {
-  if (!GemvTakes(rows, k)) return Status::InvalidArgument("Gemv: rows must be 1..4 and k a multiple of 8");
-  const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  switch (rows) {
-    case 1: GemvKernel<1><<<blocks, kThreads, 0, stream>>>(x, w, y, n, k, accumulate); break;
-    case 2: GemvKernel<2><<<blocks, kThreads, 0, stream>>>(x, w, y, n, k, accumulate); break;
-    case 3: GemvKernel<3><<<blocks, kThreads, 0, stream>>>(x, w, y, n, k, accumulate); break;
-    default: GemvKernel<4><<<blocks, kThreads, 0, stream>>>(x, w, y, n, k, accumulate); break;
-  }
-  return CudaStatus(cudaGetLastError(), "GemvKernel launch");
-}
-
-namespace {
 
 // The current device's SM count, read once (0 where it cannot be read: the
 // grid is then not capped).
@@ -228,6 +219,30 @@ Status LaunchRmsNorm(const RmsNormArgs& a, size_t rows, cudaStream_t stream) {
 }
 
 }  // namespace
+
+Status Gemv(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k, bool accumulate,
+            cudaStream_t stream) {
+  if (!GemvTakes(rows, k)) return Status::InvalidArgument("Gemv: rows must be 1..4 and k a multiple of 8");
+  if (GemvRmsNormTakes(rows, k)) {
+    // The rows fit in shared memory: the fused kernels' layout, without the norm.
+    RmsNormArgs a;
+    a.x_bf16 = x;
+    a.w = w;
+    a.y = y;
+    a.n = n;
+    a.k = k;
+    a.accumulate = accumulate;
+    return LaunchRmsNorm<false>(a, rows, stream);
+  }
+  const unsigned blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  switch (rows) {
+    case 1: GemvKernel<1><<<blocks, kThreads, 0, stream>>>(x, w, y, n, k, accumulate); break;
+    case 2: GemvKernel<2><<<blocks, kThreads, 0, stream>>>(x, w, y, n, k, accumulate); break;
+    case 3: GemvKernel<3><<<blocks, kThreads, 0, stream>>>(x, w, y, n, k, accumulate); break;
+    default: GemvKernel<4><<<blocks, kThreads, 0, stream>>>(x, w, y, n, k, accumulate); break;
+  }
+  return CudaStatus(cudaGetLastError(), "GemvKernel launch");
+}
 
 Status GemvRmsNorm(const float* x, const int32_t* row_index, const float* norm_weight, float eps,
                    const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k, bool accumulate,

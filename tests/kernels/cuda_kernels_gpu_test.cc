@@ -58,11 +58,15 @@ TEST(CudaKernels, Bf16GemmMatchesHostProduct) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   auto gemm = Bf16Gemm::Create();
   ASSERT_TRUE(gemm.ok()) << gemm.status().ToString();
-  // Rows 1-4 take the GEMV kernel (k a multiple of 8), the rest cuBLASLt.
+  // Rows 1-4 take a GEMV kernel (k a multiple of 8): with the rows in shared
+  // memory up to 96 KiB of them, else read from global memory (4 × 14336,
+  // 5003 columns: several per warp). The rest take cuBLASLt.
   for (auto [rows, n, k] : {std::tuple<size_t, size_t, size_t>{1, 96, 64},
                             {2, 1000, 4104},
                             {3, 33, 24},
                             {4, 300, 1032},
+                            {1, 5003, 14336},
+                            {4, 37, 14336},
                             {7, 200, 136},
                             {64, 512, 256}}) {
     auto x = Random(rows * k, 1), w = Random(n * k, 2), y0 = Random(rows * n, 3);
