@@ -3,15 +3,13 @@
 // per output row of a group; the integer sums of a block are exact in any
 // order, so every lane combines them in floats in the scalar kernel's order.
 // Up to kTile activation rows share each unpacked weight vector.
-#include <immintrin.h>
-
 #include "kernels/cpu/gemm_q4k.h"
-
-#define LLMSERVE_AVX2 __attribute__((target("avx2,fma")))
-#define LLMSERVE_AVX2_INLINE LLMSERVE_AVX2 __attribute__((always_inline)) inline
+#include "kernels/cpu/group_rows_avx2.h"
 
 namespace llmserve::kernels::cpu::q4k {
 namespace {
+
+static_assert(kGroupRows == 8, "one ymm lane per output row of a group");
 
 constexpr size_t kTile = 2;
 // Group blocks read ahead with software prefetches (into L2): the hardware
@@ -92,16 +90,6 @@ LLMSERVE_AVX2_INLINE __m256i MinSums(const uint8_t* gb, const int16_t* xs) {
   return acc;
 }
 
-LLMSERVE_AVX2_INLINE void Store(float* y, size_t width, __m256 acc) {
-  if (width >= kGroupRows) {
-    _mm256_storeu_ps(y, acc);
-  } else {
-    alignas(32) float out[kGroupRows];
-    _mm256_store_ps(out, acc);
-    for (size_t j = 0; j < width; ++j) y[j] = out[j];
-  }
-}
-
 // Activation rows [i, i + R) against group g.
 template <size_t R>
 LLMSERVE_AVX2 void Tile(const Problem& p, size_t g, size_t i) {
@@ -127,7 +115,7 @@ LLMSERVE_AVX2 void Tile(const Problem& p, size_t g, size_t i) {
       acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(MinSums(gb, t.xs[r])), _mm256_mul_ps(dmin, dx), acc[r]);
     }
   }
-  for (size_t r = 0; r < R; ++r) Store(p.y + (i + r) * p.ldy + g * kGroupRows, p.n - g * kGroupRows, acc[r]);
+  for (size_t r = 0; r < R; ++r) StoreGroupLanes(p.y + (i + r) * p.ldy + g * kGroupRows, p.n - g * kGroupRows, acc[r]);
 }
 
 }  // namespace

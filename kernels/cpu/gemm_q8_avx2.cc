@@ -2,15 +2,13 @@
 // dispatch; every function here carries the target attribute. One ymm lane
 // per output row of a group: each block's 8 integer dot products are summed
 // exactly, so every lane accumulates in the scalar kernel's order.
-#include <immintrin.h>
-
 #include "kernels/cpu/gemm_q8.h"
-
-#define LLMSERVE_AVX2 __attribute__((target("avx2,fma")))
-#define LLMSERVE_AVX2_INLINE LLMSERVE_AVX2 __attribute__((always_inline)) inline
+#include "kernels/cpu/group_rows_avx2.h"
 
 namespace llmserve::kernels::cpu::q8 {
 namespace {
+
+static_assert(kGroupRows == 8, "one ymm lane per output row of a group");
 
 // The 8 int32 partial sums of 32 products w·x, as vpmaddubsw's unsigned ×
 // signed pairs (pair sums ≤ 2 × 128 × 127 never saturate):
@@ -56,14 +54,7 @@ LLMSERVE_AVX2 void Group(const Problem& p, size_t g, const uint8_t* wq, const fl
       acc = _mm256_fmadd_ps(sums, scale, acc);
     }
     float* y = p.y + i * p.ldy + g * kGroupRows;
-    const size_t width = p.n - g * kGroupRows;
-    if (width >= kGroupRows) {
-      _mm256_storeu_ps(y, acc);
-    } else {
-      alignas(32) float out[kGroupRows];
-      _mm256_store_ps(out, acc);
-      for (size_t j = 0; j < width; ++j) y[j] = out[j];
-    }
+    StoreGroupLanes(y, p.n - g * kGroupRows, acc);
   }
 }
 

@@ -131,18 +131,43 @@ void RoundRowsToBf16(const float* x, size_t count, float* out) {
   for (size_t i = 0; i < count; ++i) out[i] = Bf16ToF32(F32ToBf16(x[i]));
 }
 
+// quantize_row(i) for the m activation rows of `cols`, on the pool when
+// there are enough of them to pay for it.
+template <typename F>
+void QuantizeRows(size_t m, size_t cols, ThreadPool& pool, F quantize_row) {
+  auto rows = [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i) quantize_row(i);
+  };
+  if (m * cols >= (size_t{1} << 16)) pool.ParallelFor(m, 8, rows);
+  else rows(0, m, 0);
+}
+
+// gemm(begin, end) over the groups of kGroupRows outputs of a quantized
+// weight, chunked on the pool by the bytes a group reads.
+template <size_t kGroupRows, typename F>
+void ForGroups(size_t out_rows, size_t group_bytes, ThreadPool& pool, F gemm) {
+  const size_t groups = (out_rows + kGroupRows - 1) / kGroupRows;
+  pool.ParallelForChunks(groups, ChunkPanels(group_bytes, 2),
+                         [&](size_t begin, size_t end, size_t) { gemm(begin, end); });
+}
+
 }  // namespace
+
+LinearWeight LinearWeight::Quantized(Quant quant, size_t rows, size_t cols, size_t packed_bytes) {
+  LinearWeight w;
+  w.rows_ = rows;
+  w.cols_ = cols;
+  w.quant_ = quant;
+  w.isa_ = ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
+  w.data_.resize(packed_bytes);
+  return w;
+}
 
 LinearWeight LinearWeight::PackQ8_0(const void* blocks, size_t rows, size_t cols, size_t row_stride) {
   CHECK_EQ(cols % q8::kBlock, 0u);
   CHECK_EQ(row_stride % q8::kBlock, 0u);
   CHECK_GE(row_stride, cols);
-  LinearWeight w;
-  w.rows_ = rows;
-  w.cols_ = cols;
-  w.quant_ = Quant::kQ8_0;
-  w.isa_ = ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
-  w.data_.resize(q8::PackedBytes(rows, cols));
+  LinearWeight w = Quantized(Quant::kQ8_0, rows, cols, q8::PackedBytes(rows, cols));
   w.q8_has_min_quant_ = q8::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
   return w;
 }
@@ -155,17 +180,11 @@ void LinearWeight::ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& poo
   if (xd.size() < m * blocks) xd.resize(m * blocks);
   int8_t* q = xq.data();
   float* d = xd.data();
-  auto quantize = [&](size_t begin, size_t end, size_t) {
-    for (size_t i = begin; i < end; ++i) q8::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks);
-  };
-  if (m * cols_ >= (size_t{1} << 16)) pool.ParallelFor(m, 8, quantize);
-  else quantize(0, m, 0);
+  QuantizeRows(m, cols_, pool,
+               [&](size_t i) { q8::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks); });
   const q8::Problem problem{q, d, m, cols_, data_.data(), q8_has_min_quant_, rows_, y, rows_};
-  const size_t groups = (rows_ + q8::kGroupRows - 1) / q8::kGroupRows;
-  const size_t group_bytes = q8::PackedBytes(q8::kGroupRows, cols_);
-  const Isa isa = isa_;
-  pool.ParallelForChunks(groups, ChunkPanels(group_bytes, 2), [&](size_t begin, size_t end, size_t) {
-    if (isa == Isa::kAvx2) q8::GemmAvx2(problem, begin, end);
+  ForGroups<q8::kGroupRows>(rows_, q8::PackedBytes(q8::kGroupRows, cols_), pool, [&](size_t begin, size_t end) {
+    if (isa_ == Isa::kAvx2) q8::GemmAvx2(problem, begin, end);
     else q8::GemmScalar(problem, begin, end);
   });
 }
@@ -174,12 +193,7 @@ LinearWeight LinearWeight::PackQ4_K(const void* blocks, size_t rows, size_t cols
   CHECK_EQ(cols % q4k::kBlock, 0u);
   CHECK_EQ(row_stride % q4k::kBlock, 0u);
   CHECK_GE(row_stride, cols);
-  LinearWeight w;
-  w.rows_ = rows;
-  w.cols_ = cols;
-  w.quant_ = Quant::kQ4_K;
-  w.isa_ = ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
-  w.data_.resize(q4k::PackedBytes(rows, cols));
+  LinearWeight w = Quantized(Quant::kQ4_K, rows, cols, q4k::PackedBytes(rows, cols));
   q4k::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
   return w;
 }
@@ -195,18 +209,12 @@ void LinearWeight::ApplyQ4_K(const float* x, size_t m, float* y, ThreadPool& poo
   int8_t* q = xq.data();
   float* d = xd.data();
   int16_t* sums = xsum.data();
-  auto quantize = [&](size_t begin, size_t end, size_t) {
-    for (size_t i = begin; i < end; ++i)
-      q4k::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks, sums + i * blocks * q4k::kSums);
-  };
-  if (m * cols_ >= (size_t{1} << 16)) pool.ParallelFor(m, 8, quantize);
-  else quantize(0, m, 0);
+  QuantizeRows(m, cols_, pool, [&](size_t i) {
+    q4k::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks, sums + i * blocks * q4k::kSums);
+  });
   const q4k::Problem problem{q, d, sums, m, cols_, data_.data(), rows_, y, rows_};
-  const size_t groups = (rows_ + q4k::kGroupRows - 1) / q4k::kGroupRows;
-  const size_t group_bytes = q4k::PackedBytes(q4k::kGroupRows, cols_);
-  const Isa isa = isa_;
-  pool.ParallelForChunks(groups, ChunkPanels(group_bytes, 2), [&](size_t begin, size_t end, size_t) {
-    if (isa == Isa::kAvx2) q4k::GemmAvx2(problem, begin, end);
+  ForGroups<q4k::kGroupRows>(rows_, q4k::PackedBytes(q4k::kGroupRows, cols_), pool, [&](size_t begin, size_t end) {
+    if (isa_ == Isa::kAvx2) q4k::GemmAvx2(problem, begin, end);
     else q4k::GemmScalar(problem, begin, end);
   });
 }

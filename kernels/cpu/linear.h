@@ -107,6 +107,9 @@ class LinearWeight {
   Quant quant_ = Quant::kNone;
   bool q8_has_min_quant_ = false;  // Q8_0 with a -128 quant
 
+  // A weight of `quant` with `packed_bytes` of (unfilled) packed data, on
+  // the AVX2 kernels where the CPU has them.
+  static LinearWeight Quantized(Quant quant, size_t rows, size_t cols, size_t packed_bytes);
   void ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& pool) const;
   void ApplyQ4_K(const float* x, size_t m, float* y, ThreadPool& pool) const;
   std::vector<uint8_t, AlignedAllocator<uint8_t>> data_;  // packed (gemm_p16.h / gemm_amx.h)

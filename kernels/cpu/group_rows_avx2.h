@@ -1,0 +1,26 @@
+#pragma once
+// What the AVX2 kernels of the quantized GEMMs (gemm_q8_avx2.cc,
+// gemm_q4k_avx2.cc) share: the target attributes every function there
+// carries (they are reached only after run-time dispatch), and the store of
+// a group's 8 output lanes into a row that may hold fewer.
+#include <immintrin.h>
+
+#include <cstddef>
+
+#define LLMSERVE_AVX2 __attribute__((target("avx2,fma")))
+#define LLMSERVE_AVX2_INLINE LLMSERVE_AVX2 __attribute__((always_inline)) inline
+
+namespace llmserve::kernels::cpu {
+
+// y[0, min(width, 8)) = the 8 lanes of acc.
+LLMSERVE_AVX2_INLINE void StoreGroupLanes(float* y, size_t width, __m256 acc) {
+  if (width >= 8) {
+    _mm256_storeu_ps(y, acc);
+  } else {
+    alignas(32) float out[8];
+    _mm256_store_ps(out, acc);
+    for (size_t j = 0; j < width; ++j) y[j] = out[j];
+  }
+}
+
+}  // namespace llmserve::kernels::cpu
