@@ -150,27 +150,35 @@ TEST_P(GgufQuantized, MatchesNumpyOnDequantisedWeights) {
   EXPECT_GT(err, 0.0) << "bitwise equal to numpy: suspicious";
 }
 
+// The model of spec `s` written as `type` runs with those weights kept
+// quantized (every layer) and its activations quantized on the way in;
+// ref_forward.py with `ref_flag` computes the same, within 1e-4, and differs
+// measurably from the f32 reference mode. Returns (ours, reference) logits.
+std::pair<std::vector<float>, std::vector<float>> CheckKeptQuantized(const TestModelSpec& s, GgmlType type,
+                                                                     const std::string& ref_flag,
+                                                                     const std::string& label) {
+  ScratchDir dir;
+  WriteBoth(s, type, dir);
+  const auto tokens = Prompt(11, s.vocab_size);
+  size_t kept_layers = 0;
+  auto ours = Logits(dir / "gguf", tokens, kernels::cpu::MatmulPrecision::kBF16, &kept_layers);
+  EXPECT_EQ(kept_layers, s.num_layers);
+  auto q_ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "quantized.f32", ref_flag);
+  const auto plain_ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "ref.f32");
+  const double err = testing::MaxRelativeError(ours, q_ref);
+  const double mode_gap = testing::MaxRelativeError(plain_ref, q_ref);
+  std::printf("%s: max relative error %.3g vs numpy with quantized activations, %.3g between the numpy modes\n",
+              label.c_str(), err, mode_gap);
+  EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py " << ref_flag;
+  EXPECT_GT(mode_gap, 10 * err) << "the two reference modes should differ by more than our error";
+  return {std::move(ours), std::move(q_ref)};
+}
+
 // Outside the f32 reference mode Q8_0 weights stay int8 and the activations
-// entering them are quantized per block: ref_forward.py --q8-activations
-// computes the same, and differs measurably from the reference mode.
+// entering them are quantized per block: ref_forward.py --q8-activations.
 TEST(GgufModel, Q8_0KeptQuantizedMatchesNumpyWithQuantizedActivations) {
   if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
-  const auto s = testing::TinySpec("qwen3", 9);
-  ScratchDir dir;
-  WriteBoth(s, GgmlType::kQ8_0, dir);
-  const auto tokens = Prompt(11, s.vocab_size);
-  size_t q8_layers = 0;
-  const auto ours = Logits(dir / "gguf", tokens, kernels::cpu::MatmulPrecision::kBF16, &q8_layers);
-  EXPECT_EQ(q8_layers, s.num_layers);
-  const auto q8_ref =
-      testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "q8.f32", "--q8-activations");
-  const auto plain_ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "ref.f32");
-  const double err = testing::MaxRelativeError(ours, q8_ref);
-  const double mode_gap = testing::MaxRelativeError(plain_ref, q8_ref);
-  std::printf("Q8_0 int8 path: max relative error %.3g vs numpy with quantized activations, %.3g between the "
-              "numpy modes\n", err, mode_gap);
-  EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py --q8-activations";
-  EXPECT_GT(mode_gap, 10 * err) << "the two reference modes should differ by more than our error";
+  CheckKeptQuantized(testing::TinySpec("qwen3", 9), GgmlType::kQ8_0, "--q8-activations", "Q8_0 int8 path");
 }
 
 // The argmax of each row of logits [rows × vocab]: the greedy tokens.
@@ -188,21 +196,7 @@ std::vector<size_t> ArgmaxPerRow(const std::vector<float>& logits, size_t vocab)
 TEST(GgufModel, Q4_KKeptQuantizedMatchesNumpyWithQuantizedActivations) {
   if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
   const auto s = KQuantSpec("llama", 9);
-  ScratchDir dir;
-  WriteBoth(s, GgmlType::kQ4_K, dir);
-  const auto tokens = Prompt(11, s.vocab_size);
-  size_t kept_layers = 0;
-  const auto ours = Logits(dir / "gguf", tokens, kernels::cpu::MatmulPrecision::kBF16, &kept_layers);
-  EXPECT_EQ(kept_layers, s.num_layers);
-  const auto q_ref =
-      testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "q4k.f32", "--q4k-activations");
-  const auto plain_ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "ref.f32");
-  const double err = testing::MaxRelativeError(ours, q_ref);
-  const double mode_gap = testing::MaxRelativeError(plain_ref, q_ref);
-  std::printf("Q4_K integer path: max relative error %.3g vs numpy with quantized activations, %.3g between "
-              "the numpy modes\n", err, mode_gap);
-  EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py --q4k-activations";
-  EXPECT_GT(mode_gap, 10 * err) << "the two reference modes should differ by more than our error";
+  const auto [ours, q_ref] = CheckKeptQuantized(s, GgmlType::kQ4_K, "--q4k-activations", "Q4_K integer path");
   EXPECT_EQ(ArgmaxPerRow(ours, s.vocab_size), ArgmaxPerRow(q_ref, s.vocab_size));
 }
 
