@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/gemv_bf16.h"
@@ -184,11 +186,22 @@ Status LaunchRmsNorm(const RmsNormArgs& a, cudaStream_t stream) {
   // Only as many blocks as are resident at once (registers and shared
   // memory allow), up to kRmsNormBlocksPerSm per SM: a block that waited
   // for a slot would then run its whole share of columns after the others.
-  // (A host-side query: no stream work, so it is safe inside a capture.)
+  // The occupancy query (host-side, safe inside a capture) is asked once
+  // per shared-memory size, not on every decode step.
+  static std::mutex mu;
+  static std::unordered_map<size_t, int> resident_for_shared;
   int resident = 0;
-  LLMSERVE_RETURN_IF_ERROR(CudaStatus(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                                          &resident, GemvRmsNormKernel<kRows, kSiluMul>, kThreads, shared),
-                                      "GemvRmsNormKernel occupancy"));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = resident_for_shared.find(shared);
+    if (it == resident_for_shared.end()) {
+      LLMSERVE_RETURN_IF_ERROR(CudaStatus(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                              &resident, GemvRmsNormKernel<kRows, kSiluMul>, kThreads, shared),
+                                          "GemvRmsNormKernel occupancy"));
+      it = resident_for_shared.emplace(shared, resident).first;
+    }
+    resident = it->second;
+  }
   const size_t per_sm = std::clamp<size_t>(static_cast<size_t>(resident), 1, kRmsNormBlocksPerSm);
   const size_t blocks = NumSms() > 0 ? std::min(groups, NumSms() * per_sm) : groups;
   GemvRmsNormKernel<kRows, kSiluMul><<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(a);
