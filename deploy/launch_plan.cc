@@ -78,6 +78,10 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
   argv.push_back("--allowed-methods=" + options_.allowed_methods);
   argv.push_back("--allowed-headers=" + options_.allowed_headers);
   if (options_.allow_credentials) argv.push_back("--allow-credentials");
+  if (!options_.ssl_certfile.empty()) argv.push_back("--ssl-certfile=" + options_.ssl_certfile);
+  if (!options_.ssl_keyfile.empty()) argv.push_back("--ssl-keyfile=" + options_.ssl_keyfile);
+  if (!options_.ssl_ca_certs.empty()) argv.push_back("--ssl-ca-certs=" + options_.ssl_ca_certs);
+  if (options_.ssl_cert_reqs != 0) argv.push_back("--ssl-cert-reqs=" + std::to_string(options_.ssl_cert_reqs));
   if (options_.enable_request_id_headers) argv.push_back("--enable-request-id-headers");
   if (options_.return_tokens_as_token_ids) argv.push_back("--return-tokens-as-token-ids");
   if (options_.enable_log_requests) argv.push_back("--enable-log-requests");

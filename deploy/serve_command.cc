@@ -26,6 +26,7 @@
 #include "frontend/api_flags.h"
 #include "frontend/generation_config.h"
 #include "frontend/http/cors.h"
+#include "frontend/http/tls_context.h"
 #include "frontend/openai/structured_outputs_request.h"
 #include "frontend/serving/chat_output.h"
 
@@ -123,6 +124,15 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.allowed_methods = FLAGS_allowed_methods;
   o.allowed_headers = FLAGS_allowed_headers;
   o.allow_credentials = FLAGS_allow_credentials;
+  frontend::http::TlsOptions tls{FLAGS_ssl_certfile, FLAGS_ssl_keyfile, FLAGS_ssl_ca_certs, FLAGS_ssl_cert_reqs};
+  if (tls.enabled() || tls.cert_reqs != 0 || !tls.ca_certs.empty()) {  // bad files fail here, before any engine starts
+    if (!tls.enabled()) return Status::InvalidArgument("--ssl-ca-certs / --ssl-cert-reqs need --ssl-certfile");
+    LLMSERVE_RETURN_IF_ERROR(frontend::http::MakeTlsContext(tls).status());
+  }
+  o.ssl_certfile = FLAGS_ssl_certfile;
+  o.ssl_keyfile = FLAGS_ssl_keyfile;
+  o.ssl_ca_certs = FLAGS_ssl_ca_certs;
+  o.ssl_cert_reqs = FLAGS_ssl_cert_reqs;
   o.enable_request_id_headers = FLAGS_enable_request_id_headers;
   o.return_tokens_as_token_ids = FLAGS_return_tokens_as_token_ids;
   o.enable_log_requests = FLAGS_enable_log_requests;

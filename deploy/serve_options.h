@@ -44,6 +44,8 @@ struct ServeOptions {
   std::string allowed_methods = "[\"*\"]";
   std::string allowed_headers = "[\"*\"]";
   bool allow_credentials = false;
+  std::string ssl_certfile, ssl_keyfile, ssl_ca_certs;  // the frontends' TLS (vLLM's --ssl-*)
+  int32_t ssl_cert_reqs = 0;
   bool enable_request_id_headers = false;     // X-Request-Id on every response
   bool return_tokens_as_token_ids = false;    // logprob tokens spelled "token_id:N"
   bool enable_log_requests = false;           // the frontends' request log

@@ -19,7 +19,6 @@ constexpr char kNoDownload[] = "llmserve downloads nothing: models come from a p
 constexpr char kNoMamba[] = "no Mamba / state-space models";
 constexpr char kNoTracing[] = "no OpenTelemetry tracing";
 constexpr char kNotUvicorn[] = "the HTTP server is not uvicorn; logs are glog's";
-constexpr char kTls[] = "TLS (terminate it in a proxy in front of llmserve)";
 constexpr char kRope[] = "overriding the model's RoPE settings";
 
 constexpr NoEffectVllmFlag kNoEffect[] = {
@@ -127,7 +126,7 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"enable-prompt-tokens-details", A::kBool, "prompt_tokens_details in usage", ""},
     {"enable-server-load-tracking", A::kBool, "server load tracking", ""},
     {"enable-sleep-mode", A::kBool, "sleep mode", ""},
-    {"enable-ssl-refresh", A::kBool, kTls, ""},
+    {"enable-ssl-refresh", A::kBool, "reloading the TLS certificate when its files change (restart instead)", ""},
     {"enable-tokenizer-info-endpoint", A::kBool, "the /get_tokenizer_info endpoint", ""},
     {"exclude-tools-when-tool-choice-none", A::kBool, "leaving tools out of the prompt for tool_choice none", ""},
     {"external-parameters", A::kOne, "external scheduler parameters", ""},
@@ -156,10 +155,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"scheduler-cls", A::kOne, "custom scheduler classes", ""},
     {"skip-tokenizer-init", A::kBool, "serving without a tokenizer", ""},
     {"speculative-config", A::kOne, "speculative decoding", ""},
-    {"ssl-ca-certs", A::kOne, kTls, ""},
-    {"ssl-cert-reqs", A::kOne, kTls, ""},
-    {"ssl-certfile", A::kOne, kTls, ""},
-    {"ssl-keyfile", A::kOne, kTls, ""},
     {"task", A::kOne, "tasks other than generation", "auto,generate"},
     {"tokenizer-mode", A::kOne, "tokenizers other than the model's tokenizer.json", "auto,hf,slow"},
     {"tokenizer-revision", A::kOne, "a separate tokenizer revision (--revision picks the model's)", ""},

@@ -18,6 +18,12 @@ DEFINE_string(allowed_origins, "[\"*\"]", "CORS: origins allowed, as a JSON list
 DEFINE_string(allowed_methods, "[\"*\"]", "CORS: methods a preflight may ask for, as a JSON list (\"*\": any).");
 DEFINE_string(allowed_headers, "[\"*\"]", "CORS: request headers a preflight may ask for, as a JSON list (\"*\": any).");
 DEFINE_bool(allow_credentials, false, "CORS: allow credentials (the origin is then echoed instead of \"*\").");
+DEFINE_string(ssl_certfile, "", "TLS: PEM certificate chain; with it the API server speaks HTTPS only.");
+DEFINE_string(ssl_keyfile, "", "TLS: PEM private key of --ssl-certfile (default: the key inside that file).");
+DEFINE_string(ssl_ca_certs, "", "TLS: PEM CA bundle that client certificates are checked against.");
+DEFINE_int32(ssl_cert_reqs, 0,
+             "TLS client certificates, as Python's ssl module numbers them: 0 none asked for, 1 checked when "
+             "sent, 2 required (1 and 2 need --ssl-ca-certs).");
 DEFINE_int32(max_logprobs, 20, "Most logprobs (top_logprobs, prompt_logprobs) a request may ask for.");
 DEFINE_bool(disable_log_stats, false, "Do not print the periodic stats line (throughput, running / waiting, KV usage).");
 DEFINE_double(log_stats_interval, 10,

@@ -99,6 +99,7 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   LLMSERVE_ASSIGN_OR_RETURN(o.cors.allowed_methods, http::ParseCorsList("--allowed-methods", FLAGS_allowed_methods));
   LLMSERVE_ASSIGN_OR_RETURN(o.cors.allowed_headers, http::ParseCorsList("--allowed-headers", FLAGS_allowed_headers));
   o.cors.allow_credentials = FLAGS_allow_credentials;
+  o.tls = {FLAGS_ssl_certfile, FLAGS_ssl_keyfile, FLAGS_ssl_ca_certs, FLAGS_ssl_cert_reqs};
   o.request_id_headers = FLAGS_enable_request_id_headers;
   o.return_tokens_as_token_ids = FLAGS_return_tokens_as_token_ids;
   o.request_log.requests = FLAGS_enable_log_requests;

@@ -72,6 +72,7 @@ StatusOr<std::unique_ptr<FrontendServer>> FrontendServer::Start(zmq::context_t& 
   http_config.port = server->options_.port;
   http_config.max_request_body_bytes = server->options_.max_request_body_bytes;
   http_config.reuse_port = server->options_.api_server_count > 1;
+  http_config.tls = server->options_.tls;
   auto http = http::HttpServer::Start(http_config, server->MakeRouter(context));
   if (!http.ok()) return http.status();
   server->http_ = std::move(http).value();

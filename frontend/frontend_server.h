@@ -52,6 +52,7 @@ struct FrontendServerOptions {
   std::string control_address;                       // the launcher's control socket; "": no elastic scaling
   double log_stats_interval_s = 0;                   // > 0: the stats line every this many seconds
   std::string chat_template;                         // template source replacing the model's; "": the model's
+  http::TlsOptions tls;                              // HTTPS when it has a certificate
   http::CorsPolicy cors;                             // CORS headers and preflights (vLLM's defaults: any origin)
   bool request_id_headers = false;                   // X-Request-Id on every response
   bool return_tokens_as_token_ids = false;           // logprob tokens spelled "token_id:N" for every request

@@ -1,6 +1,7 @@
-// One HTTP/1.1 client connection and the ResponseWriter its handlers answer
-// through. The only translation unit that includes Boost.Beast (each one that
-// does is slow to build); the server (accepting, stopping) is http_server.cc.
+// One HTTP/1.1 client connection over plain TCP or TLS. The only
+// translation unit that includes Boost.Beast (each one that does is slow to
+// build); the server (accepting, stopping) is http_server.cc, the writer
+// handlers answer through is exchange_writer.cc.
 //
 // Threading: every connection owns a strand; all of its state is touched only
 // on that strand. ResponseWriter calls from other threads post closures to the
@@ -9,10 +10,11 @@
 // at least the "watch" read that detects a client disconnect), so a gone client
 // frees its connection even while the engine keeps the writer.
 //
-// Shutdown safety: posting needs the io_context alive. Writers post under
-// SharedState::post_mu and only while `running`; the server clears `running`
-// (under the same mutex) after joining its threads and before destroying the
-// io_context, so no post can race with its destruction.
+// TLS: the connection begins with the server handshake (bounded by the
+// keep-alive timeout); everything after it reads and writes through the TLS
+// stream, the disconnect watch included. Closing does not send close_notify:
+// every answer is framed (Content-Length or chunked), so a client cannot
+// mistake a truncated answer for a whole one.
 //
 // Per-connection phases: kReading (header/body of the next request), kHandling
 // (a handler owns the exchange; the socket is watched for EOF), kClosed. While
@@ -23,6 +25,7 @@
 #include "frontend/http/connection.h"
 
 #include <deque>
+#include <type_traits>
 #include <mutex>
 #include <vector>
 
@@ -32,6 +35,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <glog/logging.h>
 
 namespace llmserve::frontend::http::internal {
@@ -40,15 +44,6 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-
-// What a writer and its connection share about one request/response exchange.
-struct Exchange {
-  std::atomic<bool> closed{false};    // client gone or connection closed
-  std::atomic<bool> finished{false};  // Respond() or End() called
-  std::atomic<bool> streaming{false}; // BeginStream() called
-  std::atomic<bool> completed{false}; // the whole answer reached the socket
-  std::atomic<size_t> pending{0};     // bytes written by Write() not yet on the socket
-};
 
 namespace {
 constexpr size_t kWatchReadBytes = 4096;
@@ -59,42 +54,54 @@ constexpr size_t kMaxPipelinedBytes = 64 * 1024;
 constexpr size_t kMaxDrainBytes = 64u << 20;
 }  // namespace
 
-class Connection : public std::enable_shared_from_this<Connection> {
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+template <class Stream>
+class Connection final : public ConnectionBase, public std::enable_shared_from_this<Connection<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
  public:
-  Connection(tcp::socket socket, const Router* router, const HttpServerConfig* config,
-             std::shared_ptr<SharedState> state)
-      : stream_(std::move(socket)), router_(router), config_(config), state_(std::move(state)) {
+  // `stream_args` construct the stream: the accepted socket, then for TLS the context.
+  template <class... StreamArgs>
+  Connection(const Router* router, const HttpServerConfig* config, std::shared_ptr<SharedState> state,
+             StreamArgs&&... stream_args)
+      : stream_(std::forward<StreamArgs>(stream_args)...), router_(router), config_(config), state_(std::move(state)) {
     beast::error_code ec;
-    auto endpoint = stream_.socket().remote_endpoint(ec);
+    auto endpoint = Tcp().socket().remote_endpoint(ec);
     if (!ec) remote_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   }
 
-  ~Connection() {
+  ~Connection() override {
     if (exchange_) exchange_->closed = true;
     std::lock_guard<std::mutex> lock(state_->registry_mu);
     state_->connections.erase(this);
     state_->registry_cv.notify_all();
   }
 
-  // Registers with the server and starts reading the first request.
+  // Registers with the server and starts reading the first request (after
+  // the handshake, for TLS).
   void Start() {
     {
       std::lock_guard<std::mutex> lock(state_->registry_mu);
-      state_->connections[this] = weak_from_this();
+      state_->connections[this] = this->weak_from_this();
     }
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        self->Handshake();
+      } else {
+        self->ReadHeader();
+      }
+    });
   }
 
-  // The connection's strand.
-  net::any_io_executor executor() { return stream_.get_executor(); }
+  net::any_io_executor executor() override { return stream_.get_executor(); }
 
-  // Graceful stop: closes the connection unless a request is being answered.
-  void CloseIfIdle() {
+  void CloseIfIdle() override {
     if (phase_ == Phase::kReading) Close();
   }
 
-  // Forced stop: closes the connection, aborting an exchange in progress.
-  void ForceClose() {
+  void ForceClose() override {
     if (phase_ == Phase::kHandling) {
       ClientGone();
     } else {
@@ -103,7 +110,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // ---- called on the strand by the writer --------------------------------
-  void DoRespond(const std::shared_ptr<Exchange>& ex, HttpResponse response) {
+  void DoRespond(const std::shared_ptr<Exchange>& ex, HttpResponse response) override {
     if (ex != exchange_ || streaming_ || response_started_) return;
     response_started_ = true;
     answer_timer_.cancel();
@@ -114,15 +121,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     res->body() = std::move(response.body);
     res->keep_alive(KeepAlive());
     res->prepare_payload();
-    stream_.expires_after(config_->write_timeout);
+    Tcp().expires_after(config_->write_timeout);
     bhttp::async_write(stream_, *res,
-                       [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                       [self = this->shared_from_this(), res](beast::error_code ec, size_t) {
                          self->OnFullResponseWritten(ec);
                        });
   }
 
   void DoBeginStream(const std::shared_ptr<Exchange>& ex, int status, std::string content_type,
-                     Headers headers) {
+                     Headers headers) override {
     if (ex != exchange_ || streaming_ || response_started_) return;
     response_started_ = streaming_ = true;
     answer_timer_.cancel();
@@ -134,15 +141,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stream_header_->chunked(true);
     serializer_ = std::make_unique<bhttp::response_serializer<bhttp::empty_body>>(*stream_header_);
     writing_ = true;
-    stream_.expires_after(config_->write_timeout);
+    Tcp().expires_after(config_->write_timeout);
     bhttp::async_write_header(stream_, *serializer_,
-                              [self = shared_from_this()](beast::error_code ec, size_t) {
+                              [self = this->shared_from_this()](beast::error_code ec, size_t) {
                                 self->header_sent_ = true;
                                 self->OnStreamWritten(ec);
                               });
   }
 
-  void DoWrite(const std::shared_ptr<Exchange>& ex, std::string data) {
+  void DoWrite(const std::shared_ptr<Exchange>& ex, std::string data) override {
     if (ex != exchange_ || !streaming_ || end_requested_) {
       ex->pending -= data.size();
       return;
@@ -151,13 +158,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     MaybeWriteChunk();
   }
 
-  void DoEnd(const std::shared_ptr<Exchange>& ex) {
+  void DoEnd(const std::shared_ptr<Exchange>& ex) override {
     if (ex != exchange_ || !streaming_) return;
     end_requested_ = true;
     MaybeWriteChunk();
   }
 
-  void DoSetOnDisconnect(const std::shared_ptr<Exchange>& ex, std::function<void()> callback) {
+  void DoSetOnDisconnect(const std::shared_ptr<Exchange>& ex, std::function<void()> callback) override {
     if (ex == exchange_ && phase_ == Phase::kHandling && !ex->closed) {
       on_disconnect_ = std::move(callback);
     } else if (ex->closed && !ex->completed && callback) {
@@ -177,6 +184,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   bool KeepAlive() const { return keep_alive_ && !state_->stopping.load(); }
 
+  // The TCP layer (timeouts, the socket) under the stream.
+  beast::tcp_stream& Tcp() { return beast::get_lowest_layer(stream_); }
+
+  // TLS only: the server handshake, then the first request. A client that
+  // fails it (plain HTTP, an unknown certificate authority, no client
+  // certificate when one is required) is closed.
+  void Handshake() {
+    if constexpr (kTls) {
+      Tcp().expires_after(config_->keep_alive_timeout);
+      stream_.async_handshake(boost::asio::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (self->phase_ == Phase::kClosed) return;
+                                if (ec) {
+                                  VLOG(1) << "TLS handshake with " << self->remote_ << " failed: " << ec.message();
+                                  return self->Close();
+                                }
+                                self->ReadHeader();
+                              });
+    }
+  }
+
   // ---- reading a request -----------------------------------------------------
   void ReadHeader() {
     if (phase_ == Phase::kClosed) return;
@@ -188,9 +216,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(config_->max_header_bytes));
     parser_->body_limit(config_->max_request_body_bytes);
-    stream_.expires_after(config_->keep_alive_timeout);
+    Tcp().expires_after(config_->keep_alive_timeout);
     bhttp::async_read_header(stream_, buffer_, *parser_,
-                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                             [self = this->shared_from_this()](beast::error_code ec, size_t) {
                                self->OnHeader(ec);
                              });
   }
@@ -201,8 +229,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto& req = parser_->get();
     if (beast::iequals(req[bhttp::field::expect], "100-continue")) {
       auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_, req.version());
-      stream_.expires_after(config_->write_timeout);
-      bhttp::async_write(stream_, *cont, [self = shared_from_this(), cont](beast::error_code ec2, size_t) {
+      Tcp().expires_after(config_->write_timeout);
+      bhttp::async_write(stream_, *cont, [self = this->shared_from_this(), cont](beast::error_code ec2, size_t) {
         if (self->phase_ == Phase::kClosed) return;
         if (ec2) return self->Close();
         self->ReadBody();
@@ -213,8 +241,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void ReadBody() {
-    stream_.expires_after(config_->body_read_timeout);
-    bhttp::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    Tcp().expires_after(config_->body_read_timeout);
+    bhttp::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       self->OnBody(ec);
     });
   }
@@ -227,7 +255,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (ec == bhttp::error::header_limit) return RespondAndClose(431, "Request header fields too large");
     if (ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == beast::error::timeout ||
         ec == net::error::operation_aborted || ec == net::error::connection_reset ||
-        ec == bhttp::error::partial_message) {
+        ec == bhttp::error::partial_message || ec == net::ssl::error::stream_truncated) {
       return Close();
     }
     // Anything else is a malformed request.
@@ -255,8 +283,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // ---- answering -----------------------------------------------------------------
-  class Writer;
-
   void Dispatch(HttpRequest request);
 
   // Answers an unreadable request and closes, draining what the client still sends
@@ -282,15 +308,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
       inflight_.swap(pending_);
       pending_.clear();
       writing_ = true;
-      stream_.expires_after(config_->write_timeout);
+      Tcp().expires_after(config_->write_timeout);
       net::async_write(stream_, bhttp::make_chunk(net::buffer(inflight_)),
-                       [self = shared_from_this()](beast::error_code ec, size_t) { self->OnStreamWritten(ec); });
+                       [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnStreamWritten(ec); });
     } else if (end_requested_ && !last_chunk_sent_) {
       last_chunk_sent_ = true;
       writing_ = true;
-      stream_.expires_after(config_->write_timeout);
+      Tcp().expires_after(config_->write_timeout);
       net::async_write(stream_, bhttp::make_chunk_last(),
-                       [self = shared_from_this()](beast::error_code ec, size_t) { self->OnStreamWritten(ec); });
+                       [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnStreamWritten(ec); });
     }
   }
 
@@ -319,14 +345,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     phase_ = Phase::kReading;
     if (!KeepAlive()) {
       beast::error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      Tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
       if (linger_) return Drain();
       return Close();
     }
     if (watching_) {
       resume_after_watch_ = true;
       beast::error_code ignored;
-      stream_.socket().cancel(ignored);
+      Tcp().socket().cancel(ignored);
       return;
     }
     ReadHeader();
@@ -335,9 +361,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Reads and discards what the client still sends (bounded), then closes.
   void Drain() {
     if (phase_ == Phase::kClosed) return;
-    stream_.expires_after(std::chrono::seconds(1));
+    Tcp().expires_after(std::chrono::seconds(1));
     stream_.async_read_some(buffer_.prepare(kWatchReadBytes * 16),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               self->drained_ += n;
                               if (ec || self->drained_ > kMaxDrainBytes) return self->Close();
                               self->Drain();
@@ -349,7 +375,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void StartAnswerTimer() {
     if (config_->answer_timeout.count() <= 0) return;
     answer_timer_.expires_after(config_->answer_timeout);
-    answer_timer_.async_wait([self = shared_from_this(), ex = exchange_](beast::error_code ec) {
+    answer_timer_.async_wait([self = this->shared_from_this(), ex = exchange_](beast::error_code ec) {
       if (ec || ex != self->exchange_ || self->response_started_ || self->phase_ != Phase::kHandling) return;
       std::function<void()> callback = std::move(self->on_disconnect_);
       self->on_disconnect_ = nullptr;
@@ -365,10 +391,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void StartWatch() {
     if (watching_ || phase_ != Phase::kHandling) return;
     watching_ = true;
-    stream_.socket().async_read_some(buffer_.prepare(kWatchReadBytes),
-                                     [self = shared_from_this()](beast::error_code ec, size_t n) {
-                                       self->OnWatch(ec, n);
-                                     });
+    auto on_read = [self = this->shared_from_this()](beast::error_code ec, size_t n) { self->OnWatch(ec, n); };
+    if constexpr (kTls) {
+      Tcp().expires_never();  // the watch waits as long as the answer takes
+      stream_.async_read_some(buffer_.prepare(kWatchReadBytes), std::move(on_read));
+    } else {
+      Tcp().socket().async_read_some(buffer_.prepare(kWatchReadBytes), std::move(on_read));
+    }
   }
 
   void OnWatch(beast::error_code ec, size_t n) {
@@ -407,11 +436,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     answer_timer_.cancel();
     if (exchange_) exchange_->closed = true;
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    Tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    Tcp().close();
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   const Router* router_;
   const HttpServerConfig* config_;
@@ -443,88 +472,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t drained_ = 0;     // bytes discarded while draining
 };
 
-// The ResponseWriter handed to handlers.
-class Connection::Writer final : public ResponseWriter {
- public:
-  Writer(std::weak_ptr<Connection> connection, std::shared_ptr<Exchange> exchange,
-         std::shared_ptr<SharedState> state)
-      : connection_(std::move(connection)), exchange_(std::move(exchange)), state_(std::move(state)) {}
-
-  ~Writer() override {
-    if (exchange_->finished) return;
-    if (exchange_->streaming) {
-      End();
-    } else if (!exchange_->closed) {
-      LOG(WARNING) << "HTTP handler dropped its response writer without answering; sending 500";
-      Respond(HttpResponse::Make(500, "text/plain; charset=utf-8", "The handler produced no response.\n"));
-    }
-  }
-
-  void Respond(HttpResponse response) override {
-    if (exchange_->streaming || exchange_->finished.exchange(true)) return;
-    Post([response = std::move(response)](Connection& c, const std::shared_ptr<Exchange>& ex) mutable {
-      c.DoRespond(ex, std::move(response));
-    });
-  }
-
-  void BeginStream(int status, std::string content_type, Headers headers) override {
-    if (exchange_->finished || exchange_->streaming.exchange(true)) return;
-    Post([status, content_type = std::move(content_type), headers = std::move(headers)](
-             Connection& c, const std::shared_ptr<Exchange>& ex) mutable {
-      c.DoBeginStream(ex, status, std::move(content_type), std::move(headers));
-    });
-  }
-
-  void Write(std::string data) override {
-    if (exchange_->finished || exchange_->closed || data.empty()) return;
-    exchange_->pending += data.size();
-    Post([data = std::move(data)](Connection& c, const std::shared_ptr<Exchange>& ex) mutable {
-      c.DoWrite(ex, std::move(data));
-    });
-  }
-
-  void End() override {
-    if (!exchange_->streaming || exchange_->finished.exchange(true)) return;
-    Post([](Connection& c, const std::shared_ptr<Exchange>& ex) { c.DoEnd(ex); });
-  }
-
-  bool closed() const override { return exchange_->closed; }
-  bool finished() const override { return exchange_->finished; }
-  size_t pending_bytes() const override { return exchange_->pending; }
-
-  void OnDisconnect(std::function<void()> callback) override {
-    bool posted = Post([callback](Connection& c, const std::shared_ptr<Exchange>& ex) mutable {
-      c.DoSetOnDisconnect(ex, std::move(callback));
-    });
-    // The connection is already gone: the client left (or the server stopped).
-    if (!posted && !exchange_->completed && callback) callback();
-  }
-
- private:
-  // Runs fn(connection, exchange) on the connection's strand; false if the
-  // connection or the server is gone.
-  template <class Fn>
-  bool Post(Fn fn) {
-    std::lock_guard<std::mutex> lock(state_->post_mu);
-    if (!state_->running) return false;
-    std::shared_ptr<Connection> c = connection_.lock();
-    if (!c) return false;
-    net::any_io_executor ex = c->executor();
-    net::post(ex, [c = std::move(c), exchange = exchange_, fn = std::move(fn)]() mutable {
-      fn(*c, exchange);
-    });
-    return true;
-  }
-
-  std::weak_ptr<Connection> connection_;
-  std::shared_ptr<Exchange> exchange_;
-  std::shared_ptr<SharedState> state_;
-};
-
-void Connection::Dispatch(HttpRequest request) {
+template <class Stream>
+void Connection<Stream>::Dispatch(HttpRequest request) {
   phase_ = Phase::kHandling;
   exchange_ = std::make_shared<Exchange>();
-  auto writer = std::make_shared<Writer>(weak_from_this(), exchange_, state_);
+  auto writer = MakeExchangeWriter(this->weak_from_this(), exchange_, state_);
   StartWatch();
   StartAnswerTimer();
   try {
@@ -538,25 +490,12 @@ void Connection::Dispatch(HttpRequest request) {
   }
 }
 
-void ServeConnection(tcp::socket socket, const Router* router, const HttpServerConfig* config,
-                     std::shared_ptr<SharedState> state) {
-  std::make_shared<Connection>(std::move(socket), router, config, std::move(state))->Start();
-}
-
-void CloseConnections(SharedState& state, bool force) {
-  std::vector<std::shared_ptr<Connection>> live;
-  {
-    std::lock_guard<std::mutex> lock(state.registry_mu);
-    for (auto& [ptr, weak] : state.connections) {
-      if (auto c = weak.lock()) live.push_back(std::move(c));
-    }
-  }
-  for (auto& c : live) {
-    if (force) {
-      net::post(c->executor(), [c] { c->ForceClose(); });
-    } else {
-      net::post(c->executor(), [c] { c->CloseIfIdle(); });
-    }
+void ServeConnection(tcp::socket socket, net::ssl::context* tls, const Router* router,
+                     const HttpServerConfig* config, std::shared_ptr<SharedState> state) {
+  if (tls) {
+    std::make_shared<Connection<TlsStream>>(router, config, std::move(state), std::move(socket), *tls)->Start();
+  } else {
+    std::make_shared<Connection<PlainStream>>(router, config, std::move(state), std::move(socket))->Start();
   }
 }
 

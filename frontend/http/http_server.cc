@@ -14,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
 #include <glog/logging.h>
 
@@ -30,6 +31,7 @@ using internal::SharedState;
 struct HttpServer::Impl {
   HttpServerConfig config;
   Router router;
+  std::shared_ptr<net::ssl::context> tls;  // null: plain HTTP
   std::shared_ptr<SharedState> state = std::make_shared<SharedState>();
   net::io_context ioc;
   tcp::acceptor acceptor{net::make_strand(ioc)};  // on a strand: Stop() closes it by posting
@@ -43,7 +45,7 @@ struct HttpServer::Impl {
     acceptor.async_accept(net::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
       if (state->stopping || !acceptor.is_open()) return;
       if (!ec) {
-        internal::ServeConnection(std::move(socket), &router, &config, state);
+        internal::ServeConnection(std::move(socket), tls.get(), &router, &config, state);
       } else if (ec != net::error::operation_aborted) {
         LOG(WARNING) << "accept failed: " << ec.message();
       }
@@ -63,6 +65,9 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerConfig config, Router router) {
   if (config.num_io_threads < 1) return Status::InvalidArgument("num_io_threads must be at least 1");
   auto impl = std::make_unique<Impl>(std::move(config), std::move(router));
+  if (impl->config.tls.enabled()) {
+    LLMSERVE_ASSIGN_OR_RETURN(impl->tls, MakeTlsContext(impl->config.tls));
+  }
   error_code ec;
   auto address = net::ip::make_address(impl->config.host, ec);
   if (ec) return Status::InvalidArgument("invalid listen address '" + impl->config.host + "': " + ec.message());

@@ -1,6 +1,6 @@
 #pragma once
 // HttpServer: an HTTP/1.1 server (Boost.Asio + Boost.Beast, Beast kept inside
-// connection.cc) with keep-alive, a fixed pool of I/O threads, one strand per
+// connection.cc), plain or over TLS, with keep-alive, a fixed pool of I/O threads, one strand per
 // connection, a request body limit (413), read/write timeouts, chunked
 // streaming responses with client-disconnect detection, and a bounded graceful
 // stop. Requests go to a Router; handlers answer through a thread-safe
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "frontend/http/router.h"
+#include "frontend/http/tls_context.h"
 #include "base/status_or.h"
 
 namespace llmserve::frontend::http {
@@ -36,6 +37,7 @@ struct HttpServerConfig {
   // SO_REUSEPORT: lets several processes (--api-server-count > 1) listen on one
   // port; the kernel spreads incoming connections across them.
   bool reuse_port = false;
+  TlsOptions tls;  // with a certificate, every connection is HTTPS
 };
 
 class HttpServer {

@@ -2,6 +2,7 @@
 // A small blocking HTTP/1.1 client over a raw POSIX socket, for tests: sends
 // raw request bytes and parses responses (Content-Length or chunked bodies,
 // keeping the chunks as sent). No Beast, so test TUs stay cheap to build.
+// tls_test_client.h speaks TLS over the same socket.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -38,7 +39,7 @@ struct ClientResponse {
 class TestClient {
  public:
   TestClient() = default;
-  ~TestClient() { Close(); }
+  virtual ~TestClient() { Close(); }
   TestClient(const TestClient&) = delete;
   TestClient& operator=(const TestClient&) = delete;
 
@@ -63,7 +64,7 @@ class TestClient {
   bool Send(const std::string& bytes) {
     size_t off = 0;
     while (off < bytes.size()) {
-      ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+      ssize_t n = WriteSome(bytes.data() + off, bytes.size() - off);
       if (n <= 0) return false;
       off += static_cast<size_t>(n);
     }
@@ -158,16 +159,24 @@ class TestClient {
     fd_ = -1;
   }
 
+ protected:
+  // The transport under the HTTP bytes: the socket itself here.
+  virtual ssize_t WriteSome(const char* data, size_t n) { return ::send(fd_, data, n, MSG_NOSIGNAL); }
+  virtual ssize_t ReadSome(char* data, size_t n) { return ::recv(fd_, data, n, 0); }
+  // True when ReadSome has bytes without waiting for the socket.
+  virtual bool InputBuffered() const { return false; }
+
+  int fd_ = -1;
+
  private:
   // Reads more bytes into buffer_: >0 bytes read, 0 EOF/reset, -1 timeout.
   int Fill() {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
     if (left.count() <= 0) return -1;
     pollfd p{fd_, POLLIN, 0};
-    int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (ready <= 0) return -1;
+    if (!InputBuffered() && ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return -1;
     char tmp[8192];
-    ssize_t n = ::recv(fd_, tmp, sizeof(tmp), 0);
+    ssize_t n = ReadSome(tmp, sizeof(tmp));
     if (n <= 0) return 0;
     buffer_.append(tmp, static_cast<size_t>(n));
     return static_cast<int>(n);
@@ -194,7 +203,6 @@ class TestClient {
     return true;
   }
 
-  int fd_ = -1;
   std::string buffer_;
   std::chrono::steady_clock::time_point deadline_;
 };
