@@ -123,6 +123,7 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
   }
   serving_.reasoning_parser = options_.reasoning_parser;
   serving_.request_log = options_.request_log;
+  serving_.responses = &responses_;
   serving_.parse_options.return_tokens_as_token_ids = options_.return_tokens_as_token_ids;
   if (options_.log_stats_interval_s > 0) {
     const std::string prefix =

@@ -97,6 +97,7 @@ class FrontendServer {
   std::unique_ptr<tool_parsers::ToolParser> tool_parser_;  // null without --enable-auto-tool-choice
   std::unique_ptr<metrics::FrontendMetrics> metrics_;  // this server's requests and the engine stats sent to it
   std::unique_ptr<EngineCoreClient> client_;
+  serving::ResponseStore responses_;                    // /v1/responses' previous_response_id
   serving::ServingContext serving_;                     // the generation routes point at it
   std::unique_ptr<ScaleControlClient> scale_control_;   // null without a control address
   std::unique_ptr<http::HttpServer> http_;

@@ -22,6 +22,13 @@ std::string SseEvent(std::string_view payload) {
   return out;
 }
 
+std::string SseNamedEvent(std::string_view name, std::string_view payload) {
+  std::string out = "event: ";
+  out.append(name);
+  out += '\n';
+  return out + SseEvent(payload);
+}
+
 void SseStream::Begin(Headers extra_headers) {
   extra_headers.emplace_back("Cache-Control", "no-cache");
   writer_->BeginStream(200, "text/event-stream; charset=utf-8", std::move(extra_headers));

@@ -1,6 +1,6 @@
 #pragma once
 // Server-Sent Events on top of a ResponseWriter: `text/event-stream`, one
-// `data: <payload>\n\n` event per message, and the OpenAI terminator
+// `data: <payload>\n\n` event per message (optionally named by an `event:` line), and the OpenAI terminator
 // `data: [DONE]\n\n`.
 
 #include <memory>
@@ -13,6 +13,10 @@ namespace llmserve::frontend::http {
 
 // The bytes of one SSE event carrying `payload` (one `data:` line per line of payload).
 std::string SseEvent(std::string_view payload);
+
+// The bytes of an event named `name` (an `event:` line; the Responses API's
+// streams name every event by its type).
+std::string SseNamedEvent(std::string_view name, std::string_view payload);
 
 // The OpenAI stream terminator event.
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
@@ -28,6 +32,9 @@ class SseStream {
 
   // Sends one event carrying `payload` (usually a JSON object).
   void Send(std::string_view payload) { writer_->Write(SseEvent(payload)); }
+
+  // Sends one event named `name` carrying `payload`.
+  void SendNamed(std::string_view name, std::string_view payload) { writer_->Write(SseNamedEvent(name, payload)); }
 
   // Sends `data: [DONE]` and ends the stream.
   void Done();

@@ -147,7 +147,15 @@ void GenerationJob::Start() {
   if (spec_.sampling.stream) {
     sse_.Begin(RoutingHeaders());
     stream_started_ = true;
+    if (spec_.kind == ApiKind::kResponses) {
+      response_events_.emplace(*spec_.response);
+      SendEvents(response_events_->Opening());
+    }
   }
+}
+
+void GenerationJob::SendEvents(const std::vector<nlohmann::json>& events) {
+  for (const nlohmann::json& e : events) sse_.SendNamed(e["type"].get<std::string>(), openai::Dump(e));
 }
 
 std::vector<openai::TokenLogprob> GenerationJob::ConvertLogprobs(const proto::Logprobs& logprobs) const {
@@ -266,7 +274,9 @@ void GenerationJob::EmitDelta(Choice& choice, const std::string& delta, std::vec
   std::optional<openai::Usage> usage;
   if (spec_.sampling.continuous_usage_stats) usage = TotalUsage();
   const int32_t index = static_cast<int32_t>(choice.index);
-  if (spec_.kind == ApiKind::kCompletion) {
+  if (spec_.kind == ApiKind::kResponses) {
+    if (!delta.empty()) SendEvents({response_events_->TextDelta(delta)});
+  } else if (spec_.kind == ApiKind::kCompletion) {
     openai::CompletionChoice c;
     c.index = index;
     c.text = delta;
@@ -336,6 +346,7 @@ void GenerationJob::FinishIfDone() {
     if (!c->finished) return;
   responded_ = true;
   const openai::Usage usage = TotalUsage();
+  if (spec_.kind == ApiKind::kResponses) return FinishResponse(usage);
   if (spec_.sampling.stream) {
     if (spec_.sampling.include_usage) {
       sse_.Send(openai::Dump(spec_.kind == ApiKind::kCompletion ? openai::CompletionUsageChunk(meta_, usage)
@@ -379,6 +390,25 @@ void GenerationJob::FinishIfDone() {
     body = openai::ChatCompletionResponse(meta_, out, usage);
   }
   http::HttpResponse response = http::HttpResponse::Make(200, "application/json", openai::Dump(body));
+  response.headers = RoutingHeaders();
+  writer_->Respond(std::move(response));
+}
+
+void GenerationJob::FinishResponse(const openai::Usage& usage) {
+  const Choice& choice = *choices_.front();  // a response has one output
+  const std::string status = choice.finish_reason == "length" ? "incomplete" : "completed";
+  if (spec_.store) {
+    nlohmann::json messages = spec_.conversation;
+    messages.push_back({{"role", "assistant"}, {"content", choice.text}});
+    spec_.store->Put(spec_.response->id, std::move(messages));
+  }
+  if (spec_.sampling.stream) {
+    SendEvents(response_events_->Closing(choice.text, status, usage));
+    sse_.End();
+    return;
+  }
+  http::HttpResponse response = http::HttpResponse::Make(
+      200, "application/json", openai::Dump(openai::ResponseObject(*spec_.response, status, choice.text, usage)));
   response.headers = RoutingHeaders();
   writer_->Respond(std::move(response));
 }

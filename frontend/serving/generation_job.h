@@ -1,5 +1,5 @@
 #pragma once
-// GenerationJob: one HTTP completion or chat request in flight. It owns the
+// GenerationJob: one HTTP completion, chat or responses request in flight. It owns the
 // engine requests of all its choices (prompts × n), turns each choice's token
 // stream into text (incremental detokenization, stop strings — a matched stop
 // string aborts that engine request), and answers the client: SSE chunks as
@@ -18,14 +18,16 @@
 #include "frontend/http/response_writer.h"
 #include "frontend/http/sse.h"
 #include "frontend/openai/responses.h"
+#include "frontend/openai/responses_objects.h"
 #include "frontend/openai/sampling_request.h"
 #include "frontend/serving/chat_output.h"
+#include "frontend/serving/response_store.h"
 #include "frontend/serving/serving_context.h"
 #include "proto/engine_core_request.h"
 
 namespace llmserve::frontend::serving {
 
-enum class ApiKind { kCompletion, kChat };
+enum class ApiKind { kCompletion, kChat, kResponses };
 
 // One prompt of the request, tokenized.
 struct JobPrompt {
@@ -43,6 +45,11 @@ struct JobSpec {
   ChatOutputOptions chat_output;     // chat: tool calls and reasoning
   std::optional<bool> reasoning_ended;  // with a reasoning parser: whether the prompt ended reasoning
   std::optional<std::string> data_parallel_rank;  // X-data-parallel-rank header
+  // Responses API: the response's facts; with `store`, the answer is kept
+  // there after `conversation` (the messages before it, without instructions).
+  std::optional<openai::ResponseFacts> response;
+  nlohmann::json conversation;
+  ResponseStore* store = nullptr;
 };
 
 class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
@@ -74,6 +81,10 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   void EmitDelta(Choice& choice, const std::string& delta, std::vector<openai::TokenLogprob> logprobs,
                  bool finished);
   void FinishIfDone();
+  // Responses API: the whole answer (streamed: the closing events), and the store.
+  void FinishResponse(const openai::Usage& usage);
+  // Sends `events` as named SSE events.
+  void SendEvents(const std::vector<nlohmann::json>& events);
   // Fills a chat chunk from the choice's ChatOutput; false when there is
   // nothing to send yet (text held back, e.g. a partial tag).
   bool ShapeChatChunk(Choice& choice, const std::string& delta, bool finished, openai::ChatChoice* c);
@@ -87,6 +98,7 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   std::shared_ptr<http::ResponseWriter> writer_;
   http::SseStream sse_;
   openai::ResponseMeta meta_;
+  std::optional<openai::ResponseEvents> response_events_;  // streamed responses
   std::mutex mu_;
   std::vector<std::unique_ptr<Choice>> choices_;
   bool responded_ = false;      // the answer (or the stream's end) went out

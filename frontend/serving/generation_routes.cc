@@ -1,9 +1,13 @@
 #include "frontend/serving/generation_routes.h"
 
+#include <ctime>
+
 #include "frontend/openai/api_error.h"
 #include "frontend/openai/chat_request.h"
 #include "frontend/openai/completion_request.h"
 #include "frontend/openai/responses.h"
+#include "frontend/openai/responses_request.h"
+#include "frontend/http/request_id.h"
 #include "frontend/openai/server_info.h"
 #include "frontend/openai/tokenize_request.h"
 #include "frontend/openai/tool_choice.h"
@@ -143,6 +147,52 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
   job->Start();
 }
 
+// POST /v1/responses: the conversation (a stored one continued, then the
+// input) rendered by the chat template, answered as a response object or
+// its event stream.
+void HandleResponses(const ServingContext& ctx, const http::HttpRequest& req,
+                     std::shared_ptr<http::ResponseWriter> w) {
+  openai::ResponsesRequest rr;
+  if (auto e = openai::ParseResponsesRequest(req.body, ctx.parse_options, &rr)) return Reply(*w, *e);
+  WarnIgnoredFields(rr.ignored_fields);
+  if (auto e = openai::CheckModel(rr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckEngines(ctx)) return Reply(*w, *e);
+  JobSpec spec;
+  spec.conversation = nlohmann::json::array();
+  if (rr.previous_response_id) {
+    std::optional<nlohmann::json> previous = ctx.responses->Get(*rr.previous_response_id);
+    if (!previous) {
+      return Reply(*w, openai::MakeError(404, "Response with id '" + *rr.previous_response_id + "' not found.",
+                                         "previous_response_id"));
+    }
+    spec.conversation = std::move(*previous);
+  }
+  for (const auto& m : rr.input_messages) spec.conversation.push_back(m);
+  nlohmann::json messages = nlohmann::json::array();
+  if (rr.instructions) messages.push_back({{"role", "system"}, {"content", *rr.instructions}});
+  for (const auto& m : spec.conversation) messages.push_back(m);
+  std::string prompt_text;
+  if (auto e = RenderChat(ctx, messages, true, nullptr, nullptr, std::nullopt, &prompt_text)) return Reply(*w, *e);
+  spec.kind = ApiKind::kResponses;
+  spec.request_id = openai::ResolveRequestId(req, rr.sampling.request_id, "resp_");
+  spec.model = rr.model.value_or(ctx.served_model_names.front());
+  spec.sampling = rr.sampling;
+  if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
+  if (rr.store) spec.store = ctx.responses;
+  JobPrompt prompt;
+  prompt.token_ids = ctx.tokenizer->Encode(prompt_text, false);
+  if (ctx.request_log.requests) prompt.text = std::move(prompt_text);
+  spec.prompts.push_back(std::move(prompt));
+  openai::ResponseFacts& facts = spec.response.emplace();
+  facts.id = spec.request_id;
+  facts.message_id = "msg_" + http::RandomHexId();
+  facts.created_at = static_cast<int64_t>(std::time(nullptr));
+  facts.model = spec.model;
+  facts.request = std::move(rr);
+  auto job = std::make_shared<GenerationJob>(ctx, std::move(spec), std::move(w));
+  job->Start();
+}
+
 void HandleTokenize(const ServingContext& ctx, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
   openai::TokenizeRequest tr;
   if (auto e = openai::ParseTokenizeRequest(req.body, &tr)) return Reply(*w, *e);
@@ -186,6 +236,8 @@ void RegisterGenerationRoutes(const ServingContext& context, http::Router* route
               [ctx](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { HandleCompletions(*ctx, r, std::move(w)); });
   router->Add("POST", "/v1/chat/completions",
               [ctx](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { HandleChat(*ctx, r, std::move(w)); });
+  router->Add("POST", "/v1/responses",
+              [ctx](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { HandleResponses(*ctx, r, std::move(w)); });
   router->Add("POST", "/tokenize",
               [ctx](http::HttpRequest r, std::shared_ptr<http::ResponseWriter> w) { HandleTokenize(*ctx, r, std::move(w)); });
   router->Add("POST", "/detokenize",

@@ -13,6 +13,7 @@
 #include "frontend/metrics/frontend_metrics.h"
 #include "frontend/openai/sampling_request.h"
 #include "frontend/serving/request_log.h"
+#include "frontend/serving/response_store.h"
 #include "frontend/tool_parsers/tool_parser.h"
 
 namespace llmserve::frontend::serving {
@@ -29,6 +30,7 @@ struct ServingContext {
   const tool_parsers::ToolParser* tool_parser = nullptr;  // --enable-auto-tool-choice; null: auto is refused
   std::string reasoning_parser;                           // --reasoning-parser; "": no reasoning split
   RequestLogOptions request_log;                          // --enable-log-requests / --enable-log-outputs
+  ResponseStore* responses = nullptr;                     // stored /v1/responses conversations
 };
 
 }  // namespace llmserve::frontend::serving

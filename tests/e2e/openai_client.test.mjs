@@ -34,7 +34,9 @@ before(async () => {
   makeTinyModel(modelDir, 7);
   port = await freePort();
   server = startServe(modelDir, port, ['--max-num-seqs', '64', '--enable-request-id-headers',
-                                       '--enable-log-requests', '--enable-log-outputs', '--max-log-len', '40']);
+                                       '--enable-log-requests', '--enable-log-outputs', '--max-log-len', '40',
+                                       // compact JSON: a random-weight model would spend its tokens on whitespace
+                                       '--structured-outputs-config', '{"disable_any_whitespace": true}']);
   await waitHealthy(server);
   baseURL = `http://127.0.0.1:${port}/v1`;
   client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
@@ -257,4 +259,60 @@ test('unknown request fields are named in the log once per set', async () => {
   assert.equal(after.status, 200, after.text);
   assert.ok(await waitForLog(server, /Received request cmpl-after-ignored-0/, 10_000), server.log.slice(-2000));
   assert.equal(logCount(server, line), 1, server.log.slice(-3000));
+});
+
+test('responses API: text, instructions, a stream equal to the answer, previous_response_id', async () => {
+  const args = { model: 'tiny', input: 'Say something.', instructions: 'Be brief.', max_output_tokens: 6,
+                 temperature: 0, ignore_eos: true };
+  const r = await client.responses.create(args);
+  assert.match(r.id, /^resp_/);
+  assert.equal(r.object, 'response');
+  assert.equal(r.status, 'incomplete', 'max_output_tokens ended it');
+  assert.equal(r.incomplete_details.reason, 'max_output_tokens');
+  assert.equal(r.usage.output_tokens, 6);
+  assert.equal(r.instructions, 'Be brief.');
+  assert.equal(r.output[0].type, 'message');
+  assert.equal(r.output[0].role, 'assistant');
+  assert.equal(r.output_text, r.output[0].content[0].text, 'the SDK joins the output_text parts');
+
+  // The same request as a chat completion renders the same prompt.
+  const chat = await client.chat.completions.create({ model: 'tiny', max_tokens: 6, temperature: 0, ignore_eos: true,
+    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Say something.' }] });
+  assert.equal(r.output_text, chat.choices[0].message.content);
+  assert.equal(r.usage.input_tokens, chat.usage.prompt_tokens);
+
+  const stream = await client.responses.create({ ...args, stream: true });
+  const types = [];
+  let text = '';
+  let completed;
+  for await (const e of stream) {
+    types.push(e.type);
+    if (e.type === 'response.output_text.delta') text += e.delta;
+    if (e.type === 'response.completed') completed = e.response;
+  }
+  assert.deepEqual(types.slice(0, 4), ['response.created', 'response.in_progress', 'response.output_item.added',
+                                       'response.content_part.added']);
+  assert.deepEqual(types.slice(-4), ['response.output_text.done', 'response.content_part.done',
+                                     'response.output_item.done', 'response.completed']);
+  assert.equal(text, r.output_text);
+  assert.equal(completed.output[0].content[0].text, r.output_text);
+
+  // A follow-up sees the stored conversation: its prompt holds the first answer.
+  const next = await client.responses.create({ model: 'tiny', input: 'And more?', previous_response_id: r.id,
+                                               max_output_tokens: 2, temperature: 0 });
+  const alone = await client.responses.create({ model: 'tiny', input: 'And more?', max_output_tokens: 2,
+                                                temperature: 0, store: false });
+  assert.ok(next.usage.input_tokens > alone.usage.input_tokens + 6, `${next.usage.input_tokens} vs ${alone.usage.input_tokens}`);
+  await assert.rejects(client.responses.create({ model: 'tiny', input: 'x', previous_response_id: alone.id }),
+                       (e) => e.status === 404, 'store: false keeps nothing');
+  await assert.rejects(client.responses.create({ model: 'tiny', input: 'x', tools: [{ type: 'function', name: 'f' }] }),
+                       (e) => e.status === 400 && /tools/.test(e.message));
+});
+
+test('responses API: text.format json_schema constrains the output', async () => {
+  const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false };
+  const r = await client.responses.create({ model: 'tiny', input: 'A number?', temperature: 1, max_output_tokens: 40,
+                                            text: { format: { type: 'json_schema', name: 'n', schema, strict: true } } });
+  assert.equal(r.status, 'completed', r.output_text);
+  assert.ok(Number.isInteger(JSON.parse(r.output_text).n), r.output_text);
 });
