@@ -25,8 +25,8 @@
 #include "frontend/http/connection.h"
 
 #include <deque>
-#include <type_traits>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include <boost/asio/dispatch.hpp>
