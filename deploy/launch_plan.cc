@@ -82,6 +82,8 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
   if (!options_.ssl_keyfile.empty()) argv.push_back("--ssl-keyfile=" + options_.ssl_keyfile);
   if (!options_.ssl_ca_certs.empty()) argv.push_back("--ssl-ca-certs=" + options_.ssl_ca_certs);
   if (options_.ssl_cert_reqs != 0) argv.push_back("--ssl-cert-reqs=" + std::to_string(options_.ssl_cert_reqs));
+  argv.push_back("--max-http-connections=" + std::to_string(options_.max_http_connections));
+  argv.push_back("--http-keep-alive-timeout=" + std::to_string(options_.http_keep_alive_timeout_s));
   if (options_.enable_request_id_headers) argv.push_back("--enable-request-id-headers");
   if (options_.return_tokens_as_token_ids) argv.push_back("--return-tokens-as-token-ids");
   if (options_.enable_log_requests) argv.push_back("--enable-log-requests");

@@ -133,6 +133,11 @@ StatusOr<ServeOptions> ServeOptionsFromFlags() {
   o.ssl_keyfile = FLAGS_ssl_keyfile;
   o.ssl_ca_certs = FLAGS_ssl_ca_certs;
   o.ssl_cert_reqs = FLAGS_ssl_cert_reqs;
+  if (FLAGS_max_http_connections < 1) return Status::InvalidArgument("--max-http-connections must be at least 1");
+  o.max_http_connections = FLAGS_max_http_connections;
+  o.http_keep_alive_timeout_s = frontend::HttpKeepAliveTimeoutSeconds();
+  if (o.http_keep_alive_timeout_s <= 0)
+    return Status::InvalidArgument("--http-keep-alive-timeout (or VLLM_HTTP_TIMEOUT_KEEP_ALIVE) must be positive");
   o.enable_request_id_headers = FLAGS_enable_request_id_headers;
   o.return_tokens_as_token_ids = FLAGS_return_tokens_as_token_ids;
   o.enable_log_requests = FLAGS_enable_log_requests;

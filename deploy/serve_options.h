@@ -46,6 +46,8 @@ struct ServeOptions {
   bool allow_credentials = false;
   std::string ssl_certfile, ssl_keyfile, ssl_ca_certs;  // the frontends' TLS (vLLM's --ssl-*)
   int32_t ssl_cert_reqs = 0;
+  int32_t max_http_connections = 4096;       // per API server; one more is answered 503
+  double http_keep_alive_timeout_s = 5;      // idle connections closed after it
   bool enable_request_id_headers = false;     // X-Request-Id on every response
   bool return_tokens_as_token_ids = false;    // logprob tokens spelled "token_id:N"
   bool enable_log_requests = false;           // the frontends' request log

@@ -19,6 +19,16 @@ DECLARE_string(ssl_certfile);
 DECLARE_string(ssl_keyfile);
 DECLARE_string(ssl_ca_certs);
 DECLARE_int32(ssl_cert_reqs);
+DECLARE_int32(max_http_connections);
+DECLARE_double(http_keep_alive_timeout);
 DECLARE_int32(max_logprobs);
 DECLARE_bool(disable_log_stats);
 DECLARE_double(log_stats_interval);
+
+namespace llmserve::frontend {
+
+// --http-keep-alive-timeout, else VLLM_HTTP_TIMEOUT_KEEP_ALIVE, else 5
+// seconds; -1 when the value given is not a positive number.
+double HttpKeepAliveTimeoutSeconds();
+
+}  // namespace llmserve::frontend

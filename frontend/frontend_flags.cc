@@ -100,6 +100,11 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   LLMSERVE_ASSIGN_OR_RETURN(o.cors.allowed_headers, http::ParseCorsList("--allowed-headers", FLAGS_allowed_headers));
   o.cors.allow_credentials = FLAGS_allow_credentials;
   o.tls = {FLAGS_ssl_certfile, FLAGS_ssl_keyfile, FLAGS_ssl_ca_certs, FLAGS_ssl_cert_reqs};
+  if (FLAGS_max_http_connections < 1) return Status::InvalidArgument("--max-http-connections must be at least 1");
+  o.max_http_connections = static_cast<size_t>(FLAGS_max_http_connections);
+  o.http_keep_alive_timeout_s = HttpKeepAliveTimeoutSeconds();
+  if (o.http_keep_alive_timeout_s <= 0)
+    return Status::InvalidArgument("--http-keep-alive-timeout (or VLLM_HTTP_TIMEOUT_KEEP_ALIVE) must be positive");
   o.request_id_headers = FLAGS_enable_request_id_headers;
   o.return_tokens_as_token_ids = FLAGS_return_tokens_as_token_ids;
   o.request_log.requests = FLAGS_enable_log_requests;

@@ -73,6 +73,9 @@ StatusOr<std::unique_ptr<FrontendServer>> FrontendServer::Start(zmq::context_t& 
   http_config.max_request_body_bytes = server->options_.max_request_body_bytes;
   http_config.reuse_port = server->options_.api_server_count > 1;
   http_config.tls = server->options_.tls;
+  http_config.max_connections = server->options_.max_http_connections;
+  http_config.keep_alive_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(server->options_.http_keep_alive_timeout_s * 1000));
   auto http = http::HttpServer::Start(http_config, server->MakeRouter(context));
   if (!http.ok()) return http.status();
   server->http_ = std::move(http).value();

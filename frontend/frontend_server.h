@@ -43,6 +43,8 @@ struct FrontendServerOptions {
   int32_t dp_prefix_affinity_tokens = 64;            // with kPrefix: leading prompt tokens that pick the rank
   int64_t dp_prefix_overload_tokens = 2048;          // with kPrefix: load margin beyond which affinity yields
   size_t max_request_body_bytes = 8 << 20;           // larger bodies get HTTP 413
+  size_t max_http_connections = 4096;                // one more is answered 503
+  double http_keep_alive_timeout_s = 5;              // idle connections (and slow headers) closed after it
   int32_t max_logprobs = 20;                         // most top logprobs a request may ask for
   std::string structured_outputs_config;             // vLLM's --structured-outputs-config JSON; "": defaults
   bool enable_auto_tool_choice = false;              // tool_choice "auto" parses calls with tool_call_parser

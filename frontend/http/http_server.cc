@@ -8,6 +8,7 @@
 
 #include "frontend/http/http_server.h"
 
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -44,13 +45,37 @@ struct HttpServer::Impl {
   void Accept() {
     acceptor.async_accept(net::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
       if (state->stopping || !acceptor.is_open()) return;
-      if (!ec) {
+      if (!ec && AtConnectionLimit()) {
+        Refuse(std::move(socket));
+      } else if (!ec) {
         internal::ServeConnection(std::move(socket), tls.get(), &router, &config, state);
       } else if (ec != net::error::operation_aborted) {
         LOG(WARNING) << "accept failed: " << ec.message();
       }
       Accept();
     });
+  }
+
+  bool AtConnectionLimit() const {
+    std::lock_guard<std::mutex> lock(state->registry_mu);
+    return state->connections.size() >= config.max_connections;
+  }
+
+  // Answers a connection past the limit with 503 (a single non-blocking
+  // write: the new socket's buffer is empty) and closes it.
+  void Refuse(tcp::socket socket) {
+    LOG_EVERY_N(WARNING, 100) << "HTTP server: " << config.max_connections
+                              << " connections open (--max-http-connections); refusing new ones";
+    error_code ignored;
+    if (!tls) {
+      static constexpr std::string_view k503 =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\n"
+          "Connection: close\r\n\r\nToo many connections\n";
+      socket.non_blocking(true, ignored);
+      socket.write_some(net::buffer(k503.data(), k503.size()), ignored);
+    }
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
   }
 
   // Waits until no connection is left or `deadline` passes; true if none is left.

@@ -34,6 +34,10 @@ struct HttpServerConfig {
   // callback run, so a stuck request is aborted; 0 = no limit (vLLM has none).
   std::chrono::milliseconds answer_timeout{0};
   int listen_backlog = 1024;                           // pending connections the kernel queues
+  // Open connections kept at most; one more is answered 503 (plain HTTP) or
+  // just closed (TLS), so a flood of idle connections cannot use up the
+  // process's file descriptors while the keep-alive timeout runs.
+  size_t max_connections = 4096;
   // SO_REUSEPORT: lets several processes (--api-server-count > 1) listen on one
   // port; the kernel spreads incoming connections across them.
   bool reuse_port = false;
