@@ -90,6 +90,7 @@ class Exporter {
 };
 
 Status WriteArchitecture(const ModelConfig& c, GgufWriter* w) {
+  if (c.has_moe()) return Status::Unimplemented("GGUF export: mixture-of-experts models are not supported");
   const std::string a = GgufArchitectureName(c.architecture);
   auto u32 = [](size_t v) { return static_cast<uint32_t>(v); };
   w->Set("general.architecture", a);

@@ -9,6 +9,11 @@ StatusOr<Architecture> GgufArchitecture(const std::string& name, const std::stri
   if (name == "llama") return Architecture::kLlama;
   if (name == "qwen2") return Architecture::kQwen2;
   if (name == "qwen3") return Architecture::kQwen3;
+  if (name == "qwen3moe" || name == "qwen2moe" || name == "deepseek2") {
+    return Status::Unimplemented(source + ": general.architecture '" + name +
+                                 "': mixture-of-experts GGUF models are not supported yet "
+                                 "(serve the Hugging Face safetensors checkpoint instead)");
+  }
   return Status::Unimplemented(source + ": general.architecture '" + name +
                                "' is not supported (supported: llama, qwen2, qwen3)");
 }
@@ -19,6 +24,8 @@ const char* GgufArchitectureName(Architecture arch) {
     case Architecture::kMistral: return "llama";
     case Architecture::kQwen2: return "qwen2";
     case Architecture::kQwen3: return "qwen3";
+    case Architecture::kQwen3Moe: return "qwen3moe";
+    case Architecture::kMixtral: return "llama";  // llama.cpp's converter writes Mixtral as llama + experts
   }
   return "?";
 }
@@ -65,6 +72,14 @@ StatusOr<ModelConfig> GgufModelConfig(const GgufFile& file) {
   LLMSERVE_ASSIGN_OR_RETURN(std::string a, m.Get<std::string>("general.architecture"));
   ModelConfig c;
   LLMSERVE_ASSIGN_OR_RETURN(c.architecture, GgufArchitecture(a, source));
+  if (m.Has(a + ".expert_count")) {  // Mixtral converted by llama.cpp
+    LLMSERVE_ASSIGN_OR_RETURN(int64_t experts, m.GetInteger(a + ".expert_count"));
+    if (experts > 0) {
+      return Status::Unimplemented(source + ": " + a + ".expert_count = " + std::to_string(experts) +
+                                   ": mixture-of-experts GGUF models are not supported yet "
+                                   "(serve the Hugging Face safetensors checkpoint instead)");
+    }
+  }
   LLMSERVE_ASSIGN_OR_RETURN(c.num_layers, Positive(m, a + ".block_count", source));
   LLMSERVE_ASSIGN_OR_RETURN(c.max_position_embeddings, Positive(m, a + ".context_length", source));
   LLMSERVE_ASSIGN_OR_RETURN(c.hidden_size, Positive(m, a + ".embedding_length", source));

@@ -53,16 +53,26 @@ void Model::Reserve(size_t t, size_t num_logits) {
   qkv_.resize(t * qkv);
   attn_.resize(t * shard_.num_heads * hd);
   proj_.resize(t * h);
-  gate_up_.resize(t * 2 * shard_.intermediate_size);
-  // Every layer's weights were packed alike, so the first layer's say for all.
-  const bool tiled = !weights_.layers.empty() && weights_.layers.front().down.TakesTiledInput();
+  // Every layer's weights were packed alike, so the first layer's say for
+  // all (the first dense one's MLP; an expert's where every layer is MoE).
+  const LayerWeights* dense = nullptr;
+  for (const auto& l : weights_.layers) {
+    if (l.moe.empty()) {
+      dense = &l;
+      break;
+    }
+  }
+  const bool tiled = !weights_.layers.empty() &&
+                     (dense != nullptr ? dense->down : weights_.layers.front().moe.experts.front().down).TakesTiledInput();
+  if (dense != nullptr) gate_up_.resize(t * 2 * shard_.intermediate_size);
   if (tiled) {
     norm_tiles_.resize(weights_.layers.front().qkv.TiledInputElements(t));
-    act_tiles_.resize(weights_.layers.front().down.TiledInputElements(t));
-  } else {
-    normed_.resize(t * h);
+    act_tiles_.resize(dense != nullptr ? dense->down.TiledInputElements(t) : 0);
+  } else if (dense != nullptr) {
     act_.resize(t * shard_.intermediate_size);
   }
+  // The MoE layers take fp32 normed rows (the router's and the gathered experts' input).
+  if (!tiled || config_.has_moe()) normed_.resize(t * h);
   final_.resize(num_logits * h);
   local_logits_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank : 0);
   gathered_.resize(shard_.tp_size > 1 ? num_logits * shard_.vocab_per_rank * shard_.tp_size : 0);
@@ -72,6 +82,7 @@ void Model::Reserve(size_t t, size_t num_logits) {
     bytes += v->capacity() * sizeof(float);
   }
   bytes += (norm_tiles_.capacity() + act_tiles_.capacity()) * sizeof(uint16_t);
+  if (config_.has_moe()) bytes += moe_.Reserve(config_.moe, h, shard_.moe_intermediate_size, t);
   // Attention scratch: per thread, scores for a GQA group over the longest context.
   const size_t group = config_.num_heads / config_.num_kv_heads;
   bytes += pool_->size() * group * (config_.max_position_embeddings + hd) * sizeof(float);
@@ -100,6 +111,24 @@ void Model::NormThenApply(const std::vector<float>& norm, const cpu::LinearWeigh
   } else {
     cpu::RmsNorm(hidden_.data(), h, norm.data(), normed_.data(), h, t, h, eps, *pool_);
     w.Apply(normed_.data(), t, y, *pool_);
+  }
+}
+
+void Model::Mlp(const LayerWeights& w, size_t t) {
+  if (!w.moe.empty()) {
+    const size_t h = config_.hidden_size;
+    cpu::RmsNorm(hidden_.data(), h, w.post_attention_norm.data(), normed_.data(), h, t, h,
+                 static_cast<float>(config_.rms_norm_eps), *pool_);
+    moe_.Forward(w.moe, config_.moe, normed_.data(), t, h, proj_.data(), *pool_);
+    return;
+  }
+  NormThenApply(w.post_attention_norm, w.gate_up, t, gate_up_.data());
+  if (w.down.TakesTiledInput()) {
+    cpu::SiluMulTiled(gate_up_.data(), t, shard_.intermediate_size, act_tiles_.data(), *pool_);
+    w.down.ApplyTiled(act_tiles_.data(), t, proj_.data(), *pool_);
+  } else {
+    cpu::SiluMul(gate_up_.data(), t, shard_.intermediate_size, act_.data(), *pool_);
+    w.down.Apply(act_.data(), t, proj_.data(), *pool_);
   }
 }
 
@@ -233,14 +262,7 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
       MoveRowsToFront(hidden_.data(), h, h, b.logits_indices);
     }
     LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, w.o_bias, rows));
-    NormThenApply(w.post_attention_norm, w.gate_up, rows, gate_up_.data());
-    if (w.down.TakesTiledInput()) {
-      cpu::SiluMulTiled(gate_up_.data(), rows, shard_.intermediate_size, act_tiles_.data(), *pool_);
-      w.down.ApplyTiled(act_tiles_.data(), rows, proj_.data(), *pool_);
-    } else {
-      cpu::SiluMul(gate_up_.data(), rows, shard_.intermediate_size, act_.data(), *pool_);
-      w.down.Apply(act_.data(), rows, proj_.data(), *pool_);
-    }
+    Mlp(w, rows);
     LLMSERVE_RETURN_IF_ERROR(ReduceAndAdd(proj_, kNoBias, rows));
   }
   // Final norm and lm_head only for the rows that are sampled (already rows

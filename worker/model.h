@@ -1,5 +1,6 @@
 #pragma once
-// A decoder-only transformer (Llama / Mistral / Qwen2 / Qwen3 family) on CPU:
+// A decoder-only transformer (Llama / Mistral / Qwen2 / Qwen3 family, and the
+// Qwen3-MoE / Mixtral mixtures of experts) on CPU:
 // the forward pass over one flattened batch on a paged KV cache.
 //
 // Numerics: activations fp32; matmuls through LinearWeight at the loaded
@@ -22,6 +23,7 @@
 #include "worker/model_config.h"
 #include "worker/model_loader.h"
 #include "worker/model_weights.h"
+#include "worker/moe_layer.h"
 
 namespace llmserve::worker {
 
@@ -57,6 +59,8 @@ class Model {
   // y = w · RMSNorm(hidden_; norm). Where w takes bf16 tiles, the norm writes
   // them itself (RmsNormTiled) instead of fp32 rows that Apply converts.
   void NormThenApply(const std::vector<float>& norm, const kernels::cpu::LinearWeight& w, size_t tokens, float* y);
+  // proj_ = layer w's MLP (dense, or mixture of experts) of RMSNorm(hidden_) for `tokens` rows.
+  void Mlp(const LayerWeights& w, size_t tokens);
   void Reserve(size_t tokens, size_t num_logits);
   // out[i] = row ids[i] of a GGUF embedding table, dequantized (n rows).
   void EmbedGgufRows(const common::gguf::GgufTensorInfo& table, const int32_t* ids, size_t n, float* out);
@@ -77,6 +81,7 @@ class Model {
   std::vector<int32_t> token_request_;
   std::vector<int32_t> sampled_positions_, sampled_requests_;  // the sampled rows' (sampled_only)
   kernels::cpu::RopeTable rope_table_;
+  MoeLayer moe_;  // the MoE layers' scratch
   size_t peak_activation_bytes_ = 0;
 };
 

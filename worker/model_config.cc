@@ -6,6 +6,7 @@
 #include "common/gguf/model_path.h"
 #include "worker/gguf_model_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,6 +19,8 @@ const char* ArchitectureName(Architecture arch) {
     case Architecture::kMistral: return "MistralForCausalLM";
     case Architecture::kQwen2: return "Qwen2ForCausalLM";
     case Architecture::kQwen3: return "Qwen3ForCausalLM";
+    case Architecture::kQwen3Moe: return "Qwen3MoeForCausalLM";
+    case Architecture::kMixtral: return "MixtralForCausalLM";
   }
   return "?";
 }
@@ -76,7 +79,41 @@ Status ParseRopeScaling(const nlohmann::json& j, const std::string& source, Mode
   return Status::Ok();
 }
 
+// Qwen3-MoE's num_experts / moe_intermediate_size / norm_topk_prob /
+// decoder_sparse_step / mlp_only_layers, or Mixtral's num_local_experts (every
+// layer sparse, intermediate_size wide experts, weights always renormalised).
+Status ParseMoe(const nlohmann::json& j, const std::string& source, ModelConfig* c) {
+  MoeConfig& m = c->moe;
+  if (c->architecture == Architecture::kMixtral) {
+    m.num_experts = Or<size_t>(j, "num_local_experts", 0);
+    m.intermediate_size = c->intermediate_size;
+    m.norm_topk_prob = true;
+  } else {
+    m.num_experts = Or<size_t>(j, "num_experts", 0);
+    m.intermediate_size = Or<size_t>(j, "moe_intermediate_size", 0);
+    m.norm_topk_prob = Or<bool>(j, "norm_topk_prob", false);
+    m.decoder_sparse_step = Or<size_t>(j, "decoder_sparse_step", 1);
+    m.mlp_only_layers = Or<std::vector<size_t>>(j, "mlp_only_layers", {});
+    if (Or<size_t>(j, "shared_expert_intermediate_size", 0) != 0) {
+      return Status::Unimplemented(source + ": shared experts are not supported");
+    }
+  }
+  m.num_experts_per_tok = Or<size_t>(j, "num_experts_per_tok", 0);
+  if (m.num_experts == 0) return Status::InvalidArgument(source + ": a MoE model needs num_experts > 0");
+  if (m.num_experts_per_tok == 0 || m.num_experts_per_tok > m.num_experts) {
+    return Status::InvalidArgument(source + ": num_experts_per_tok must be in [1, num_experts]");
+  }
+  if (m.intermediate_size == 0) return Status::InvalidArgument(source + ": moe_intermediate_size must be positive");
+  if (m.decoder_sparse_step == 0) return Status::InvalidArgument(source + ": decoder_sparse_step must be positive");
+  return Status::Ok();
+}
+
 }  // namespace
+
+bool ModelConfig::IsMoeLayer(size_t layer) const {
+  if (moe.num_experts == 0 || (layer + 1) % moe.decoder_sparse_step != 0) return false;
+  return std::find(moe.mlp_only_layers.begin(), moe.mlp_only_layers.end(), layer) == moe.mlp_only_layers.end();
+}
 
 StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::string& source) {
   ModelConfig c;
@@ -94,10 +131,15 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
       c.architecture = Architecture::kQwen2;
     } else if (arch == "Qwen3ForCausalLM") {
       c.architecture = Architecture::kQwen3;
+    } else if (arch == "Qwen3MoeForCausalLM") {
+      c.architecture = Architecture::kQwen3Moe;
+    } else if (arch == "MixtralForCausalLM") {
+      c.architecture = Architecture::kMixtral;
     } else {
       return Status::Unimplemented(source + ": architecture '" + arch +
                                    "' is not supported (supported: LlamaForCausalLM, "
-                                   "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+                                   "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+                                   "Qwen3MoeForCausalLM, MixtralForCausalLM)");
     }
     for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads",
                             "intermediate_size", "vocab_size"}) {
@@ -126,6 +168,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
         }
         break;
       case Architecture::kQwen3:
+      case Architecture::kQwen3Moe:
         c.qk_norm = true;
         c.qkv_bias = attention_bias;
         c.o_bias = attention_bias;
@@ -134,6 +177,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
         }
         break;
       case Architecture::kMistral:
+      case Architecture::kMixtral:
         c.sliding_window = Or<size_t>(j, "sliding_window", 0);
         [[fallthrough]];
       case Architecture::kLlama:
@@ -153,6 +197,9 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
       return Status::InvalidArgument(source + ": head_dim must be even and positive");
     }
     LLMSERVE_RETURN_IF_ERROR(ParseRopeScaling(j, source, &c));
+    if (c.architecture == Architecture::kQwen3Moe || c.architecture == Architecture::kMixtral) {
+      LLMSERVE_RETURN_IF_ERROR(ParseMoe(j, source, &c));
+    }
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(source + ": " + e.what());
   }

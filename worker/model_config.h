@@ -13,10 +13,22 @@
 namespace llmserve::worker {
 
 // Decoder-only architectures the worker runs.
-enum class Architecture { kLlama, kMistral, kQwen2, kQwen3 };
+enum class Architecture { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral };
 
 // Hugging Face class name of an architecture, e.g. "Qwen3ForCausalLM".
 const char* ArchitectureName(Architecture arch);
+
+// The mixture-of-experts MLP of Qwen3-MoE and Mixtral: each token's router
+// logits pick its top num_experts_per_tok experts, whose SwiGLU MLPs run and
+// are summed with the routing weights.
+struct MoeConfig {
+  size_t num_experts = 0;            // 0: every layer is dense
+  size_t num_experts_per_tok = 0;    // k of the top-k
+  size_t intermediate_size = 0;      // each expert's MLP width
+  bool norm_topk_prob = false;       // rescale the k softmax weights to sum to 1 (Mixtral always)
+  size_t decoder_sparse_step = 1;    // Qwen3-MoE: layers l with (l + 1) % step == 0 are MoE ...
+  std::vector<size_t> mlp_only_layers;  // ... unless listed here (dense, intermediate_size wide)
+};
 
 struct ModelConfig {
   Architecture architecture = Architecture::kLlama;
@@ -37,6 +49,11 @@ struct ModelConfig {
   bool qk_norm = false;            // Qwen3: per-head RMSNorm on q and k
   size_t sliding_window = 0;       // Mistral (0 = none)
   std::string torch_dtype;         // as written in config.json
+  MoeConfig moe;
+
+  // Whether layer `layer`'s MLP is a mixture of experts (else the dense MLP).
+  bool IsMoeLayer(size_t layer) const;
+  bool has_moe() const { return moe.num_experts > 0; }
 };
 
 // Sampling defaults and stop tokens from generation_config.json.

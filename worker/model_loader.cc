@@ -14,7 +14,7 @@ using kernels::cpu::WeightDType;
 
 size_t ModelWeights::matmul_bytes() const {
   size_t n = lm_head.bytes();
-  for (const auto& l : layers) n += l.qkv.bytes() + l.o.bytes() + l.gate_up.bytes() + l.down.bytes();
+  for (const auto& l : layers) n += l.qkv.bytes() + l.o.bytes() + l.gate_up.bytes() + l.down.bytes() + l.moe.bytes();
   return n;
 }
 
@@ -34,12 +34,14 @@ StatusOr<ShardDims> ComputeShardDims(const ModelConfig& c, size_t tp_rank, size_
   LLMSERVE_RETURN_IF_ERROR(need(c.num_heads, "num_attention_heads"));
   LLMSERVE_RETURN_IF_ERROR(need(c.num_kv_heads, "num_key_value_heads"));
   LLMSERVE_RETURN_IF_ERROR(need(c.intermediate_size, "intermediate_size"));
+  if (c.has_moe()) LLMSERVE_RETURN_IF_ERROR(need(c.moe.intermediate_size, "moe_intermediate_size"));
   ShardDims d;
   d.tp_rank = tp_rank;
   d.tp_size = tp_size;
   d.num_heads = c.num_heads / tp_size;
   d.num_kv_heads = c.num_kv_heads / tp_size;
   d.intermediate_size = c.intermediate_size / tp_size;
+  d.moe_intermediate_size = c.moe.intermediate_size / tp_size;
   d.vocab_per_rank = (c.vocab_size + tp_size - 1) / tp_size;
   d.vocab_begin = std::min(c.vocab_size, tp_rank * d.vocab_per_rank);
   d.vocab_end = std::min(c.vocab_size, d.vocab_begin + d.vocab_per_rank);
@@ -131,6 +133,10 @@ class Loader {
     if (c_.o_bias) {
       LLMSERVE_ASSIGN_OR_RETURN(l.o_bias, Vector(p + "self_attn.o_proj.bias", h));
     }
+    if (c_.IsMoeLayer(i)) {
+      LLMSERVE_ASSIGN_OR_RETURN(l.moe, Moe(i));
+      return l;
+    }
     const size_t ff = c_.intermediate_size, ff_begin = d_.tp_rank * d_.intermediate_size;
     auto gate_up = ColumnParallel({p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, {ff, ff},
                                   {ff_begin, ff_begin}, {d_.intermediate_size, d_.intermediate_size}, h);
@@ -138,6 +144,30 @@ class Loader {
     auto down = RowParallel(p + "mlp.down_proj.weight", h, ff, ff_begin, d_.intermediate_size);
     LLMSERVE_ASSIGN_OR_RETURN(l.down, std::move(down));
     return l;
+  }
+
+  // Layer i's router (whole) and experts (this rank's rows of gate and up,
+  // columns of down), under Qwen3-MoE's or Mixtral's tensor names.
+  StatusOr<MoeWeights> Moe(size_t i) {
+    const bool mixtral = c_.architecture == Architecture::kMixtral;
+    const std::string p = "model.layers." + std::to_string(i) + (mixtral ? ".block_sparse_moe." : ".mlp.");
+    const size_t h = c_.hidden_size, ff = c_.moe.intermediate_size;
+    const size_t count = d_.moe_intermediate_size, begin = d_.tp_rank * count;
+    MoeWeights m;
+    LLMSERVE_ASSIGN_OR_RETURN(TensorView router, ckpt_.Get(p + "gate.weight", {c_.moe.num_experts, h}));
+    m.router = LinearWeight::Pack(router.data, router.dtype, c_.moe.num_experts, h, h,
+                                  kernels::cpu::MatmulPrecision::kF32);
+    for (size_t e = 0; e < c_.moe.num_experts; ++e) {
+      const std::string x = p + "experts." + std::to_string(e) + ".";
+      const std::string gate = x + (mixtral ? "w1" : "gate_proj") + ".weight";
+      const std::string up = x + (mixtral ? "w3" : "up_proj") + ".weight";
+      const std::string down = x + (mixtral ? "w2" : "down_proj") + ".weight";
+      ExpertWeights ew;
+      LLMSERVE_ASSIGN_OR_RETURN(ew.gate_up, ColumnParallel({gate, up}, {ff, ff}, {begin, begin}, {count, count}, h));
+      LLMSERVE_ASSIGN_OR_RETURN(ew.down, RowParallel(down, h, ff, begin, count));
+      m.experts.push_back(std::move(ew));
+    }
+    return m;
   }
 
  private:

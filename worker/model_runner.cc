@@ -70,6 +70,18 @@ StatusOr<std::string> ResolveDevice(const std::string& device, const std::string
   return std::string("cpu");
 }
 
+namespace {
+
+// What the CUDA backend does not run yet: mixture-of-experts models.
+Status RefuseOnCuda(const std::string& model_dir) {
+  LLMSERVE_ASSIGN_OR_RETURN(ModelConfig c, LoadModelConfig(model_dir));
+  if (!c.has_moe()) return Status::Ok();
+  return Status::Unimplemented(std::string("--device cuda: ") + ArchitectureName(c.architecture) +
+                               " (mixture of experts) runs on the CPU backend only for now; pass --device cpu");
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConfig& config, common::ipc::Communicator* comm) {
   if (config.block_size == 0) return Status::InvalidArgument("block_size must be positive");
   if (config.max_num_batched_tokens == 0 || config.max_num_seqs == 0) {
@@ -79,6 +91,7 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
   r->config_ = config;
   r->pool_ = std::make_unique<kernels::cpu::ThreadPool>(config.num_threads);
   if (config.device == "cuda") {
+    LLMSERVE_RETURN_IF_ERROR(RefuseOnCuda(config.model_dir));
     LLMSERVE_ASSIGN_OR_RETURN(r->backend_, CreateCudaBackend(config));
   } else if (config.device == "cpu") {
     LoadOptions opts;

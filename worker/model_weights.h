@@ -9,6 +9,7 @@
 #include "common/gguf/gguf_file.h"
 #include "kernels/cpu/linear.h"
 #include "worker/model_config.h"
+#include "worker/moe_weights.h"
 #include "worker/safetensors.h"
 
 namespace llmserve::worker {
@@ -20,6 +21,7 @@ struct ShardDims {
   size_t num_heads = 0;          // local query heads
   size_t num_kv_heads = 0;       // local KV heads
   size_t intermediate_size = 0;  // local MLP width
+  size_t moe_intermediate_size = 0;  // local width of each expert's MLP (MoE models)
   size_t vocab_begin = 0;        // this rank's lm_head rows [vocab_begin, vocab_end)
   size_t vocab_end = 0;
   size_t vocab_per_rank = 0;     // ceil(vocab / tp_size): the all_gather unit
@@ -33,8 +35,9 @@ struct LayerWeights {
   std::vector<float> qkv_bias;               // same rows as qkv, or empty
   kernels::cpu::LinearWeight o;              // [hidden × heads * head_dim]
   std::vector<float> o_bias;                 // [hidden] or empty (added after the all-reduce)
-  kernels::cpu::LinearWeight gate_up;        // [2 * intermediate × hidden]
-  kernels::cpu::LinearWeight down;           // [hidden × intermediate]
+  kernels::cpu::LinearWeight gate_up;        // [2 * intermediate × hidden] (dense layers)
+  kernels::cpu::LinearWeight down;           // [hidden × intermediate] (dense layers)
+  MoeWeights moe;                            // the experts instead (MoE layers), else empty
 };
 
 struct ModelWeights {
@@ -47,7 +50,9 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   std::vector<float> final_norm;             // [hidden]
   kernels::cpu::LinearWeight lm_head;        // this rank's vocab rows
-  // Bytes a decode step reads: packed matmul weights (embedding rows excluded).
+  // Bytes a decode step reads: packed matmul weights (embedding rows
+  // excluded). Every expert counts (what the weights occupy), although a
+  // decode step reads only the chosen ones.
   size_t matmul_bytes() const;
 };
 

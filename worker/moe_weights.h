@@ -1,0 +1,35 @@
+#pragma once
+// The weights of one mixture-of-experts MLP (Qwen3-MoE, Mixtral) for one
+// tensor-parallel shard: the router, replicated, and every expert's SwiGLU
+// MLP with its intermediate dimension split across the ranks as the dense
+// MLP's is (gate/up column-parallel, down row-parallel).
+
+#include <cstddef>
+#include <vector>
+
+#include "kernels/cpu/linear.h"
+
+namespace llmserve::worker {
+
+// One expert's MLP, this rank's share of it.
+struct ExpertWeights {
+  kernels::cpu::LinearWeight gate_up;  // [2 * local moe_intermediate × hidden]: gate rows, then up rows
+  kernels::cpu::LinearWeight down;     // [hidden × local moe_intermediate]
+};
+
+struct MoeWeights {
+  // [num_experts × hidden], packed for fp32 products whatever the model's
+  // precision: the top-k choice should not flip on activation rounding.
+  kernels::cpu::LinearWeight router;
+  std::vector<ExpertWeights> experts;  // indexed by expert id; empty for a dense layer
+
+  bool empty() const { return experts.empty(); }
+  // Bytes of packed weights held (router and every expert).
+  size_t bytes() const {
+    size_t n = router.bytes();
+    for (const auto& e : experts) n += e.gate_up.bytes() + e.down.bytes();
+    return n;
+  }
+};
+
+}  // namespace llmserve::worker
