@@ -20,18 +20,25 @@ namespace llmserve::deploy {
 namespace {
 
 constexpr const char* kMakeModelUsage =
-    "usage: llmserve make-model --out DIR [--preset tiny|qwen3-0.6b] [--arch qwen3|llama|mistral|qwen2]\n"
+    "usage: llmserve make-model --out DIR [--preset tiny|qwen3-0.6b|qwen3-30b-a3b]\n"
+    "         [--arch qwen3|llama|mistral|qwen2|qwen3_moe|mixtral]\n"
     "         [--seed N] [--std X] [--norm-jitter X] [--dtype bf16|f16|f32] [--shards N]\n"
     "         [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--intermediate N]\n"
     "         [--vocab N] [--max-pos N] [--rope-theta X] [--rope-scaling JSON] [--sliding-window N]\n"
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
+    "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
+    "         [--decoder-sparse-step N]\n"
     "         [--format safetensors|gguf] [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
     "share/llmserve/demo-tokenizer beside the binaries unless --tokenizer-dir is given).\n"
     "Presets: tiny (hidden 64, 2 layers, 4 heads, 2 KV heads, head_dim 16, intermediate 128,\n"
     "vocab 151936; the default) and qwen3-0.6b (hidden 1024, 28 layers, 16 heads, 8 KV heads,\n"
-    "head_dim 128, intermediate 3072, vocab 151936, tied embeddings).\n";
+    "head_dim 128, intermediate 3072, vocab 151936, tied embeddings). The mixture-of-experts arches\n"
+    "(qwen3_moe, mixtral) add 8 experts, 2 per token (qwen3_moe experts 32 wide; mixtral's are\n"
+    "--intermediate wide); qwen3-30b-a3b (--arch qwen3_moe) is Qwen3-30B-A3B's shape: hidden 2048,\n"
+    "48 layers, 32 heads, 4 KV heads, 128 experts of width 768, 8 per token, untied; each layer holds\n"
+    "about 1.2 GB of bf16 experts, so take a slice with --layers N.\n";
 
 bool ParseSize(const std::string& s, size_t* out) {
   char* end = nullptr;
@@ -98,7 +105,9 @@ int RunMakeModelCommand(int argc, char** argv) {
       {"shards", &spec.num_shards},        {"layers", &spec.num_layers},       {"hidden", &spec.hidden_size},
       {"heads", &spec.num_heads},          {"kv-heads", &spec.num_kv_heads},   {"head-dim", &spec.head_dim},
       {"intermediate", &spec.intermediate_size}, {"vocab", &spec.vocab_size}, {"max-pos", &spec.max_position_embeddings},
-      {"sliding-window", &spec.sliding_window}};
+      {"sliding-window", &spec.sliding_window}, {"experts", &spec.num_experts},
+      {"experts-per-tok", &spec.num_experts_per_tok}, {"moe-intermediate", &spec.moe_intermediate_size},
+      {"decoder-sparse-step", &spec.decoder_sparse_step}};
   const std::map<std::string, double*> reals = {
       {"std", &spec.std}, {"norm-jitter", &spec.norm_jitter}, {"rope-theta", &spec.rope_theta}};
   for (const auto& [k, p] : sizes) {
@@ -128,6 +137,12 @@ int RunMakeModelCommand(int argc, char** argv) {
     return 2;
   }
   spec.tie_word_embeddings = tie == "true";
+  const std::string norm_topk = take("norm-topk-prob", spec.norm_topk_prob ? "true" : "false");
+  if (norm_topk != "true" && norm_topk != "false") {
+    std::fprintf(stderr, "llmserve make-model: --norm-topk-prob wants true or false\n");
+    return 2;
+  }
+  spec.norm_topk_prob = norm_topk == "true";
   const std::string format = take("format", "safetensors");
   auto gguf_type = worker::ParseGgufWeightType(take("gguf-type", "f16"));
   if ((format != "safetensors" && format != "gguf") || !gguf_type.ok()) {

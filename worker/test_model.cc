@@ -3,11 +3,13 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "base/mix64.h"
 #include "kernels/cpu/linear.h"
@@ -17,13 +19,45 @@ namespace llmserve::worker {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+constexpr const char* kArches = "qwen3, llama, mistral, qwen2, qwen3_moe, mixtral";
+
+bool KnownArch(const std::string& a) {
+  return a == "qwen3" || a == "llama" || a == "mistral" || a == "qwen2" || a == "qwen3_moe" || a == "mixtral";
+}
+
+bool IsMoeArch(const std::string& a) { return a == "qwen3_moe" || a == "mixtral"; }
+
+// Whether layer l of a spec is a mixture of experts (Hugging Face's rule).
+bool IsMoeLayer(const TestModelSpec& s, size_t l) {
+  if (s.arch == "mixtral") return true;
+  if (s.arch != "qwen3_moe" || (l + 1) % s.decoder_sparse_step != 0) return false;
+  return std::find(s.mlp_only_layers.begin(), s.mlp_only_layers.end(), l) == s.mlp_only_layers.end();
+}
+
+}  // namespace
+
 StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::string& arch) {
-  if (arch != "qwen3" && arch != "llama" && arch != "mistral" && arch != "qwen2") {
-    return Status::InvalidArgument("unknown arch '" + arch + "' (qwen3, llama, mistral, qwen2)");
-  }
+  if (!KnownArch(arch)) return Status::InvalidArgument("unknown arch '" + arch + "' (" + kArches + ")");
   TestModelSpec s;
   s.arch = arch;
   if (preset == "tiny") return s;
+  if (preset == "qwen3-30b-a3b") {
+    if (arch != "qwen3_moe") return Status::InvalidArgument("preset qwen3-30b-a3b is --arch qwen3_moe");
+    s.hidden_size = 2048;
+    s.num_layers = 48;
+    s.num_heads = 32;
+    s.num_kv_heads = 4;
+    s.head_dim = 128;
+    s.intermediate_size = 6144;
+    s.num_experts = 128;
+    s.num_experts_per_tok = 8;
+    s.moe_intermediate_size = 768;
+    s.vocab_size = 151936;
+    s.tie_word_embeddings = false;
+    return s;
+  }
   if (preset == "qwen3-0.6b") {
     s.hidden_size = 1024;
     s.num_layers = 28;
@@ -34,7 +68,7 @@ StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::st
     s.vocab_size = 151936;
     return s;
   }
-  return Status::InvalidArgument("unknown preset '" + preset + "' (tiny, qwen3-0.6b)");
+  return Status::InvalidArgument("unknown preset '" + preset + "' (tiny, qwen3-0.6b, qwen3-30b-a3b)");
 }
 
 StatusOr<std::string> FindDemoTokenizerDir() {
@@ -177,11 +211,24 @@ std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::stri
       add(p + "self_attn.v_proj.bias", {kv}, false);
     }
     add(p + "self_attn.o_proj.weight", {h, q}, false);
-    if (s.arch == "qwen3") {
+    if (s.arch == "qwen3" || s.arch == "qwen3_moe") {
       add(p + "self_attn.q_norm.weight", {hd}, true);
       add(p + "self_attn.k_norm.weight", {hd}, true);
     }
     add(p + "post_attention_layernorm.weight", {h}, true);
+    if (IsMoeLayer(s, i)) {
+      const bool mixtral = s.arch == "mixtral";
+      const std::string m = p + (mixtral ? "block_sparse_moe." : "mlp.");
+      const size_t eff = mixtral ? ff : s.moe_intermediate_size;
+      add(m + "gate.weight", {s.num_experts, h}, false);
+      for (size_t e = 0; e < s.num_experts; ++e) {
+        const std::string x = m + "experts." + std::to_string(e) + ".";
+        add(x + (mixtral ? "w1" : "gate_proj") + ".weight", {eff, h}, false);
+        add(x + (mixtral ? "w3" : "up_proj") + ".weight", {eff, h}, false);
+        add(x + (mixtral ? "w2" : "down_proj") + ".weight", {h, eff}, false);
+      }
+      continue;
+    }
     add(p + "mlp.gate_proj.weight", {ff, h}, false);
     add(p + "mlp.up_proj.weight", {ff, h}, false);
     add(p + "mlp.down_proj.weight", {h, ff}, false);
@@ -193,10 +240,12 @@ std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::stri
 
 // config.json of the checkpoint.
 nlohmann::ordered_json ConfigJson(const TestModelSpec& s, const nlohmann::json& rope_scaling) {
-  static const char* kClass[] = {"Qwen3ForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"};
-  const int ai = s.arch == "qwen3" ? 0 : s.arch == "llama" ? 1 : s.arch == "mistral" ? 2 : 3;
+  static const std::map<std::string, std::string> kClass = {
+      {"qwen3", "Qwen3ForCausalLM"},       {"llama", "LlamaForCausalLM"},
+      {"mistral", "MistralForCausalLM"},   {"qwen2", "Qwen2ForCausalLM"},
+      {"qwen3_moe", "Qwen3MoeForCausalLM"}, {"mixtral", "MixtralForCausalLM"}};
   nlohmann::ordered_json c;
-  c["architectures"] = {kClass[ai]};
+  c["architectures"] = {kClass.at(s.arch)};
   c["model_type"] = s.arch;
   c["torch_dtype"] = s.dtype == "bf16" ? "bfloat16" : s.dtype == "f16" ? "float16" : "float32";
   c["hidden_size"] = s.hidden_size;
@@ -213,7 +262,18 @@ nlohmann::ordered_json ConfigJson(const TestModelSpec& s, const nlohmann::json& 
   c["tie_word_embeddings"] = s.tie_word_embeddings;
   c["attention_bias"] = false;
   c["hidden_act"] = "silu";
-  if (s.arch == "mistral") {
+  if (s.arch == "mixtral") {
+    c["num_local_experts"] = s.num_experts;
+    c["num_experts_per_tok"] = s.num_experts_per_tok;
+  } else if (s.arch == "qwen3_moe") {
+    c["num_experts"] = s.num_experts;
+    c["num_experts_per_tok"] = s.num_experts_per_tok;
+    c["moe_intermediate_size"] = s.moe_intermediate_size;
+    c["norm_topk_prob"] = s.norm_topk_prob;
+    c["decoder_sparse_step"] = s.decoder_sparse_step;
+    c["mlp_only_layers"] = s.mlp_only_layers;
+  }
+  if (s.arch == "mistral" || s.arch == "mixtral") {
     c["sliding_window"] = s.sliding_window > 0 ? nlohmann::ordered_json(s.sliding_window) : nlohmann::ordered_json();
   } else {
     c["use_sliding_window"] = false;
@@ -239,8 +299,11 @@ nlohmann::ordered_json GenerationConfigJson() {
 }  // namespace
 
 Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
-  if (s.arch != "qwen3" && s.arch != "llama" && s.arch != "mistral" && s.arch != "qwen2") {
-    return Status::InvalidArgument("unknown arch '" + s.arch + "' (qwen3, llama, mistral, qwen2)");
+  if (!KnownArch(s.arch)) return Status::InvalidArgument("unknown arch '" + s.arch + "' (" + kArches + ")");
+  if (IsMoeArch(s.arch) && (s.num_experts == 0 || s.num_experts_per_tok == 0 ||
+                            s.num_experts_per_tok > s.num_experts || s.moe_intermediate_size == 0 ||
+                            s.decoder_sparse_step == 0)) {
+    return Status::InvalidArgument("inconsistent experts (need 1 <= experts per token <= experts, widths > 0)");
   }
   std::string st_dtype;
   LLMSERVE_ASSIGN_OR_RETURN(st_dtype, SafetensorsDtype(s.dtype));

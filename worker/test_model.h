@@ -8,19 +8,27 @@
 // and biases ~ N(0, std²); norm weights = 1 + N(0, norm_jitter²).
 
 #include <string>
+#include <vector>
 
 #include "base/status_or.h"
 
 namespace llmserve::worker {
 
 struct TestModelSpec {
-  std::string arch = "qwen3";       // qwen3 | llama | mistral | qwen2
+  std::string arch = "qwen3";       // qwen3 | llama | mistral | qwen2 | qwen3_moe | mixtral
   size_t hidden_size = 64;
   size_t num_layers = 2;
   size_t num_heads = 4;
   size_t num_kv_heads = 2;
   size_t head_dim = 16;
-  size_t intermediate_size = 128;
+  size_t intermediate_size = 128;   // mixtral: each expert's width
+  // Mixture of experts (qwen3_moe, mixtral; ignored otherwise).
+  size_t num_experts = 8;
+  size_t num_experts_per_tok = 2;
+  size_t moe_intermediate_size = 32;  // qwen3_moe's expert width
+  bool norm_topk_prob = true;         // qwen3_moe (mixtral always renormalises)
+  size_t decoder_sparse_step = 1;     // qwen3_moe
+  std::vector<size_t> mlp_only_layers;  // qwen3_moe: dense layers
   size_t vocab_size = 151936;       // the Qwen3 tokenizer needs ≥ 151669
   size_t max_position_embeddings = 40960;
   double rope_theta = 1000000.0;
@@ -36,9 +44,13 @@ struct TestModelSpec {
 };
 
 // The spec of a named preset for `arch`: "tiny" (hidden 64, 2 layers, 4
-// heads, 2 KV heads, head_dim 16, intermediate 128, real vocab) or
-// "qwen3-0.6b" (hidden 1024, 28 layers, 16 heads, 8 KV heads, head_dim 128,
-// intermediate 3072, vocab 151936, tied).
+// heads, 2 KV heads, head_dim 16, intermediate 128, real vocab; MoE arches: 8
+// experts, top 2, qwen3_moe experts 32 wide), "qwen3-0.6b" (hidden 1024, 28
+// layers, 16 heads, 8 KV heads, head_dim 128, intermediate 3072, vocab
+// 151936, tied) or, for qwen3_moe only, "qwen3-30b-a3b" (hidden 2048, 48
+// layers, 32 heads, 4 KV heads, head_dim 128, 128 experts of width 768, top
+// 8, vocab 151936, untied: about 1.2 GB of bf16 experts per layer, so take
+// a slice of layers for benchmarks).
 StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::string& arch);
 
 // The directory of the demo tokenizer (assets/demo-tokenizer: Qwen3's
