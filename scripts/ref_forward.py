@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Independent numpy reference forward pass for Hugging Face decoder checkpoints:
-LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM.
+LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, and the
+mixtures of experts Qwen3MoeForCausalLM and MixtralForCausalLM.
 
 Written from the Hugging Face modeling equations (not from llmserve's C++):
   h = embed[tokens]
@@ -13,6 +14,14 @@ Written from the Hugging Face modeling equations (not from llmserve's C++):
               h = h + a Wo^T
               x = rmsnorm(h) * w_post;  h = h + (silu(x Wg^T) * (x Wu^T)) Wd^T
   logits = rmsnorm(h) * w_final  @ lm_head^T   (lm_head = embed when tied)
+Mixture-of-experts layers (Qwen3-MoE: (l + 1) % decoder_sparse_step == 0 and l not
+in mlp_only_layers; Mixtral: every layer) replace the MLP with, per token,
+              sum_j w_j * down_e(silu(gate_e x) * up_e x) over its chosen experts e_j:
+  Qwen3-MoE:  p = softmax(x Wr^T); the top num_experts_per_tok p (ties: lower id), divided
+              by their sum only when norm_topk_prob;
+  Mixtral:    the top-k router logits, then a softmax over those k alone.
+Every expert is run on every token here and the chosen rows picked out.
+Qwen3-MoE attention is Qwen3's (q/k norm); Mixtral's is Mistral's (sliding window).
 Math in float32 on the 16-bit weights widened to float32 (float64 for the norms'
 mean of squares, rope angles and softmax).
 
@@ -237,6 +246,52 @@ def quantize_q8k(x):
     return (q * d.astype(np.float32)).reshape(x.shape)
 
 
+def is_moe_layer(cfg, arch, l):
+    if arch == "MixtralForCausalLM":
+        return True
+    if arch != "Qwen3MoeForCausalLM" or not cfg.get("num_experts"):
+        return False
+    return (l + 1) % cfg.get("decoder_sparse_step", 1) == 0 and l not in (cfg.get("mlp_only_layers") or [])
+
+
+def route(cfg, arch, logits):
+    """Chosen experts [T, k] and their weights [T, k] (float32) from router logits [T, E]."""
+    k = cfg["num_experts_per_tok"]
+    z = logits.astype(np.float64)
+    order = np.argsort(-z, axis=-1, kind="stable")[:, :k]  # same order as by softmax probability
+    top = np.take_along_axis(z, order, axis=-1)
+    if arch == "MixtralForCausalLM":
+        w = np.exp(top - top.max(axis=-1, keepdims=True))
+        w /= w.sum(axis=-1, keepdims=True)
+    else:
+        p = np.exp(z - z.max(axis=-1, keepdims=True))
+        p /= p.sum(axis=-1, keepdims=True)
+        w = np.take_along_axis(p, order, axis=-1)
+        if cfg.get("norm_topk_prob", False):
+            w /= w.sum(axis=-1, keepdims=True)
+    return order, w.astype(np.float32)
+
+
+def moe_mlp(cfg, arch, x, p, mm):
+    mixtral = arch == "MixtralForCausalLM"
+    m = p + ("block_sparse_moe." if mixtral else "mlp.")
+    n = cfg["num_local_experts"] if mixtral else cfg["num_experts"]
+    names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
+    chosen, w = route(cfg, arch, mm(x, m + "gate.weight"))
+    out = np.zeros_like(x)
+    for e in range(n):
+        sel = (chosen == e)  # [T, k]: at most one slot per token
+        if not sel.any():
+            continue
+        pre = m + f"experts.{e}."
+        gt = mm(x, pre + names[0] + ".weight")
+        up = mm(x, pre + names[1] + ".weight")
+        y = mm((gt / (1 + np.exp(-gt))) * up, pre + names[2] + ".weight")
+        weight = (w * sel).sum(axis=-1)
+        out += weight[:, None] * y
+    return out
+
+
 def forward(cfg, W, toks, quantizers=None):
     """quantizers: weight name -> the function its activations pass through first."""
     quantizers = quantizers or {}
@@ -246,7 +301,7 @@ def forward(cfg, W, toks, quantizers=None):
     nkv = cfg.get("num_key_value_heads", nh)
     hd = cfg.get("head_dim") or H // nh
     eps = float(cfg.get("rms_norm_eps", 1e-6))
-    window = cfg.get("sliding_window") if arch == "MistralForCausalLM" else None
+    window = cfg.get("sliding_window") if arch in ("MistralForCausalLM", "MixtralForCausalLM") else None
     T = len(toks)
     inv, att_scale = inv_freq_and_scale(cfg, hd)
     ang = np.arange(T, dtype=np.float64)[:, None] * inv[None, :]
@@ -276,7 +331,7 @@ def forward(cfg, W, toks, quantizers=None):
             k = k + W[p + "self_attn.k_proj.bias"]
             v = v + W[p + "self_attn.v_proj.bias"]
         q, k, v = q.reshape(T, nh, hd), k.reshape(T, nkv, hd), v.reshape(T, nkv, hd)
-        if arch == "Qwen3ForCausalLM":
+        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM"):
             q = rms(q, W[p + "self_attn.q_norm.weight"], eps)
             k = rms(k, W[p + "self_attn.k_norm.weight"], eps)
         q, k = rope(q), rope(k)
@@ -293,6 +348,9 @@ def forward(cfg, W, toks, quantizers=None):
             o = o + W[p + "self_attn.o_proj.bias"]
         h = h + o
         x = rms(h, W[p + "post_attention_layernorm.weight"], eps)
+        if is_moe_layer(cfg, arch, l):
+            h = h + moe_mlp(cfg, arch, x, p, mm)
+            continue
         gt = mm(x, p + "mlp.gate_proj.weight")
         up = mm(x, p + "mlp.up_proj.weight")
         h = h + mm((gt / (1 + np.exp(-gt))) * up, p + "mlp.down_proj.weight")

@@ -54,11 +54,9 @@ class InProcessGroup {
   std::barrier<> barrier_;
 };
 
-TEST(TensorParallel, TwoRanksMatchOneRank) {
+// Two ranks of `spec` give the one-rank logits (within 1e-5).
+void CheckTwoRanksMatchOneRank(const TestModelSpec& spec) {
   testing::ScratchDir dir;
-  auto spec = testing::TinySpec("qwen2", 31);  // qkv bias is sharded too
-  spec.vocab_size = 509;                      // uneven vocab split
-  spec.tie_word_embeddings = false;
   ASSERT_TRUE(WriteTestModel(spec, dir / "m").ok());
   const std::vector<int32_t> tokens = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
 
@@ -90,6 +88,22 @@ TEST(TensorParallel, TwoRanksMatchOneRank) {
   for (auto& t : ranks) t.join();
   EXPECT_TRUE(got[0] == got[1]);
   EXPECT_LE(testing::MaxRelativeError(got[0], want), 1e-5);
+}
+
+TEST(TensorParallel, TwoRanksMatchOneRank) {
+  auto spec = testing::TinySpec("qwen2", 31);  // qkv bias is sharded too
+  spec.vocab_size = 509;                      // uneven vocab split
+  spec.tie_word_embeddings = false;
+  CheckTwoRanksMatchOneRank(spec);
+}
+
+// Each expert's intermediate dimension is split like the dense MLP's; the
+// router is replicated.
+TEST(TensorParallel, MoeTwoRanksMatchOneRank) {
+  auto spec = testing::TinySpec("qwen3_moe", 32);
+  spec.num_layers = 3;
+  spec.mlp_only_layers = {0};
+  CheckTwoRanksMatchOneRank(spec);
 }
 
 }  // namespace
