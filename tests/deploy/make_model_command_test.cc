@@ -61,5 +61,34 @@ TEST(MakeModelCommand, WritesAGgufModel) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(MakeModelCommand, WritesMixtureOfExpertsModels) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "llmserve_make_model_XXXXXX").string();
+  const std::string dir = ::mkdtemp(tmpl.data());
+  ASSERT_EQ(MakeModel({"--out", dir + "/q", "--arch", "qwen3_moe", "--vocab", "300", "--experts", "6",
+                       "--experts-per-tok", "3", "--moe-intermediate", "16", "--norm-topk-prob", "false",
+                       "--decoder-sparse-step", "2"}),
+            0);
+  auto q = worker::LoadModelConfig(dir + "/q");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->architecture, worker::Architecture::kQwen3Moe);
+  EXPECT_EQ(q->moe.num_experts, 6u);
+  EXPECT_EQ(q->moe.num_experts_per_tok, 3u);
+  EXPECT_EQ(q->moe.intermediate_size, 16u);
+  EXPECT_FALSE(q->moe.norm_topk_prob);
+  EXPECT_FALSE(q->IsMoeLayer(0));
+  EXPECT_TRUE(q->IsMoeLayer(1));
+  ASSERT_EQ(MakeModel({"--out", dir + "/m", "--arch", "mixtral", "--vocab", "300", "--experts", "4"}), 0);
+  auto m = worker::LoadModelConfig(dir + "/m");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->architecture, worker::Architecture::kMixtral);
+  EXPECT_EQ(m->moe.num_experts, 4u);
+  EXPECT_EQ(m->moe.intermediate_size, m->intermediate_size);
+  EXPECT_TRUE(m->moe.norm_topk_prob);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "mixtral", "--experts", "2", "--experts-per-tok", "3"}), 1);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "mixtral", "--format", "gguf"}), 1);  // not exported yet
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "qwen3", "--preset", "qwen3-30b-a3b"}), 2);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace llmserve::deploy
