@@ -17,6 +17,7 @@ size_t MoeLayer::Reserve(const MoeConfig& c, size_t h, size_t ff, size_t t) {
   chosen_.resize(t * k);
   weights_.resize(t * k);
   offsets_.resize(c.num_experts + 1);
+  next_row_.resize(c.num_experts);
   order_.resize(t * k);
   slot_row_.resize(t * k);
   gathered_.resize(t * h);
@@ -27,7 +28,7 @@ size_t MoeLayer::Reserve(const MoeConfig& c, size_t h, size_t ff, size_t t) {
   for (const auto* v : {&router_logits_, &weights_, &gathered_, &gate_up_, &act_, &expert_out_}) {
     bytes += v->capacity() * sizeof(float);
   }
-  for (const auto* v : {&chosen_, &offsets_, &order_, &slot_row_}) bytes += v->capacity() * sizeof(int32_t);
+  for (const auto* v : {&chosen_, &offsets_, &next_row_, &order_, &slot_row_}) bytes += v->capacity() * sizeof(int32_t);
   return bytes;
 }
 
@@ -36,9 +37,9 @@ void MoeLayer::GroupByExpert(size_t t, size_t num_experts, size_t k) {
   std::fill(offsets_.begin(), offsets_.end(), 0);
   for (size_t i = 0; i < t * k; ++i) ++offsets_[chosen_[i] + 1];
   for (size_t e = 0; e < num_experts; ++e) offsets_[e + 1] += offsets_[e];
-  std::vector<int32_t> next(offsets_.begin(), offsets_.end() - 1);
+  next_row_.assign(offsets_.begin(), offsets_.end() - 1);
   for (size_t i = 0; i < t * k; ++i) {
-    const int32_t row = next[chosen_[i]]++;
+    const int32_t row = next_row_[chosen_[i]]++;
     order_[row] = static_cast<int32_t>(i / k);
     slot_row_[i] = row;
   }

@@ -45,6 +45,7 @@ class MoeLayer {
   std::vector<int32_t> chosen_;       // [tokens × k] expert ids, slot order
   std::vector<float> weights_;        // [tokens × k] routing weights
   std::vector<int32_t> offsets_;      // [num_experts + 1]: expert e's rows [offsets_[e], offsets_[e + 1])
+  std::vector<int32_t> next_row_;     // [num_experts]: GroupByExpert's next free row of each expert
   std::vector<int32_t> order_;        // [tokens × k]: grouped row -> token
   std::vector<int32_t> slot_row_;     // [tokens × k]: (token, slot) -> grouped row
   std::vector<float> gathered_;       // [tokens × hidden]: one expert's input rows
