@@ -131,6 +131,7 @@ class alignas(64) Request final {
   const StopConditions stop;       // when to finish (CheckStop reads the copies above)
   proto::SamplingParams sampling_params;  // as the client sent them (for the workers)
   std::unique_ptr<StructuredOutputRequest> structured_output;  // set when the output is constrained
+  std::vector<int32_t> spec_token_ids;  // speculative drafts to verify next step (decoding only)
 };
 
 }  // namespace llmserve::engine_core

@@ -170,7 +170,11 @@ void Scheduler::ScheduleRunning(int32_t* budget, bool* preempted) {
       __builtin_prefetch(p + 64);
     }
     Request& r = *requests_[running_[i]];
-    int32_t n = r.num_tokens() - r.num_computed_tokens;
+    const int32_t pending = r.num_tokens() - r.num_computed_tokens;
+    // A decoding request verifies its drafts in the same step (they come
+    // after its real tokens, so a cut budget drops drafts first).
+    const int32_t held_drafts = config_.num_speculative_tokens > 0 ? static_cast<int32_t>(r.spec_token_ids.size()) : 0;
+    int32_t n = pending + held_drafts;
     if (threshold > 0 && n > threshold) n = threshold;
     n = std::min(n, *budget);
     // Positions never pass max_model_len - 1.
@@ -204,7 +208,8 @@ void Scheduler::ScheduleRunning(int32_t* budget, bool* preempted) {
       }
     }
     if (!scheduled) break;
-    decision_.push_back(Scheduled{r.handle, n, r.num_computed_tokens, blocks_before, Kind::kRunning});
+    decision_.push_back(Scheduled{r.handle, n, r.num_computed_tokens, blocks_before, Kind::kRunning,
+                                  std::max(0, n - pending)});
     *budget -= n;
     ++i;
   }
@@ -229,6 +234,7 @@ void Scheduler::Preempt(int32_t handle) {
   kv_.Free(r);
   r.status = RequestStatus::kPreempted;
   r.num_computed_tokens = 0;
+  r.spec_token_ids.clear();
   ++r.num_preemptions;
   ++num_preemptions_;
   RecordEvent(r, RequestEventType::kPreempted);

@@ -25,6 +25,7 @@
 #include "engine_core/kv_cache_manager.h"
 #include "engine_core/request.h"
 #include "engine_core/scheduler_config.h"
+#include "engine_core/spec_decode_stats.h"
 #include "engine_core/waiting_queue.h"
 #include "proto/engine_core_output.h"
 #include "proto/engine_core_request.h"
@@ -111,6 +112,8 @@ class Scheduler final {
   const SchedulerConfig& config() const { return config_; }
   // Steps scheduled so far.
   int64_t step() const { return step_; }
+  // Speculative decoding counters since the scheduler was created.
+  const SpecDecodingStats& spec_decoding_stats() const { return spec_stats_; }
 
  private:
   enum class Kind : uint8_t { kNew, kResumed, kRunning };
@@ -121,6 +124,7 @@ class Scheduler final {
     int32_t num_computed_before;  // num_computed_tokens when scheduled
     int32_t first_new_block;      // index of the first block added this step
     Kind kind;
+    int32_t num_drafts = 0;       // of num_tokens, speculative drafts to verify
   };
 
   Scheduler(const SchedulerConfig& config, const KVCacheConfig& kv_config);
@@ -154,7 +158,13 @@ class Scheduler final {
   void PrefetchRowsAhead(size_t row, size_t rows, const proto::ModelRunnerOutput& model_output) const;
   // Appends row `row`'s sampled tokens to request `handle`, checks its stop
   // conditions and fills its output slot; a finished one joins finished_handles_.
-  void ApplySampled(int32_t handle, size_t row, const proto::ModelRunnerOutput& model_output);
+  // `num_drafts` drafts were verified: the rejected ones' KV is given back.
+  void ApplySampled(int32_t handle, size_t row, int32_t num_drafts, const proto::ModelRunnerOutput& model_output);
+  // Speculative decoding: rolls back the KV of drafts the workers rejected
+  // (sampled.size() - 1 of `num_drafts` were accepted) and counts them.
+  void RollBackRejected(Request& r, int32_t num_drafts, size_t num_sampled);
+  // Proposes r's drafts for its next step (none for constrained requests).
+  void ProposeDrafts(Request& r);
   // Moves this update's per-frontend outputs (and the stats) into `*outputs`.
   void HandOverOutputs(std::vector<ClientOutputs>* outputs);
   // The next output slot of `client`, reset but with its buffers kept.
@@ -212,6 +222,7 @@ class Scheduler final {
   std::vector<GrammarFailure> grammar_failures_;  // to report in the next update
 
   // Stats.
+  SpecDecodingStats spec_stats_;
   int64_t num_preemptions_ = 0;
   int64_t reported_preemptions_ = 0;
   PrefixCacheStats reported_prefix_;

@@ -79,12 +79,21 @@ void Scheduler::BuildOutput() {
     if (resumed) c.resumed_req_ids.push_back(r.request_id);
     if (resumed || r.last_scheduled_step != step_ - 1) {
       const auto all = r.all_token_ids();
-      c.all_token_ids[r.request_id].assign(all.begin(), all.begin() + s.num_computed_before + s.num_tokens);
+      // Drafts are not tokens yet: they travel in scheduled_spec_decode_tokens.
+      const int32_t known = s.num_computed_before + s.num_tokens - s.num_drafts;
+      c.all_token_ids[r.request_id].assign(all.begin(), all.begin() + known);
     }
     ++ci;
   }
   o.total_num_scheduled_tokens = total;
   o.scheduled_spec_decode_tokens.clear();
+  for (size_t i = 0; config_.num_speculative_tokens > 0 && i < decision_.size(); ++i) {
+    const Scheduled& s = decision_[i];
+    if (s.num_drafts == 0) continue;
+    const std::vector<int32_t>& drafts = requests_[s.handle]->spec_token_ids;
+    o.scheduled_spec_decode_tokens[requests_[s.handle]->request_id].assign(drafts.begin(),
+                                                                          drafts.begin() + s.num_drafts);
+  }
   o.num_common_prefix_blocks.assign(1, 0);
   o.finished_req_ids.swap(finished_for_workers_);
   finished_for_workers_.clear();

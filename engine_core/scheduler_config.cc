@@ -19,6 +19,9 @@ Status SchedulerConfig::Validate() const {
     return Status::InvalidArgument("long_prefill_token_threshold must be >= 0");
   if (max_waiting_requests < 0) return Status::InvalidArgument("max_waiting_requests must be >= 0");
   if (num_lookahead_tokens < 0) return Status::InvalidArgument("num_lookahead_tokens must be >= 0");
+  if (num_speculative_tokens < 0) return Status::InvalidArgument("num_speculative_tokens must be >= 0");
+  if (num_speculative_tokens > 0 && (ngram.min_n < 1 || ngram.max_n < ngram.min_n))
+    return Status::InvalidArgument("the n-gram proposer needs 1 <= prompt_lookup_min <= prompt_lookup_max");
   if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len - 1)
     return Status::InvalidArgument(
         "without chunked prefill, max_num_batched_tokens (" + std::to_string(max_num_batched_tokens) +

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "base/status_or.h"
+#include "engine_core/ngram_proposer.h"
 
 namespace llmserve::engine_core {
 
@@ -28,6 +29,9 @@ struct SchedulerConfig {
   bool reserve_full_prompt = true;        // admit only when the whole prompt's blocks fit
   int32_t num_lookahead_tokens = 0;       // extra KV slots per step (speculative decoding)
   bool log_stats = true;                  // record request events and attach SchedulerStats
+  // Speculative decoding with the n-gram proposer: on when num_speculative_tokens > 0.
+  int32_t num_speculative_tokens = 0;     // drafts per decode step at most (0: off)
+  NgramConfig ngram;                      // the proposer's suffix lengths
 
   // InvalidArgument naming the first bad field, or Ok.
   Status Validate() const;

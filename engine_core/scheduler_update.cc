@@ -113,9 +113,32 @@ proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
   }
 }
 
-[[gnu::always_inline]] inline void Scheduler::ApplySampled(int32_t handle, size_t row, const proto::ModelRunnerOutput& model_output) {
+void Scheduler::RollBackRejected(Request& r, int32_t num_drafts, size_t num_sampled) {
+  CHECK_LE(num_sampled, static_cast<size_t>(num_drafts) + 1) << "request " << r.request_id
+                                                             << ": more tokens than drafts + 1";
+  const int32_t accepted = num_sampled == 0 ? 0 : static_cast<int32_t>(num_sampled) - 1;
+  // The rejected drafts' KV slots are recomputed with the real tokens later.
+  // Blocks enter the prefix cache only up to num_tokens() (real tokens), so
+  // no cached block ever held a rejected draft.
+  r.num_computed_tokens -= num_drafts - accepted;
+  spec_stats_.Record(num_drafts, accepted);
+}
+
+void Scheduler::ProposeDrafts(Request& r) {
+  r.spec_token_ids.clear();
+  if (r.structured_output != nullptr) return;  // drafts would need the grammar's check
+  // A step verifying d drafts emits up to d + 1 tokens at positions up to
+  // num_tokens - 1 + d: stay within max_tokens and max_model_len.
+  const int32_t max_drafts = std::min({config_.num_speculative_tokens, r.stop.max_tokens - r.num_output_tokens() - 1,
+                                       config_.max_model_len - r.num_tokens()});
+  ProposeNgram(r.all_token_ids(), config_.ngram, max_drafts, &r.spec_token_ids);
+}
+
+[[gnu::always_inline]] inline void Scheduler::ApplySampled(int32_t handle, size_t row, int32_t num_drafts,
+                                                           const proto::ModelRunnerOutput& model_output) {
   Request& r = *requests_[handle];
   const std::vector<int32_t>& sampled = model_output.sampled_token_ids[row];
+  if (num_drafts > 0) RollBackRejected(r, num_drafts, sampled.size());
   // A partial prefill chunk samples nothing (anything sampled is discarded).
   if (sampled.empty() || r.num_computed_tokens < r.num_tokens()) return;
 
@@ -133,6 +156,7 @@ proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
     }
   }
   r.UpdateBlockHashes(kv_.hasher(), kv_.config().block_size);
+  if (!stopped && config_.num_speculative_tokens > 0) ProposeDrafts(r);
 
   proto::EngineCoreOutput& out = NextOutput(r.client_index);
   out.request_id.assign(r.request_id);
@@ -214,7 +238,7 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
     if (row >= row_handle_.size()) row_handle_.resize(row + 1, -1);
     row_handle_[row] = idx < 0 ? -1 : decision_[idx].handle;
     if (idx < 0) continue;  // finished (e.g. aborted) since it was scheduled
-    ApplySampled(decision_[idx].handle, row, model_output);
+    ApplySampled(decision_[idx].handle, row, decision_[idx].num_drafts, model_output);
   }
 
   if (!finished_handles_.empty()) {
