@@ -24,6 +24,10 @@ void ForwardBatch::AddRequest(const std::vector<int32_t>& tokens, int32_t start_
   pending_blocks_.push_back(blocks);
 }
 
+void ForwardBatch::AddLogitsRows(size_t n) {
+  for (size_t i = n; i > 0; --i) logits_indices.push_back(static_cast<int32_t>(token_ids.size() - i));
+}
+
 void ForwardBatch::FinishBlockTables() {
   block_table_stride = 1;
   for (const auto& b : pending_blocks_) block_table_stride = std::max(block_table_stride, b.size());

@@ -30,6 +30,9 @@ struct ForwardBatch {
   // Call FinishBlockTables() after the last request.
   void AddRequest(const std::vector<int32_t>& tokens, int32_t start_pos,
                   const std::vector<int32_t>& blocks, size_t block_size, bool want_logits);
+  // Adds the last `n` tokens of the request added last to logits_indices, in
+  // order (speculative decoding verifies several positions of one request).
+  void AddLogitsRows(size_t n);
   // Lays the per-request block lists added so far out as block_tables.
   void FinishBlockTables();
 

@@ -3,9 +3,12 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <deque>
 #include <set>
+#include <span>
 
 #include "worker/cuda_backend.h"
+#include "worker/rejection_sampler.h"
 #include "worker/sampler_exp.h"
 
 namespace llmserve::worker {
@@ -174,9 +177,13 @@ Status ModelRunner::ValidateDiff(const proto::SchedulerOutput& step) const {
     if (!known.count(id)) return Status::InvalidArgument("scheduled request " + id + " is unknown to the worker");
     if (count <= 0) return Status::InvalidArgument("request " + id + ": non-positive num_scheduled_tokens");
   }
-  if (!step.scheduled_spec_decode_tokens.empty()) {
-    return Status::Unimplemented("speculative decoding tokens are not supported by the CPU model runner");
+  for (const auto& [id, drafts] : step.scheduled_spec_decode_tokens) {
+    auto it = step.num_scheduled_tokens.find(id);
+    if (it == step.num_scheduled_tokens.end() || static_cast<size_t>(it->second) <= drafts.size())
+      return Status::InvalidArgument("request " + id + ": its drafts need its last token scheduled before them");
   }
+  if (!step.scheduled_spec_decode_tokens.empty() && backend_->samples_on_device())
+    return Status::Unimplemented("speculative decoding is not supported by the " + config_.device + " backend yet");
   return Status::Ok();
 }
 
@@ -225,75 +232,103 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
   ForwardBatch batch;
   std::vector<std::string> ids;
   std::vector<bool> samples;
+  std::vector<const std::vector<int32_t>*> drafts;
   const size_t bs = config_.block_size;
   for (const auto& [id, count] : step.num_scheduled_tokens) {
     RequestState& st = requests_[id];
+    auto d = step.scheduled_spec_decode_tokens.find(id);
+    const std::vector<int32_t>* draft = d == step.scheduled_spec_decode_tokens.end() ? nullptr : &d->second;
+    const size_t num_drafts = draft != nullptr ? draft->size() : 0, known = st.num_tokens() + num_drafts;
     const size_t start = static_cast<size_t>(st.num_computed_tokens), n = static_cast<size_t>(count);
-    if (start + n > st.num_tokens()) {
+    if (start + n > known || (num_drafts > 0 && start + n != known)) {
       return Status::InvalidArgument("request " + id + ": scheduled tokens [" + std::to_string(start) + ", " +
-                                     std::to_string(start + n) + ") go past its " + std::to_string(st.num_tokens()) +
-                                     " known tokens");
+                                     std::to_string(start + n) + ") do not end at its " + std::to_string(known) +
+                                     " known tokens and drafts");
     }
     if ((start + n + bs - 1) / bs > st.block_ids.size()) {
       return Status::InvalidArgument("request " + id + ": its block table has " + std::to_string(st.block_ids.size()) +
                                      " blocks, too few for " + std::to_string(start + n) + " tokens");
     }
     std::vector<int32_t> chunk(n);
-    for (size_t i = 0; i < n; ++i) chunk[i] = st.token(start + i);
-    const bool sample = start + n == st.num_tokens();
-    batch.AddRequest(chunk, static_cast<int32_t>(start), st.block_ids, bs, sample);
+    const size_t real = st.num_tokens();
+    for (size_t i = 0; i < n; ++i) chunk[i] = start + i < real ? st.token(start + i) : (*draft)[start + i - real];
+    const bool sample = start + n == known;
+    // A verifying request needs the logits of its last real token and of each draft.
+    batch.AddRequest(chunk, static_cast<int32_t>(start), st.block_ids, bs, sample && num_drafts == 0);
+    if (sample && num_drafts > 0) batch.AddLogitsRows(num_drafts + 1);
     ids.push_back(id);
     samples.push_back(sample);
+    drafts.push_back(num_drafts > 0 ? draft : nullptr);
   }
   batch.FinishBlockTables();
   proto::ModelRunnerOutput out;
   if (batch.num_tokens() == 0) return out;
-  LLMSERVE_ASSIGN_OR_RETURN(std::vector<SampledToken> sampled,
-                            SampleStep(step, batch, ids, samples, &out.num_nans_in_logits));
+  LLMSERVE_ASSIGN_OR_RETURN(std::vector<std::vector<SampledToken>> sampled,
+                            SampleStep(step, batch, ids, samples, drafts, &out.num_nans_in_logits));
   for (size_t r = 0, si = 0; r < ids.size(); ++r) {
-    out.req_ids.push_back(ids[r]);
-    if (!samples[r]) {
-      out.sampled_token_ids.emplace_back();
-      out.logprobs.emplace_back();
-      continue;
-    }
-    const SampledToken& s = sampled[si++];
-    requests_[ids[r]].output_tokens.push_back(s.token);
-    out.sampled_token_ids.push_back({s.token});
-    if (requests_[ids[r]].params.logprobs >= 0) {
-      proto::Logprobs lp;
-      std::vector<int32_t> toks = {s.token};
-      std::vector<float> vals = {s.logprob};
-      for (const auto& [t, v] : s.top) {
-        toks.push_back(t);
-        vals.push_back(v);
-      }
-      lp.token_ids.push_back(std::move(toks));
-      lp.logprobs.push_back(std::move(vals));
-      lp.sampled_token_ranks.push_back(s.rank);
-      out.logprobs.emplace_back(std::move(lp));
+    if (samples[r]) {
+      Emit(ids[r], sampled[si++], &out);
     } else {
+      out.req_ids.push_back(ids[r]);
+      out.sampled_token_ids.emplace_back();
       out.logprobs.emplace_back();
     }
   }
   return out;
 }
 
-StatusOr<std::vector<SampledToken>> ModelRunner::SampleStep(const proto::SchedulerOutput& step,
-                                                            const ForwardBatch& batch,
-                                                            const std::vector<std::string>& ids,
-                                                            const std::vector<bool>& samples, int32_t* num_nans) {
-  // The sampled rows, in logits order; their logits are known after the forward pass.
+void ModelRunner::Emit(const std::string& id, const std::vector<SampledToken>& tokens,
+                       proto::ModelRunnerOutput* out) {
+  RequestState& st = requests_[id];
+  out->req_ids.push_back(id);
+  std::vector<int32_t>& ids = out->sampled_token_ids.emplace_back();
+  for (const SampledToken& s : tokens) {
+    st.output_tokens.push_back(s.token);
+    ids.push_back(s.token);
+  }
+  if (st.params.logprobs < 0) {
+    out->logprobs.emplace_back();
+    return;
+  }
+  proto::Logprobs& lp = out->logprobs.emplace_back().emplace();
+  for (const SampledToken& s : tokens) {
+    std::vector<int32_t> toks = {s.token};
+    std::vector<float> vals = {s.logprob};
+    for (const auto& [t, v] : s.top) {
+      toks.push_back(t);
+      vals.push_back(v);
+    }
+    lp.token_ids.push_back(std::move(toks));
+    lp.logprobs.push_back(std::move(vals));
+    lp.sampled_token_ranks.push_back(s.rank);
+  }
+}
+
+StatusOr<std::vector<std::vector<SampledToken>>> ModelRunner::SampleStep(
+    const proto::SchedulerOutput& step, const ForwardBatch& batch, const std::vector<std::string>& ids,
+    const std::vector<bool>& samples, const std::vector<const std::vector<int32_t>*>& drafts, int32_t* num_nans) {
+  // The sampled rows, in logits order (a verifying request has one per draft
+  // plus one); their logits are known after the forward pass.
   std::vector<SamplerRow> rows;
+  std::vector<size_t> first_row;  // per sampling request
+  std::vector<const std::vector<int32_t>*> request_drafts;
+  std::deque<std::vector<int32_t>> outputs_with_drafts;  // row j's output tokens (penalties see the drafts)
   for (size_t r = 0; r < ids.size(); ++r) {
     if (!samples[r]) continue;
     const RequestState& st = requests_[ids[r]];
+    first_row.push_back(rows.size());
+    request_drafts.push_back(drafts[r]);
     rows.push_back({nullptr, &st.params, &st.prompt_tokens, &st.output_tokens, st.seed, st.output_tokens.size()});
     if (auto g = step.structured_output_request_ids.find(ids[r]); g != step.structured_output_request_ids.end()) {
       // Rows are validated by the SchedulerOutput decoder: equal widths, indices in range.
       const size_t width = step.grammar_bitmask.words.size() / step.structured_output_request_ids.size();
       rows.back().grammar_mask = step.grammar_bitmask.words.data() + static_cast<size_t>(g->second) * width;
       rows.back().grammar_mask_words = width;
+    }
+    for (size_t j = 1; drafts[r] != nullptr && j <= drafts[r]->size(); ++j) {
+      std::vector<int32_t>& out = outputs_with_drafts.emplace_back(st.output_tokens);
+      out.insert(out.end(), drafts[r]->begin(), drafts[r]->begin() + static_cast<std::ptrdiff_t>(j));
+      rows.push_back({nullptr, &st.params, &st.prompt_tokens, &out, st.seed, st.output_tokens.size() + j});
     }
   }
   std::vector<DeviceSampling> sampling;
@@ -302,30 +337,40 @@ StatusOr<std::vector<SampledToken>> ModelRunner::SampleStep(const proto::Schedul
   }
   LLMSERVE_ASSIGN_OR_RETURN(ForwardOutput fwd, backend_->Forward(batch, sampling));
   const size_t vocab = backend_->config().vocab_size;
-  std::vector<SampledToken> sampled(rows.size());
-  std::vector<SamplerRow> host_rows;
-  std::vector<size_t> host_index;
+  std::vector<int32_t> device_token(rows.size(), -1);
+  size_t host_rows = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!fwd.sampled.empty() && fwd.sampled[i] >= 0) {
-      sampled[i].token = fwd.sampled[i];
+      device_token[i] = fwd.sampled[i];
       continue;
     }
-    rows[i].logits = fwd.logits + host_rows.size() * vocab;
-    host_rows.push_back(rows[i]);
-    host_index.push_back(i);
+    rows[i].logits = fwd.logits + host_rows++ * vocab;
   }
   {
     // Row by row on the pool: at 256 rows of a 152k vocabulary this scan reads 156 MB.
     std::vector<size_t> nans(pool_->size(), 0);
-    pool_->ParallelFor(host_rows.size(), 1, [&](size_t begin, size_t end, size_t thread) {
+    pool_->ParallelFor(host_rows, 1, [&](size_t begin, size_t end, size_t thread) {
       nans[thread] += CountNans(fwd.logits + begin * vocab, (end - begin) * vocab);
     });
     size_t total = static_cast<size_t>(fwd.device_nans);
     for (size_t n : nans) total += n;
     *num_nans = static_cast<int32_t>(total);
   }
-  auto host_sampled = sampler_->Sample(host_rows, vocab, *pool_);
-  for (size_t k = 0; k < host_index.size(); ++k) sampled[host_index[k]] = std::move(host_sampled[k]);
+  // Requests sample in parallel; each one's tokens depend on its rows alone.
+  std::vector<std::vector<SampledToken>> sampled(first_row.size());
+  pool_->ParallelFor(first_row.size(), 1, [&](size_t begin, size_t end, size_t) {
+    for (size_t q = begin; q < end; ++q) {
+      const size_t i = first_row[q];
+      if (request_drafts[q] != nullptr) {
+        sampled[q] = RejectionSample(std::span<const SamplerRow>(rows).subspan(i, request_drafts[q]->size() + 1),
+                                     *request_drafts[q], vocab);
+      } else if (device_token[i] >= 0) {
+        sampled[q].emplace_back().token = device_token[i];
+      } else {
+        sampled[q].push_back(Sampler::SampleRow(rows[i], vocab));
+      }
+    }
+  });
   return sampled;
 }
 

@@ -97,10 +97,17 @@ class ModelRunner {
   void ApplyDiff(const proto::SchedulerOutput& step);
   StatusOr<proto::ModelRunnerOutput> Run(const proto::SchedulerOutput& step);
   // Runs the batch and samples its sampled rows (`ids[r]` samples where
-  // samples[r]): on the device where the backend can, else on the host.
-  StatusOr<std::vector<SampledToken>> SampleStep(const proto::SchedulerOutput& step, const ForwardBatch& batch,
-                                                 const std::vector<std::string>& ids, const std::vector<bool>& samples,
-                                                 int32_t* num_nans);
+  // samples[r]; with drafts[r] non-null it verifies them with the rejection
+  // sampler): on the device where the backend can, else on the host. One
+  // list of emitted tokens per sampling request.
+  StatusOr<std::vector<std::vector<SampledToken>>> SampleStep(const proto::SchedulerOutput& step,
+                                                              const ForwardBatch& batch,
+                                                              const std::vector<std::string>& ids,
+                                                              const std::vector<bool>& samples,
+                                                              const std::vector<const std::vector<int32_t>*>& drafts,
+                                                              int32_t* num_nans);
+  // Appends request `id`'s emitted tokens to its state and to `out`.
+  void Emit(const std::string& id, const std::vector<SampledToken>& tokens, proto::ModelRunnerOutput* out);
 
   ModelRunnerConfig config_;
   std::unique_ptr<kernels::cpu::ThreadPool> pool_;

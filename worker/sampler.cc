@@ -87,7 +87,7 @@ int32_t ChooseAmongBest(const float* l, size_t vocab, const SamplingParams& sp, 
 // same distribution; sorting 152k tokens would dominate the step).
 SampledToken Choose(const float* l, size_t vocab, const SamplingParams& sp, const SamplerRow& row) {
   SampledToken out;
-  if (sp.temperature <= 1e-5f) {
+  if (Sampler::Greedy(sp)) {
     // 3a. Greedy: the first maximum.
     out.token = static_cast<int32_t>(ArgMax(l, vocab));
     return out;
@@ -183,17 +183,15 @@ bool Sampler::ProcessesLogits(const SamplerRow& row) {
   return !sp.allowed_token_ids.empty() || !sp.logit_bias.empty() || HasPenalties(sp) || SuppressesStops(row);
 }
 
-SampledToken Sampler::SampleUnmasked(const SamplerRow& row, size_t vocab) {
+namespace {
+
+// Steps 1 and 2 of the sampler into `l` [vocab]: the row's logits after
+// allowed ids, min_tokens' stop mask, logit bias and penalties.
+void ProcessLogits(const SamplerRow& row, size_t vocab, std::vector<float>& l) {
   const SamplingParams& sp = *row.params;
   const bool suppress_stops = SuppressesStops(row);
   const bool penalties = HasPenalties(sp);
-  if (!ProcessesLogits(row)) {
-    // Nothing edits the logits: sample from the row itself (no copy).
-    SampledToken out = Choose(row.logits, vocab, sp, row);
-    if (sp.logprobs >= 0) RawLogprobs(row.logits, vocab, sp.logprobs, out.token, &out);
-    return out;
-  }
-  std::vector<float> l(row.logits, row.logits + vocab);
+  l.assign(row.logits, row.logits + vocab);
   // 1. Allowed ids, min_tokens' stop-id mask and logit bias.
   if (!sp.allowed_token_ids.empty()) {
     std::vector<float> masked(vocab, kNegInf);
@@ -235,9 +233,72 @@ SampledToken Sampler::SampleUnmasked(const SamplerRow& row, size_t vocab) {
       l[t] -= sp.frequency_penalty * static_cast<float>(c) + sp.presence_penalty;
     }
   }
+}
+
+// Top-k weights as ChooseAmongBest draws from them, scattered into p [vocab].
+double TopKWeights(const float* l, size_t vocab, const SamplingParams& sp, double* p) {
+  std::fill(p, p + vocab, 0.0);
+  const auto best = TopK(l, vocab, static_cast<size_t>(sp.top_k));
+  std::vector<float> logits(best.size());
+  std::vector<double> w(best.size());
+  for (size_t i = 0; i < best.size(); ++i) logits[i] = best[i].first;
+  if (best.empty()) return 0;
+  const double mx = logits[0];
+  TemperatureExp(logits.data(), logits.size(), mx, sp.temperature, mx - kNegligibleLogRatio * sp.temperature,
+                 MinP(sp), w.data());
+  double total = 0;
+  for (double v : w) total += v;
+  size_t keep = w.size();
+  if (sp.top_p < 1.0f) {
+    const double want = static_cast<double>(sp.top_p) * total;
+    double acc = 0;
+    for (keep = 0; keep < w.size() && acc < want;) acc += w[keep++];
+  }
+  double kept = 0;
+  for (size_t i = 0; i < keep; ++i) kept += p[best[i].second] = w[i];
+  return kept;
+}
+
+}  // namespace
+
+SampledToken Sampler::SampleUnmasked(const SamplerRow& row, size_t vocab) {
+  const SamplingParams& sp = *row.params;
+  if (!ProcessesLogits(row)) {
+    // Nothing edits the logits: sample from the row itself (no copy).
+    SampledToken out = Choose(row.logits, vocab, sp, row);
+    if (sp.logprobs >= 0) RawLogprobs(row.logits, vocab, sp.logprobs, out.token, &out);
+    return out;
+  }
+  std::vector<float> l;
+  ProcessLogits(row, vocab, l);
   SampledToken out = Choose(l.data(), vocab, sp, row);
   if (sp.logprobs >= 0) RawLogprobs(row.logits, vocab, sp.logprobs, out.token, &out);
   return out;
+}
+
+double Sampler::TargetWeights(const SamplerRow& row, size_t vocab, std::vector<double>* p) {
+  const SamplingParams& sp = *row.params;
+  p->resize(vocab);
+  std::vector<float> processed;
+  const float* l = row.logits;
+  if (ProcessesLogits(row)) {
+    ProcessLogits(row, vocab, processed);
+    l = processed.data();
+  }
+  if (sp.top_k > 0 && static_cast<size_t>(sp.top_k) < vocab) return TopKWeights(l, vocab, sp, p->data());
+  // The same steps as Choose's full-row path.
+  const float mx = MaxLogit(l, vocab);
+  const double floor_logit = mx - kNegligibleLogRatio * sp.temperature;
+  TemperatureExp(l, vocab, mx, sp.temperature, floor_logit, MinP(sp), p->data());
+  if (sp.top_p < 1.0f) {
+    const double want = static_cast<double>(sp.top_p) * Draw(p->data(), vocab).total();
+    DropAfter(l, vocab, TopPCut(l, p->data(), vocab, want, static_cast<float>(floor_logit), mx), p->data());
+  }
+  return Draw(p->data(), vocab).total();
+}
+
+void Sampler::FillLogprobs(const SamplerRow& row, size_t vocab, int32_t token, SampledToken* out) {
+  if (row.params->logprobs >= 0) RawLogprobs(row.logits, vocab, row.params->logprobs, token, out);
 }
 
 std::vector<SampledToken> Sampler::Sample(const std::vector<SamplerRow>& rows, size_t vocab,

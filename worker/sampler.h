@@ -72,6 +72,18 @@ class Sampler {
   // The uniform [0, 1) draw for (seed, position).
   static double Uniform(uint64_t seed, uint64_t position);
 
+  // Whether the row is sampled greedily (argmax; temperature ~ 0).
+  static bool Greedy(const SamplingParams& sp) { return sp.temperature <= 1e-5f; }
+
+  // For a random (non-greedy) row without a grammar mask: the weights the
+  // draw picks from (processed logits, temperature, min_p, top_k, top_p; 0 for
+  // dropped tokens), into `*p` [vocab]. Returns their sum (0: no finite logit).
+  static double TargetWeights(const SamplerRow& row, size_t vocab, std::vector<double>* p);
+
+  // Fills `out`'s logprob, rank and top entries for `token` when the row asks
+  // for logprobs (as SampleRow does for the token it samples).
+  static void FillLogprobs(const SamplerRow& row, size_t vocab, int32_t token, SampledToken* out);
+
  private:
   uint64_t process_seed_;
 };

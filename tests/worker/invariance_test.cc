@@ -112,6 +112,32 @@ TEST_P(InvarianceTest, BatchCompositionDoesNotChangeLogits) {
   EXPECT_TRUE(mixed == alone);
 }
 
+// Speculative decoding's verification: a chunk of the last token and 4 drafts
+// whose 5 rows give logits, beside another request and over KV slots that a
+// rejected draft run wrote before, gives each row bitwise the logits of
+// single-token decode steps (so greedy verification equals plain decoding).
+TEST_P(InvarianceTest, VerificationRowsEqualDecodeRows) {
+  const auto x = Tokens(14, 9);
+  const size_t vocab = model_->config().vocab_size;
+  const auto decoded = testing::RunPrompt(*model_, *cache_, x, {9, 1}, Blocks(0, 4));
+  const std::vector<float> want(decoded.begin() + 9 * vocab, decoded.end());
+  const auto blocks = Blocks(20, 4);
+  auto run = [&](const std::vector<int32_t>& chunk, int32_t start, bool logits, std::vector<float>* out) {
+    ForwardBatch b;
+    b.AddRequest(Tokens(6, 10), 0, Blocks(40, 2), 4, true);
+    b.AddRequest(chunk, start, blocks, 4, false);
+    if (logits) b.AddLogitsRows(chunk.size());
+    b.FinishBlockTables();
+    ASSERT_TRUE(model_->Forward(b, *cache_, out).ok());
+  };
+  std::vector<float> logits;
+  run(std::vector<int32_t>(x.begin(), x.begin() + 9), 0, false, &logits);
+  run({x[9], 1, 2, 3, 4}, 9, false, &logits);  // drafts that were rejected
+  run(std::vector<int32_t>(x.begin() + 9, x.end()), 9, true, &logits);
+  ASSERT_EQ(logits.size(), 6 * vocab);
+  EXPECT_TRUE(std::vector<float>(logits.begin() + vocab, logits.end()) == want);
+}
+
 TEST_P(InvarianceTest, PrefixFromCacheDoesNotChangeLogits) {
   // Y shares X's first 12 tokens (3 blocks of 4). Y from scratch vs Y whose
   // first 3 blocks are X's cached blocks and only the rest is computed.
