@@ -2,6 +2,8 @@
 
 #include <gflags/gflags.h>
 
+#include "deploy/speculative_config.h"
+
 DEFINE_string(served_model_name, "",
               "Model name in the API; defaults to the Hugging Face id MODEL was given as, else the model "
               "directory's name.");
@@ -37,6 +39,11 @@ DEFINE_int32(max_num_batched_tokens, 2048, "Token budget of one step, per engine
 DEFINE_int32(long_prefill_token_threshold, 0, "Chunk prompts longer than this many tokens per step (0 = off).");
 DEFINE_string(scheduling_policy, "fcfs", "fcfs (first come first served) or priority.");
 DEFINE_int32(max_waiting_requests, 0, "Refuse requests (HTTP 429) beyond this many waiting per engine; 0 = no bound.");
+DEFINE_string(speculative_config, "",
+              "Speculative decoding, as JSON with vLLM's SpeculativeConfig keys: "
+              "'{\"method\": \"ngram\", \"num_speculative_tokens\": 4, \"prompt_lookup_min\": 2, "
+              "\"prompt_lookup_max\": 5}' (prompt lookup: drafts copied from earlier in the prompt and output; "
+              "lookup lengths default to 5). Only the n-gram method, on the CPU backend.");
 DEFINE_double(shutdown_timeout, 30, "Seconds a draining engine may spend finishing requests on SIGTERM.");
 
 namespace llmserve::deploy {
@@ -132,6 +139,7 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   else return Status::InvalidArgument("--scheduling-policy must be fcfs or priority, got '" + FLAGS_scheduling_policy + "'");
   if (FLAGS_shutdown_timeout < 0) return Status::InvalidArgument("--shutdown-timeout must not be negative");
   config->set_shutdown_timeout_s(FLAGS_shutdown_timeout);
+  LLMSERVE_RETURN_IF_ERROR(ParseSpeculativeConfig(FLAGS_speculative_config, config->mutable_speculative()));
   return Status::Ok();
 }
 

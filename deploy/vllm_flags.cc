@@ -40,7 +40,7 @@ std::optional<FlagArg> ParseFlag(const std::string& arg) {
   if (!long_form && body.size() > 1 && body[0] == 'O') {
     // vLLM's -O3 / -O.level: the compilation config with the value glued on.
     flag.value = body.substr(1) + (flag.value ? "=" + *flag.value : "");
-    body = "O";
+    body.assign(1, 'O');  // not `= "O"`: GCC 12 warns falsely (-Wrestrict) there when inlined
   }
   std::replace(body.begin(), body.end(), '_', '-');
   if (const VllmFlagAlias* alias = FindAlias(body, !long_form)) {

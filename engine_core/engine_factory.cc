@@ -39,6 +39,12 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     rc.precision = kernels::cpu::MatmulPrecision::kBF16;
     rc.enforce_eager = model.enforce_eager();
   }
+  const auto& spec = config.speculative();
+  if (!spec.method().empty() && spec.method() != "ngram")
+    return Status::InvalidArgument("speculative decoding method '" + spec.method() + "' is not supported (only ngram)");
+  if (!spec.method().empty() && rc.device == "cuda")
+    return Status::InvalidArgument(
+        "speculative decoding runs on the CPU backend only so far: use --device cpu or drop --speculative-config");
   rc.kv_cache_dtype = worker::KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   rc.memory_fraction = worker::WorkerMemoryFraction(config.cache(), rc.device, 1, ranks_on_node);
   BuiltEngine built;
@@ -84,6 +90,13 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.scheduler.policy = config.scheduler().policy() == proto::SchedulerConfig::PRIORITY ? SchedulingPolicy::kPriority
                                                                                          : SchedulingPolicy::kFcfs;
   ec.scheduler.max_waiting_requests = static_cast<int32_t>(config.scheduler().max_waiting_requests());
+  if (spec.method() == "ngram") {
+    ec.scheduler.num_speculative_tokens = static_cast<int32_t>(spec.num_speculative_tokens());
+    ec.scheduler.ngram.min_n = static_cast<int32_t>(spec.prompt_lookup_min());
+    ec.scheduler.ngram.max_n = static_cast<int32_t>(spec.prompt_lookup_max());
+    if (ec.scheduler.num_speculative_tokens < 1)
+      return Status::InvalidArgument("speculative decoding needs num_speculative_tokens >= 1");
+  }
   ec.kv.block_size = static_cast<int32_t>(rc.block_size);
   ec.kv.max_model_len = static_cast<int32_t>(built.max_model_len);
   ec.kv.enable_prefix_caching = config.cache().enable_prefix_caching();

@@ -70,9 +70,9 @@ TEST_F(ServeArgumentsTest, ListAtTheEndOfTheConfigDoesNotTakeTheModel) {
 }
 
 TEST_F(ServeArgumentsTest, Errors) {
-  const std::string path = Write("speculative-config: {method: ngram}\n");
+  const std::string path = Write("kv-transfer-config: {kv_connector: X}\n");
   EXPECT_THAT(PrepareServeArguments({"--config", path}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),
-              HasSubstr("--speculative-config"));
+              HasSubstr("--kv-transfer-config"));
   EXPECT_THAT(PrepareServeArguments({"--config", path, "--config", path}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),
               HasSubstr("--config may be given once"));
   EXPECT_THAT(PrepareServeArguments({"--config"}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),

@@ -90,10 +90,10 @@ TEST(VllmFlags, UnknownFlagsAndEverythingAfterDoubleDashPassThrough) {
 }
 
 TEST(VllmFlags, RejectedFlagsAreErrors) {
-  Filtered f = Filter({"M", "--speculative-config", "{\"method\": \"ngram\"}"});
+  Filtered f = Filter({"M", "--kv-transfer-config", "{\"kv_connector\": \"X\"}"});
   EXPECT_EQ(f.status.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(f.status.message(), HasSubstr("--speculative-config {\"method\": \"ngram\"} is not supported by "
-                                            "llmserve yet: speculative decoding"));
+  EXPECT_THAT(f.status.message(), HasSubstr("--kv-transfer-config {\"kv_connector\": \"X\"} is not supported by "
+                                            "llmserve yet: KV connectors"));
   EXPECT_THAT(Filter({"--enable-lora"}).status.message(), HasSubstr("LoRA adapters"));
   EXPECT_THAT(Filter({"--quantization=awq"}).status.message(), HasSubstr("--quantization awq is not supported"));
   EXPECT_THAT(Filter({"-pp", "2"}).status.message(),

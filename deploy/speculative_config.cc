@@ -1,0 +1,98 @@
+#include "deploy/speculative_config.h"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status_or.h"
+
+namespace llmserve::deploy {
+
+namespace {
+
+constexpr char kPrefix[] = "--speculative-config: ";
+constexpr char kSupported[] = "llmserve implements method \"ngram\" (keys num_speculative_tokens, "
+                              "prompt_lookup_min, prompt_lookup_max)";
+
+// vLLM's method names that llmserve does not implement (yet).
+constexpr std::string_view kOtherMethods[] = {
+    "suffix", "draft_model", "eagle", "eagle3", "mtp", "medusa", "mlp_speculator", "ngram_gpu",
+    "custom_class", "extract_hidden_states", "dflash", "deepseek_mtp", "ernie_mtp", "qwen3_next_mtp",
+    "mimo_mtp", "longcat_flash_mtp"};
+
+Status Error(const std::string& message) { return Status::InvalidArgument(kPrefix + message); }
+
+// A positive integer key, or nullopt when absent; an error for anything else.
+Status PositiveInt(const nlohmann::json& j, const char* key, std::optional<uint32_t>* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > 1024)
+    return Error(std::string(key) + " must be an integer from 1 to 1024, got " + it->dump());
+  *out = static_cast<uint32_t>(it->get<int64_t>());
+  return Status::Ok();
+}
+
+// The method the config names (vLLM: an explicit method, else "ngram" when
+// model is "ngram" or "[ngram]", else a draft model).
+StatusOr<std::string> MethodOf(const nlohmann::json& j) {
+  std::string method, model;
+  if (auto it = j.find("method"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Error("method must be a string");
+    method = it->get<std::string>();
+  }
+  if (auto it = j.find("model"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Error("model must be a string");
+    model = it->get<std::string>();
+  }
+  const bool ngram_model = model == "ngram" || model == "[ngram]";
+  if (method == "[ngram]" || (method.empty() && ngram_model)) method = "ngram";
+  if (method.empty()) {
+    if (model.empty()) return Error("method is required; " + std::string(kSupported));
+    method = "draft_model";
+  }
+  if (method == "ngram") {
+    if (!model.empty() && !ngram_model) return Error("model \"" + model + "\" does not go with method ngram");
+    return method;
+  }
+  const bool known = std::find(std::begin(kOtherMethods), std::end(kOtherMethods), method) != std::end(kOtherMethods) ||
+                     method.ends_with("_mtp");
+  if (known) return Error("method \"" + method + "\" is not supported yet; " + kSupported);
+  return Error("unknown method \"" + method + "\"; " + kSupported);
+}
+
+}  // namespace
+
+Status ParseSpeculativeConfig(const std::string& json, proto::SpeculativeConfig* out) {
+  out->Clear();
+  if (json.empty()) return Status::Ok();
+  const nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Error("must be a JSON object, such as '{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'");
+  auto method = MethodOf(j);
+  if (!method.ok()) return method.status();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    if (key != "method" && key != "model" && key != "num_speculative_tokens" && key != "prompt_lookup_min" &&
+        key != "prompt_lookup_max")
+      return Error("key \"" + key + "\" is not supported; " + kSupported);
+  }
+  std::optional<uint32_t> k, lo, hi;
+  LLMSERVE_RETURN_IF_ERROR(PositiveInt(j, "num_speculative_tokens", &k));
+  LLMSERVE_RETURN_IF_ERROR(PositiveInt(j, "prompt_lookup_min", &lo));
+  LLMSERVE_RETURN_IF_ERROR(PositiveInt(j, "prompt_lookup_max", &hi));
+  if (!k) return Error("num_speculative_tokens is required for method ngram");
+  if (!lo && !hi) lo = hi = 5u;  // vLLM's defaults
+  if (!lo) lo = hi;
+  if (!hi) hi = lo;
+  if (*lo > *hi)
+    return Error("prompt_lookup_min=" + std::to_string(*lo) + " must be <= prompt_lookup_max=" + std::to_string(*hi));
+  out->set_method(*method);
+  out->set_num_speculative_tokens(*k);
+  out->set_prompt_lookup_min(*lo);
+  out->set_prompt_lookup_max(*hi);
+  return Status::Ok();
+}
+
+}  // namespace llmserve::deploy
