@@ -293,6 +293,19 @@ proto::SchedulerStats Scheduler::PeekStats() const {
   s.num_preemptions = num_preemptions_ - reported_preemptions_;
   s.step_counter = step_;
   s.iteration_tokens = iteration_tokens_;
+  if (config_.num_speculative_tokens > 0) {
+    proto::SpecDecodingStats& d = s.spec_decoding_stats.emplace();
+    d.num_spec_tokens = config_.num_speculative_tokens;
+    d.num_drafts = spec_stats_.num_drafts - reported_spec_.num_drafts;
+    d.num_draft_tokens = spec_stats_.num_draft_tokens - reported_spec_.num_draft_tokens;
+    d.num_accepted_tokens = spec_stats_.num_accepted_tokens - reported_spec_.num_accepted_tokens;
+    const auto& now = spec_stats_.num_accepted_tokens_per_pos;
+    const auto& then = reported_spec_.num_accepted_tokens_per_pos;
+    d.num_accepted_tokens_per_pos.assign(static_cast<size_t>(config_.num_speculative_tokens), 0);
+    for (size_t i = 0; i < now.size() && i < d.num_accepted_tokens_per_pos.size(); ++i) {
+      d.num_accepted_tokens_per_pos[i] = now[i] - (i < then.size() ? then[i] : 0);
+    }
+  }
   return s;
 }
 
@@ -300,6 +313,7 @@ proto::SchedulerStats Scheduler::MakeStats() {
   proto::SchedulerStats s = PeekStats();
   reported_prefix_ = kv_.prefix_cache_stats();
   reported_preemptions_ = num_preemptions_;
+  reported_spec_ = spec_stats_;
   iteration_tokens_.clear();
   return s;
 }

@@ -223,6 +223,7 @@ class Scheduler final {
 
   // Stats.
   SpecDecodingStats spec_stats_;
+  SpecDecodingStats reported_spec_;  // spec_stats_ at the last MakeStats
   int64_t num_preemptions_ = 0;
   int64_t reported_preemptions_ = 0;
   PrefixCacheStats reported_prefix_;

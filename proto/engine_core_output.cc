@@ -117,6 +117,18 @@ struct EngineCoreOutputFields {
   }
 };
 
+struct SpecDecodingStatsFields {
+  static constexpr wire::Layout kLayout{.name = "SpecDecodingStats", .shape = wire::Shape::kMap};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("num_spec_tokens", s.num_spec_tokens);
+    field("num_drafts", s.num_drafts);
+    field("num_draft_tokens", s.num_draft_tokens);
+    field("num_accepted_tokens", s.num_accepted_tokens);
+    field("num_accepted_tokens_per_pos", s.num_accepted_tokens_per_pos);
+  }
+};
+
 struct SchedulerStatsFields {
   static constexpr wire::Layout kLayout{
       .name = "SchedulerStats", .shape = wire::Shape::kMap, .omit_defaults = true};
@@ -132,6 +144,7 @@ struct SchedulerStatsFields {
     field("step_counter", s.step_counter);
     field("current_wave", s.current_wave);
     field("iteration_tokens", s.iteration_tokens);
+    field("spec_decoding_stats", s.spec_decoding_stats);
   }
 };
 
@@ -192,6 +205,12 @@ Status Read(const msgpack::object& o, std::string_view, EngineCoreOutput* out) {
                           static_cast<int>(*out->error_code) > static_cast<int>(StatusCode::kInternal)))
     return Status::InvalidArgument("EngineCoreOutput: error_code out of range");
   return Status::Ok();
+}
+
+void Pack(wire::Packer& p, const SpecDecodingStats& v) { wire::PackStruct<SpecDecodingStatsFields>(p, v); }
+
+Status Read(const msgpack::object& o, std::string_view, SpecDecodingStats* out) {
+  return wire::ReadStruct<SpecDecodingStatsFields>(o, out);
 }
 
 void Pack(wire::Packer& p, const SchedulerStats& v) { wire::PackStruct<SchedulerStatsFields>(p, v); }

@@ -61,6 +61,18 @@ struct EngineCoreOutput {
 };
 
 // Load an engine reports (to frontends for metrics, to the coordinator for LB).
+// Speculative decoding counters since the last report (vLLM's
+// SpecDecodingStats). Map, every field written.
+struct SpecDecodingStats {
+  int32_t num_spec_tokens = 0;      // drafts per step at most (num_speculative_tokens)
+  int64_t num_drafts = 0;           // draft runs verified (one per request and step)
+  int64_t num_draft_tokens = 0;     // draft tokens verified
+  int64_t num_accepted_tokens = 0;  // of those, accepted
+  std::vector<int64_t> num_accepted_tokens_per_pos;  // [i]: runs whose draft i was accepted
+
+  bool operator==(const SpecDecodingStats&) const = default;
+};
+
 struct SchedulerStats {
   int32_t num_running_reqs = 0;
   int32_t num_waiting_reqs = 0;
@@ -72,6 +84,7 @@ struct SchedulerStats {
   int64_t step_counter = 0;
   int64_t current_wave = 0;
   std::vector<int32_t> iteration_tokens;  // scheduled tokens per step since the last report
+  std::optional<SpecDecodingStats> spec_decoding_stats;  // set when speculative decoding is on
 
   bool operator==(const SchedulerStats&) const = default;
 };
@@ -106,6 +119,8 @@ void Pack(wire::Packer& p, const EngineCoreEvent& v);
 Status Read(const msgpack::object& o, std::string_view field, EngineCoreEvent* out);
 void Pack(wire::Packer& p, const EngineCoreOutput& v);
 Status Read(const msgpack::object& o, std::string_view field, EngineCoreOutput* out);
+void Pack(wire::Packer& p, const SpecDecodingStats& v);
+Status Read(const msgpack::object& o, std::string_view field, SpecDecodingStats* out);
 void Pack(wire::Packer& p, const SchedulerStats& v);
 Status Read(const msgpack::object& o, std::string_view field, SchedulerStats* out);
 void Pack(wire::Packer& p, const UtilityOutput& v);

@@ -139,7 +139,11 @@ SCHEDULER_STATS = [  # map
     ("num_running_reqs", 0), ("num_waiting_reqs", 0), ("num_waiting_tokens", 0),
     ("kv_cache_usage", 0.0), ("prefix_cache_queries", 0), ("prefix_cache_hits", 0),
     ("num_preemptions", 0), ("step_counter", 0), ("current_wave", 0),
-    ("iteration_tokens", []),
+    ("iteration_tokens", []), ("spec_decoding_stats", None),
+]
+SPEC_DECODING_STATS = [  # map, every field (vLLM's dataclass)
+    ("num_spec_tokens", 0), ("num_drafts", 0), ("num_draft_tokens", 0),
+    ("num_accepted_tokens", 0), ("num_accepted_tokens_per_pos", []),
 ]
 UTILITY_OUTPUT = [("call_id", 0), ("failure_message", None), ("result", None)]
 ENGINE_CORE_OUTPUTS = [  # array, omit_defaults
@@ -179,6 +183,7 @@ def structured_outputs(**kw): return map_like(STRUCTURED_OUTPUTS_PARAMS, kw)
 def logprobs(**kw): return array_like(LOGPROBS, kw, omit_defaults=False)
 def event(**kw): return map_like(ENGINE_CORE_EVENT, kw)
 def scheduler_stats(**kw): return map_like(SCHEDULER_STATS, kw)
+def spec_decoding_stats(**kw): return dict(zip([n for n, _ in SPEC_DECODING_STATS], _values(SPEC_DECODING_STATS, kw)))
 def utility_output(**kw): return array_like(UTILITY_OUTPUT, kw, omit_defaults=False)
 def new_request_data(**kw): return array_like(NEW_REQUEST_DATA, kw, omit_defaults=False)
 def cached_request_data(**kw): return array_like(CACHED_REQUEST_DATA, kw, omit_defaults=False)
@@ -282,6 +287,10 @@ def instances():
             request_id="r4", new_token_ids=[], finish_reason=ABORT,
             error_code=RESOURCE_EXHAUSTED, error_message="waiting queue is full (256 requests)"),
         "scheduler_stats": _scheduler_stats(),
+        "scheduler_stats_spec_decoding": scheduler_stats(
+            num_running_reqs=1, step_counter=9, spec_decoding_stats=spec_decoding_stats(
+                num_spec_tokens=4, num_drafts=3, num_draft_tokens=10, num_accepted_tokens=6,
+                num_accepted_tokens_per_pos=[3, 2, 1])),
         "utility_output": utility_output(call_id=9, result='{"ok":true}'),
         "engine_core_outputs_empty": engine_core_outputs(),
         "engine_core_outputs_wave_complete": engine_core_outputs(wave_complete=4),

@@ -154,6 +154,18 @@ void FrontendMetrics::RecordSchedulerStats(uint32_t engine, const proto::Schedul
   s.prefix_hits->Inc(static_cast<double>(stats.prefix_cache_hits));
   s.preemptions->Inc(static_cast<double>(stats.num_preemptions));
   for (int32_t tokens : stats.iteration_tokens) s.iteration_tokens->Observe(tokens);
+  if (stats.spec_decoding_stats) {
+    SpecDecodeMetrics* spec;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (spec_decode_ == nullptr) {
+        spec_decode_ = std::make_unique<SpecDecodeMetrics>(registry_, config_.model_name);
+        for (std::string& name : spec_decode_->ExposedNames()) exposed_names_.push_back(std::move(name));
+      }
+      spec = spec_decode_.get();
+    }
+    spec->Record(engine, *stats.spec_decoding_stats);
+  }
 }
 
 void FrontendMetrics::RecordFirstToken(uint32_t engine, int32_t prompt_tokens, double time_to_first_token_s) {
@@ -216,7 +228,10 @@ void FrontendMetrics::RecordHttpRequest(const std::string& handler, const std::s
   http_duration_highr_->Observe(seconds);
 }
 
-std::vector<std::string> FrontendMetrics::ExposedNames() const { return exposed_names_; }
+std::vector<std::string> FrontendMetrics::ExposedNames() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return exposed_names_;
+}
 
 std::vector<EngineSnapshot> FrontendMetrics::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "frontend/metrics/registry.h"
+#include "frontend/metrics/spec_decode_metrics.h"
 #include "proto/engine_core_output.h"
 
 namespace llmserve::frontend::metrics {
@@ -132,6 +133,7 @@ class FrontendMetrics {
   Family<Histogram>* request_prompt_tokens_ = nullptr;      // registered by AddLengthSeries, guarded by mu_
   Family<Histogram>* request_generation_tokens_ = nullptr;
   Family<Histogram>* params_max_tokens_ = nullptr;
+  std::unique_ptr<SpecDecodeMetrics> spec_decode_;  // with the first speculating engine's report, guarded by mu_
   std::vector<std::string> exposed_names_;
   mutable std::mutex mu_;
   std::map<uint32_t, std::unique_ptr<EngineSeries, EngineSeriesDeleter>> engines_;

@@ -63,8 +63,12 @@ TEST(SpecDecodeScheduler, DraftsAreVerifiedAndRejectedOnesRolledBack) {
   // Only real tokens are hashed and cached: 9 tokens, 2 full blocks.
   EXPECT_EQ(r.num_cached_blocks, 2);
   // Two drafts accepted, the third rejected (the target said 9 there).
-  auto out = ById(s->UpdateFromOutput(*so, Reply({{"a", {1, 2, 9}}})));
+  const std::vector<ClientOutputs> outs = s->UpdateFromOutput(*so, Reply({{"a", {1, 2, 9}}}));
+  auto out = ById(outs);
   EXPECT_EQ(out.at("a").new_token_ids, (std::vector<int32_t>{1, 2, 9}));
+  // The step's stats carry the counts since the last report.
+  ASSERT_TRUE(outs.front().outputs.scheduler_stats && outs.front().outputs.scheduler_stats->spec_decoding_stats);
+  EXPECT_EQ(*outs.front().outputs.scheduler_stats->spec_decoding_stats, (proto::SpecDecodingStats{3, 1, 3, 2, {1, 1, 0}}));
   EXPECT_EQ(r.num_tokens(), 12);
   EXPECT_EQ(r.num_computed_tokens, 11);  // position 11 (the rejected draft's) is recomputed
   ExpectCachedBlocksComputed(r, 4);
@@ -79,6 +83,8 @@ TEST(SpecDecodeScheduler, DraftsAreVerifiedAndRejectedOnesRolledBack) {
   EXPECT_EQ(so->num_scheduled_tokens.at("a"), 1);
   EXPECT_TRUE(so->scheduled_spec_decode_tokens.empty());
   EXPECT_EQ(so->scheduled_cached_reqs.num_computed_tokens[0], 11);
+  const std::vector<ClientOutputs> next = s->UpdateFromOutput(*so, Reply({{"a", {4}}}));
+  EXPECT_EQ(*next.front().outputs.scheduler_stats->spec_decoding_stats, (proto::SpecDecodingStats{3, 0, 0, 0, {0, 0, 0}}));
 }
 
 // A rejected draft's block enters the prefix cache only once it holds real

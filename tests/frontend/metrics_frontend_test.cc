@@ -103,6 +103,29 @@ TEST(FrontendMetrics, SchedulerStatsSetGaugesAndAccumulateDeltasPerEngine) {
   EXPECT_EQ(V(s, "vllm:prefix_cache_queries_total", kEngine1), 64);
 }
 
+TEST(FrontendMetrics, SpecDecodingCountersAppearWithTheFirstReportAndAccumulate) {
+  FrontendMetrics m({"tiny", {0}});
+  EXPECT_EQ(Scrape(m).families.count("vllm:spec_decode_num_drafts_total"), 0u);
+  m.RecordSchedulerStats(0, proto::SchedulerStats{});  // an engine that does not speculate
+  EXPECT_EQ(Scrape(m).families.count("vllm:spec_decode_num_drafts_total"), 0u);
+  proto::SchedulerStats a;
+  a.spec_decoding_stats = proto::SpecDecodingStats{3, 2, 5, 3, {2, 1, 0}};
+  m.RecordSchedulerStats(0, a);
+  a.spec_decoding_stats = proto::SpecDecodingStats{3, 1, 3, 3, {1, 1, 1}};
+  m.RecordSchedulerStats(0, a);
+  PromScrape s = Scrape(m);
+  EXPECT_EQ(s.families.at("vllm:spec_decode_num_drafts_total").type, "counter");
+  EXPECT_EQ(V(s, "vllm:spec_decode_num_drafts_total", kEngine0), 3);
+  EXPECT_EQ(V(s, "vllm:spec_decode_num_draft_tokens_total", kEngine0), 8);
+  EXPECT_EQ(V(s, "vllm:spec_decode_num_accepted_tokens_total", kEngine0), 6);
+  for (auto [pos, want] : std::vector<std::pair<const char*, double>>{{"0", 3}, {"1", 2}, {"2", 1}}) {
+    EXPECT_EQ(V(s, "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+                {{"model_name", "tiny"}, {"engine", "0"}, {"position", pos}}),
+              want);
+  }
+  for (const std::string& name : m.ExposedNames()) EXPECT_TRUE(s.families.count(name)) << name;
+}
+
 proto::EngineCoreOutput Output(int tokens, std::vector<proto::EngineCoreEvent> events = {}) {
   proto::EngineCoreOutput o;
   o.request_id = "r";

@@ -155,7 +155,15 @@ EngineCoreOutput OutputError() {
   return o;
 }
 
-SchedulerStats Stats() { return SchedulerStats{3, 4, 500, 0.25, 100, 64, 1, 77, 2, {256, 17}}; }
+SchedulerStats Stats() { return SchedulerStats{3, 4, 500, 0.25, 100, 64, 1, 77, 2, {256, 17}, std::nullopt}; }
+
+SchedulerStats SpecDecodingStatsOnly() {
+  SchedulerStats s;
+  s.num_running_reqs = 1;
+  s.step_counter = 9;
+  s.spec_decoding_stats = SpecDecodingStats{4, 3, 10, 6, {3, 2, 1}};
+  return s;
+}
 
 EngineCoreOutputs WaveComplete() {
   EngineCoreOutputs outs;
@@ -273,6 +281,7 @@ const std::vector<Golden>& Cases() {
       Case("engine_core_output_stop_string", OutputStopString()),
       Case("engine_core_output_error", OutputError()),
       Case("scheduler_stats", Stats()),
+      Case("scheduler_stats_spec_decoding", SpecDecodingStatsOnly()),
       Case("utility_output", UtilityOutput{9, std::nullopt, "{\"ok\":true}"}),
       Case("engine_core_outputs_empty", EngineCoreOutputs()),
       Case("engine_core_outputs_wave_complete", WaveComplete()),

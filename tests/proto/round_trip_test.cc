@@ -125,7 +125,7 @@ TEST(MsgpackRoundTrip, EngineCoreOutputs) {
   EngineCoreOutputs outs;
   outs.engine_index = 2;
   outs.outputs = {a, b, c, d};
-  outs.scheduler_stats = SchedulerStats{3, 4, 500, 0.25, 100, 64, 1, 77, 2, {256, 17}};
+  outs.scheduler_stats = SchedulerStats{3, 4, 500, 0.25, 100, 64, 1, 77, 2, {256, 17}, std::nullopt};
   outs.timestamp = 12345.5;
   outs.utility_output = UtilityOutput{9, std::nullopt, "{\"ok\":true}"};
   outs.finished_requests = std::vector<std::string>{"r2", "r3"};
