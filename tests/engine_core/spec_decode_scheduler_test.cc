@@ -148,6 +148,33 @@ TEST(SpecDecodeScheduler, NoDraftsWhilePrefillingInChunks) {
   }
 }
 
+// A request preempted while it holds drafts drops them, and comes back with
+// its real tokens only.
+TEST(SpecDecodeScheduler, PreemptionDropsDrafts) {
+  SchedulerConfig sc = SpecConfig(3);
+  sc.max_model_len = 16;
+  auto s = MakeScheduler(sc, 6);  // 5 usable blocks of 4 tokens
+  ASSERT_TRUE(s->AddRequest(Req("a", {1, 2, 1, 2, 1, 2, 1}, 4)).ok());
+  ASSERT_TRUE(s->AddRequest(Req("b", {3, 4, 3, 4, 3, 4, 3}, 4)).ok());
+  const proto::SchedulerOutput* so = &s->Schedule();
+  s->UpdateFromOutput(*so, Reply({{"a", {2}}, {"b", {4}}}));
+  EXPECT_FALSE(s->FindRequest("b")->spec_token_ids.empty());
+  // a's drafts take the last free block; b's find none and b is preempted.
+  so = &s->Schedule();
+  EXPECT_EQ(so->preempted_req_ids, (std::vector<std::string>{"b"}));
+  EXPECT_EQ(so->scheduled_spec_decode_tokens.count("b"), 0u);
+  EXPECT_EQ(so->scheduled_spec_decode_tokens.at("a").size(), 2u);
+  const Request& b = *s->FindRequest("b");
+  EXPECT_EQ(b.status, RequestStatus::kPreempted);
+  EXPECT_TRUE(b.spec_token_ids.empty());
+  s->UpdateFromOutput(*so, Reply({{"a", {1, 2, 5}}}));  // a is done (4 tokens)
+  EXPECT_EQ(s->FindRequest("a"), nullptr);
+  so = &s->Schedule();
+  EXPECT_EQ(s->FindRequest("b")->num_computed_tokens, 8);  // its 8 real tokens (a cached block among them)
+  EXPECT_TRUE(so->scheduled_spec_decode_tokens.empty());
+  EXPECT_EQ(so->scheduled_cached_reqs.all_token_ids.at("b"), (std::vector<int32_t>{3, 4, 3, 4, 3, 4, 3, 4}));
+}
+
 TEST(SpecDecodeScheduler, MaxTokensCapsDraftsAndOutputs) {
   auto s = MakeScheduler(SpecConfig(4), 64);
   ASSERT_TRUE(s->AddRequest(Req("a", {1, 2, 1, 2, 1, 2}, /*max_tokens=*/3)).ok());
