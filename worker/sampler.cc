@@ -49,28 +49,38 @@ void RawLogprobs(const float* logits, size_t vocab, int32_t n, int32_t token, Sa
   }
 }
 
-// Top-k sampling on the k best tokens alone: their p, then top_p over them
-// best first, then the draw in that order.
-int32_t ChooseAmongBest(const float* l, size_t vocab, const SamplingParams& sp, double u) {
-  const auto best = TopK(l, vocab, static_cast<size_t>(sp.top_k));
-  if (best.empty()) return static_cast<int32_t>(ArgMax(l, vocab));  // no finite logit
-  thread_local std::vector<float> logits;
-  thread_local std::vector<double> p;
+// The weights of the k best tokens (`best`, best first, not empty):
+// temperature and min_p into p, then top_p over them best first. Returns how
+// many lead tokens stay and their weight in *total.
+size_t BestWeights(const std::vector<std::pair<float, int32_t>>& best, const SamplingParams& sp,
+                   std::vector<float>& logits, std::vector<double>& p, double* total) {
   logits.resize(best.size());
   p.resize(best.size());
   for (size_t i = 0; i < best.size(); ++i) logits[i] = best[i].first;
   const double mx = logits[0];
   TemperatureExp(logits.data(), logits.size(), mx, sp.temperature, mx - kNegligibleLogRatio * sp.temperature,
                  MinP(sp), p.data());
-  double total = 0;
-  for (double v : p) total += v;
+  *total = 0;
+  for (double v : p) *total += v;
   size_t keep = p.size();
   if (sp.top_p < 1.0f) {
-    const double want = static_cast<double>(sp.top_p) * total;
+    const double want = static_cast<double>(sp.top_p) * *total;
     double acc = 0;
     for (keep = 0; keep < p.size() && acc < want;) acc += p[keep++];
-    total = acc;
+    *total = acc;
   }
+  return keep;
+}
+
+// Top-k sampling on the k best tokens alone: their weights (BestWeights),
+// then the draw in that order.
+int32_t ChooseAmongBest(const float* l, size_t vocab, const SamplingParams& sp, double u) {
+  const auto best = TopK(l, vocab, static_cast<size_t>(sp.top_k));
+  if (best.empty()) return static_cast<int32_t>(ArgMax(l, vocab));  // no finite logit
+  thread_local std::vector<float> logits;
+  thread_local std::vector<double> p;
+  double total = 0;
+  const size_t keep = BestWeights(best, sp, logits, p, &total);
   const double target = u * total;
   double acc = 0;
   for (size_t i = 0; i < keep; ++i) {
@@ -239,24 +249,13 @@ void ProcessLogits(const SamplerRow& row, size_t vocab, std::vector<float>& l) {
 double TopKWeights(const float* l, size_t vocab, const SamplingParams& sp, double* p) {
   std::fill(p, p + vocab, 0.0);
   const auto best = TopK(l, vocab, static_cast<size_t>(sp.top_k));
-  std::vector<float> logits(best.size());
-  std::vector<double> w(best.size());
-  for (size_t i = 0; i < best.size(); ++i) logits[i] = best[i].first;
   if (best.empty()) return 0;
-  const double mx = logits[0];
-  TemperatureExp(logits.data(), logits.size(), mx, sp.temperature, mx - kNegligibleLogRatio * sp.temperature,
-                 MinP(sp), w.data());
+  std::vector<float> logits;
+  std::vector<double> w;
   double total = 0;
-  for (double v : w) total += v;
-  size_t keep = w.size();
-  if (sp.top_p < 1.0f) {
-    const double want = static_cast<double>(sp.top_p) * total;
-    double acc = 0;
-    for (keep = 0; keep < w.size() && acc < want;) acc += w[keep++];
-  }
-  double kept = 0;
-  for (size_t i = 0; i < keep; ++i) kept += p[best[i].second] = w[i];
-  return kept;
+  const size_t keep = BestWeights(best, sp, logits, w, &total);
+  for (size_t i = 0; i < keep; ++i) p[best[i].second] = w[i];
+  return total;
 }
 
 }  // namespace
