@@ -47,7 +47,7 @@ MaybeError ParseJsonObject(std::string_view body, nlohmann::json* out) {
   nlohmann::json parsed;
   try {
     parsed = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     return BadRequest(std::string("Invalid JSON in the request body: ") + e.what());
   }
   if (!parsed.is_object()) {

@@ -76,6 +76,12 @@ TEST(OpenAiBody, InvalidUtf8InvalidJsonAndNonObjects) {
   EXPECT_EQ(bad_json.type, "BadRequestError");
   EXPECT_EQ(bad_json.message.rfind("Invalid JSON in the request body: ", 0), 0u) << bad_json.message;
   EXPECT_EQ(CompletionError("[1, 2]"), BadRequest("The request body must be a JSON object, got array."));
+  // A number too large for a double (found by fuzz.openai_request: it threw past the parser).
+  for (const char* body : {"{\"max_tokens\": 1e999}", "999e99999999999999999999999"}) {
+    ApiError overflow = CompletionError(body);
+    EXPECT_EQ(overflow.status, 400);
+    EXPECT_EQ(overflow.message.rfind("Invalid JSON in the request body: ", 0), 0u) << overflow.message;
+  }
   EXPECT_TRUE(IsValidUtf8("h\xc3\xa9llo \xf0\x9f\x98\x80"));
   EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
   EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // truncated
