@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 
 #include "deploy/speculative_config.h"
+#include "worker/quantization_config.h"
 
 DEFINE_string(served_model_name, "",
               "Model name in the API; defaults to the Hugging Face id MODEL was given as, else the model "
@@ -13,6 +14,13 @@ DEFINE_string(dtype, "auto",
               "on AMX where the CPU has it; GGUF files too, with their Q8_0 and Q4_K weights kept quantized; others in float32), "
               "bfloat16, float16 (computed as float32 on CPU), float32 (for a GGUF: the exactly dequantized "
               "weights, the reference mode).");
+DEFINE_string(quantization, "",
+              "Weight quantization (-q): empty or None runs what the checkpoint declares in config.json's "
+              "quantization_config (compressed-tensors W8A8 int8: int8 weights with per-channel scales, on the int8 "
+              "kernels, activations quantized as they run); int8 quantizes a float checkpoint's linear layers "
+              "(not the output layer) to per-channel int8 at load; compressed-tensors and gguf must match the "
+              "model. With --dtype float32 quantized weights are exactly dequantized (the reference mode). Other "
+              "vLLM methods (gptq, awq, fp8, ...) are an error.");
 DEFINE_int64(seed, 0, "Seed for requests that do not set one (0 = random per process).");
 DEFINE_int32(tensor_parallel_size, 1, "Worker processes per engine (tensor-parallel ranks).");
 DEFINE_string(device, "auto", "Device for workers: auto (cuda when a GPU is visible, else cpu), cpu, cuda.");
@@ -89,6 +97,8 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
     return Status::InvalidArgument("--dtype must be auto, bfloat16, float16 (half) or float32 (float), got '" +
                                    FLAGS_dtype + "'");
   model->set_dtype(dtype);
+  LLMSERVE_RETURN_IF_ERROR(worker::ValidateQuantizationFlag(FLAGS_quantization));
+  model->set_quantization(FLAGS_quantization == "None" || FLAGS_quantization == "none" ? "" : FLAGS_quantization);
   model->set_seed(static_cast<uint64_t>(FLAGS_seed));
   model->set_enforce_eager(FLAGS_enforce_eager);
 

@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 
 #include "common/gguf/ggml_type.h"
 #include "worker/gguf_export.h"
 #include "worker/gguf_test_model.h"
+#include "worker/int8_export.h"
 #include "worker/test_model.h"
 
 // make-model parses its own arguments (no gflags): its option names (--out,
@@ -28,7 +30,8 @@ constexpr const char* kMakeModelUsage =
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
     "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
     "         [--decoder-sparse-step N]\n"
-    "         [--format safetensors|gguf] [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
+    "         [--format safetensors|gguf|compressed-tensors]\n"
+    "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
     "share/llmserve/demo-tokenizer beside the binaries unless --tokenizer-dir is given).\n"
@@ -38,7 +41,10 @@ constexpr const char* kMakeModelUsage =
     "(qwen3_moe, mixtral) add 8 experts, 2 per token (qwen3_moe experts 32 wide; mixtral's are\n"
     "--intermediate wide); qwen3-30b-a3b (--arch qwen3_moe) is Qwen3-30B-A3B's shape: hidden 2048,\n"
     "48 layers, 32 heads, 4 KV heads, 128 experts of width 768, 8 per token, untied; each layer holds\n"
-    "about 1.2 GB of bf16 experts, so take a slice with --layers N.\n";
+    "about 1.2 GB of bf16 experts, so take a slice with --layers N.\n"
+    "--format gguf writes one model.gguf of --gguf-type; --format compressed-tensors writes a\n"
+    "compressed-tensors W8A8 int8 checkpoint (the decoder layers' linear weights as int8 with one\n"
+    "scale per output channel, config.json's quantization_config saying so).\n";
 
 bool ParseSize(const std::string& s, size_t* out) {
   char* end = nullptr;
@@ -53,6 +59,18 @@ bool ParseDouble(const std::string& s, double* out) {
   char* end = nullptr;
   *out = std::strtod(s.c_str(), &end);
   return end != s.c_str() && *end == '\0';
+}
+
+// The model of `spec` written as a compressed-tensors W8A8 int8 checkpoint,
+// through a float copy in OUT/.hf-staging.
+Status WriteInt8TestModel(const worker::TestModelSpec& spec, const std::string& out) {
+  const std::string staging = out + "/.hf-staging";
+  std::error_code ec;
+  std::filesystem::remove_all(staging, ec);
+  Status st = worker::WriteTestModel(spec, staging);
+  if (st.ok()) st = worker::ExportCompressedTensorsInt8(staging, out);
+  std::filesystem::remove_all(staging, ec);
+  return st;
 }
 
 }  // namespace
@@ -145,24 +163,28 @@ int RunMakeModelCommand(int argc, char** argv) {
   spec.norm_topk_prob = norm_topk == "true";
   const std::string format = take("format", "safetensors");
   auto gguf_type = worker::ParseGgufWeightType(take("gguf-type", "f16"));
-  if ((format != "safetensors" && format != "gguf") || !gguf_type.ok()) {
+  if ((format != "safetensors" && format != "gguf" && format != "compressed-tensors") || !gguf_type.ok()) {
     std::fprintf(stderr, "llmserve make-model: %s\n",
-                 gguf_type.ok() ? "--format wants safetensors or gguf" : gguf_type.status().message().c_str());
+                 gguf_type.ok() ? "--format wants safetensors, gguf or compressed-tensors"
+                                : gguf_type.status().message().c_str());
     return 2;
   }
   if (!opts.empty()) {
     std::fprintf(stderr, "llmserve make-model: unknown option --%s\n%s", opts.begin()->first.c_str(), kMakeModelUsage);
     return 2;
   }
-  const Status st = format == "gguf" ? worker::WriteGgufTestModel(spec, *gguf_type, out)
-                                     : worker::WriteTestModel(spec, out);
+  const Status st = format == "gguf"                 ? worker::WriteGgufTestModel(spec, *gguf_type, out)
+                    : format == "compressed-tensors" ? WriteInt8TestModel(spec, out)
+                                                     : worker::WriteTestModel(spec, out);
   if (!st.ok()) {
     std::fprintf(stderr, "llmserve make-model: %s\n", st.ToString().c_str());
     return 1;
   }
   std::printf("wrote %s (%s, %zu layers, hidden %zu, vocab %zu, %s)\n", out.c_str(), spec.arch.c_str(),
               spec.num_layers, spec.hidden_size, spec.vocab_size,
-              format == "gguf" ? ("GGUF " + common::gguf::GgmlTypeName(*gguf_type)).c_str() : spec.dtype.c_str());
+              format == "gguf"                 ? ("GGUF " + common::gguf::GgmlTypeName(*gguf_type)).c_str()
+              : format == "compressed-tensors" ? "compressed-tensors W8A8 int8"
+                                               : spec.dtype.c_str());
   return 0;
 }
 

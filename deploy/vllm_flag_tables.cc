@@ -147,7 +147,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"num-gpu-blocks-override", A::kOne, "a KV cache size in blocks; use --kv-cache-memory", ""},
     {"override-attention-dtype", A::kOne, "a separate attention dtype", ""},
     {"pipeline-parallel-size", A::kOne, "pipeline parallelism", "1"},
-    {"quantization", A::kOne, "quantization methods", "None"},
     {"response-role", A::kOne, "a response role other than assistant", "assistant"},
     {"rope-scaling", A::kOne, kRope, ""},
     {"rope-theta", A::kOne, kRope, ""},

@@ -28,7 +28,11 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   rc.kv_cache_memory_bytes = config.cache().kv_cache_memory_bytes();
   const uint32_t ranks_on_node = std::max(1u, config.parallel().data_parallel_size_local());
   rc.process_seed = model.seed();
-  rc.precision = worker::PrecisionForDtype(model.dtype(), model_config.torch_dtype);
+  LLMSERVE_ASSIGN_OR_RETURN(const worker::Quantization quantization,
+                            worker::ResolveQuantization(model.quantization(), model_config.quantization));
+  rc.quantization = model.quantization();
+  rc.precision = worker::PrecisionForDtype(model.dtype(), model_config.torch_dtype,
+                                           quantization != worker::Quantization::kNone);
   LLMSERVE_ASSIGN_OR_RETURN(rc.device, worker::ResolveDevice(config.parallel().device(), model.dtype(),
                                                              std::max(1u, config.parallel().tensor_parallel_size())));
   if (rc.device == "cuda") {

@@ -35,6 +35,14 @@ With --q8-activations, the activations entering a GGUF Q8_0 weight are first
 quantized as llama.cpp quantizes them for its Q8_0 dot products (per row and
 block of 32: d = max|x| / 127 kept as float16, q = x * (1/d) rounded half away
 from zero), which is what llmserve's int8 kernels compute with.
+A compressed-tensors W8A8 int8 checkpoint's int8 weights are multiplied by
+their NAME_scale (per output row, or per tensor) to float32; --q8-activations
+then quantizes the activations entering them the same way as for Q8_0, which is
+what llmserve's int8 kernels compute with. --quantize-int8 first turns a float
+checkpoint's linear weights into such per-channel int8 values, as llmserve's
+--quantization int8 does at load. --bf16-head rounds the activations entering
+the output layer to bfloat16, as llmserve's bf16 matmuls do when the output
+layer stays in bfloat16 beside int8 ones.
 With --q4k-activations, the activations entering a GGUF Q4_K weight are
 quantized as llama.cpp's Q8_K for its Q4_K dot products (per row and block of
 256: xmax the first element of largest |x|, iscale = -127 / xmax, q =
@@ -42,6 +50,7 @@ min(127, x * iscale rounded half to even), d = 1 / iscale kept as float32),
 which is what llmserve's Q4_K kernels compute with.
 
 Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32 [--q8-activations] [--q4k-activations]
+                      [--quantize-int8]
 Writes logits [len(tokens) x vocab] as raw little-endian float32.
 Run it with /usr/bin/python3 (Debian's numpy).
 """
@@ -72,6 +81,8 @@ def read_safetensors(path):
             arr = raw.view(np.float16).astype(np.float32)
         elif dt == "F32":
             arr = raw.view(np.float32).copy()
+        elif dt == "I8":
+            arr = raw.view(np.int8).copy()
         else:
             raise SystemExit(f"{path}: unsupported dtype {dt} for {name}")
         out[name] = arr.reshape(info["shape"])
@@ -162,7 +173,43 @@ def load(model_dir):
             W.update(read_safetensors(os.path.join(model_dir, fn)))
     else:
         W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
-    return cfg, W, {"Q8_0": set(), "Q4_K": set()}
+    return cfg, W, {"Q8_0": dequantize_int8(cfg, W), "Q4_K": set()}
+
+
+def dequantize_int8(cfg, W):
+    """compressed-tensors W8A8 int8: each int8 weight NAME becomes NAME_scale * q
+    (one scale per output row, or one for the tensor) in float32. Returns the
+    names of those weights."""
+    qc = cfg.get("quantization_config")
+    int8 = {n for n, a in W.items() if a.dtype == np.int8}
+    if not int8:
+        return set()
+    if not qc or qc.get("quant_method") != "compressed-tensors" or qc.get("format") != "int-quantized":
+        raise SystemExit("int8 tensors without a compressed-tensors int-quantized quantization_config")
+    for n in int8:
+        scale = W.pop(n + "_scale").astype(np.float32)
+        scale = scale.reshape(-1, 1) if scale.size > 1 else scale.reshape(1, 1)
+        W[n] = W[n].astype(np.float32) * scale
+    return int8
+
+
+def quantize_int8(W):
+    """--quantize-int8: what llmserve's --quantization int8 does at load: every
+    2-D weight inside model.layers except MoE routers, per output row
+    scale = max|w| / 127, q = round-half-even(w / scale), w = q * scale.
+    Returns the names of those weights."""
+    names = set()
+    for n, w in W.items():
+        if (w.ndim != 2 or not n.startswith("model.layers.") or not n.endswith(".weight")
+                or n.endswith(".mlp.gate.weight") or n.endswith(".block_sparse_moe.gate.weight")):
+            continue
+        w = w.astype(np.float32)
+        scale = (np.abs(w).max(axis=1, keepdims=True) / np.float32(127)).astype(np.float32)
+        safe = np.where(scale != 0, scale, np.float32(1))
+        q = np.where(scale != 0, np.clip(np.rint(w / safe), -127, 127), 0).astype(np.float32)
+        W[n] = q * scale
+        names.add(n)
+    return names
 
 
 def inv_freq_and_scale(cfg, dim):
@@ -231,6 +278,13 @@ def quantize_q8(x):
     v = b * inv
     q = np.sign(v) * np.floor(np.abs(v) + np.float32(0.5))
     return (q * d.astype(np.float16).astype(np.float32)).reshape(x.shape)
+
+
+def round_bf16(x):
+    """x rounded to bfloat16 (to nearest, ties to even) and widened again."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32).reshape(x.shape)
 
 
 def quantize_q8k(x):
@@ -368,16 +422,28 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--q8-activations", action="store_true",
                     help="quantize the activations entering Q8_0 weights as llmserve's int8 kernels do")
+    ap.add_argument("--bf16-head", action="store_true",
+                    help="round the activations entering the output layer to bfloat16, as llmserve's bf16 "
+                         "matmuls do when that layer is not quantized")
+    ap.add_argument("--quantize-int8", action="store_true",
+                    help="first quantize the linear weights to per-channel int8 as --quantization int8 does")
     ap.add_argument("--q4k-activations", action="store_true",
                     help="quantize the activations entering Q4_K weights as llmserve's Q4_K kernels do (Q8_K)")
     args = ap.parse_args()
     cfg, W, quant_names = load(args.model_dir)
+    if args.quantize_int8:
+        quant_names["Q8_0"] |= quantize_int8(W)
     toks = [int(t) for t in args.tokens.split(",")]
     quantizers = {}
     if args.q8_activations:
         quantizers.update({name: quantize_q8 for name in quant_names["Q8_0"]})
     if args.q4k_activations:
         quantizers.update({name: quantize_q8k for name in quant_names["Q4_K"]})
+    if args.bf16_head:
+        head = "lm_head.weight"
+        if head not in W or cfg.get("tie_word_embeddings", False):
+            head = "model.embed_tokens.weight"
+        quantizers[head] = round_bf16
     logits = forward(cfg, W, toks, quantizers)
     logits.astype("<f4").tofile(args.out)
 

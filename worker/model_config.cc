@@ -159,6 +159,9 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
     c.rope_theta = Or<double>(j, "rope_theta", 10000.0);
     c.tie_word_embeddings = Or<bool>(j, "tie_word_embeddings", false);
     c.torch_dtype = Or<std::string>(j, "torch_dtype", "");
+    if (j.contains("quantization_config")) {
+      LLMSERVE_ASSIGN_OR_RETURN(c.quantization, ParseQuantizationConfig(j["quantization_config"], source));
+    }
     const bool attention_bias = Or<bool>(j, "attention_bias", false);
     switch (c.architecture) {
       case Architecture::kQwen2:
@@ -210,7 +213,9 @@ StatusOr<ModelConfig> LoadModelConfig(const std::string& dir) {
   LLMSERVE_ASSIGN_OR_RETURN(std::string gguf, common::gguf::GgufModelFile(dir));
   if (!gguf.empty()) {
     LLMSERVE_ASSIGN_OR_RETURN(auto file, common::gguf::GgufFile::Open(gguf));
-    return GgufModelConfig(*file);
+    LLMSERVE_ASSIGN_OR_RETURN(ModelConfig c, GgufModelConfig(*file));
+    c.quantization = Quantization::kGguf;
+    return c;
   }
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
   LLMSERVE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));

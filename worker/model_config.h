@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/rope.h"
 #include "base/status_or.h"
+#include "worker/quantization_config.h"
 
 namespace llmserve::worker {
 
@@ -48,7 +49,8 @@ struct ModelConfig {
   bool o_bias = false;             // Llama/Mistral with attention_bias
   bool qk_norm = false;            // Qwen3: per-head RMSNorm on q and k
   size_t sliding_window = 0;       // Mistral (0 = none)
-  std::string torch_dtype;         // as written in config.json
+  std::string torch_dtype;         // as written in config.json ("gguf" for a GGUF file)
+  Quantization quantization = Quantization::kNone;  // config.json's quantization_config (kGguf: a GGUF)
   MoeConfig moe;
 
   // Whether layer `layer`'s MLP is a mixture of experts (else the dense MLP).

@@ -4,6 +4,8 @@
 
 #include "common/gguf/model_path.h"
 #include "kernels/cpu/embedding.h"
+#include "kernels/cpu/gemm_q8.h"
+#include "worker/int8_weights.h"
 #include "worker/gguf_model_loader.h"
 #include "worker/load_progress.h"
 
@@ -52,11 +54,12 @@ namespace {
 
 class Loader {
  public:
-  Loader(const Checkpoint& ckpt, const ModelConfig& c, const ShardDims& d, const LoadOptions& o)
-      : ckpt_(ckpt), c_(c), d_(d), o_(o) {}
+  Loader(const Checkpoint& ckpt, const ModelConfig& c, const ShardDims& d, const LoadOptions& o, bool quantize_int8)
+      : ckpt_(ckpt), c_(c), d_(d), o_(o), quantize_int8_(quantize_int8) {}
 
   StatusOr<std::vector<float>> Vector(const std::string& name, size_t n, size_t begin = 0, size_t count = 0) {
     LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(name, {n}));
+    if (t.dtype == WeightDType::kI8) return NotAMatrix(t);
     if (count == 0) count = n;
     std::vector<float> out(count);
     kernels::cpu::ConvertToF32(static_cast<const uint8_t*>(t.data) + begin * t.element_size(), t.dtype,
@@ -64,43 +67,25 @@ class Loader {
     return out;
   }
 
-  // Rows [begin, begin + count) of several [rows_i × cols] tensors, stacked and packed.
+  // Rows [begin, begin + count) of several [rows_i × cols] tensors, stacked
+  // and packed. `quantizable`: --quantization int8 applies to it.
   StatusOr<LinearWeight> ColumnParallel(const std::vector<std::string>& names,
                                         const std::vector<size_t>& full_rows,
                                         const std::vector<size_t>& begin, const std::vector<size_t>& count,
-                                        size_t cols) {
-    std::vector<TensorView> views;
-    size_t total = 0;
+                                        size_t cols, bool quantizable = true) {
+    std::vector<Slice> slices;
     for (size_t i = 0; i < names.size(); ++i) {
       LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(names[i], {full_rows[i], cols}));
-      if (!views.empty() && t.dtype != views[0].dtype) {
-        return Status::Unimplemented(t.file + ": tensor " + t.name + " has a different dtype from " +
-                                     views[0].name + " (mixed dtypes in one fused matmul)");
-      }
-      views.push_back(t);
-      total += count[i];
+      slices.push_back({t, begin[i], count[i], 0, cols});
     }
-    const size_t es = views[0].element_size();
-    if (views.size() == 1) {
-      return LinearWeight::Pack(static_cast<const uint8_t*>(views[0].data) + begin[0] * cols * es,
-                                views[0].dtype, count[0], cols, cols, o_.precision);
-    }
-    std::vector<uint8_t> stacked(total * cols * es);
-    size_t row = 0;
-    for (size_t i = 0; i < views.size(); ++i) {
-      std::memcpy(&stacked[row * cols * es],
-                  static_cast<const uint8_t*>(views[i].data) + begin[i] * cols * es, count[i] * cols * es);
-      row += count[i];
-    }
-    return LinearWeight::Pack(stacked.data(), views[0].dtype, total, cols, cols, o_.precision);
+    return PackStacked(slices, quantizable);
   }
 
   // Columns [begin, begin + count) of a [rows × full_cols] tensor.
   StatusOr<LinearWeight> RowParallel(const std::string& name, size_t rows, size_t full_cols,
                                      size_t begin, size_t count) {
     LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(name, {rows, full_cols}));
-    return LinearWeight::Pack(static_cast<const uint8_t*>(t.data) + begin * t.element_size(), t.dtype,
-                              rows, count, full_cols, o_.precision);
+    return PackStacked({{t, 0, rows, begin, count}}, true);
   }
 
   StatusOr<LayerWeights> Layer(size_t i) {
@@ -155,6 +140,7 @@ class Loader {
     const size_t count = d_.moe_intermediate_size, begin = d_.tp_rank * count;
     MoeWeights m;
     LLMSERVE_ASSIGN_OR_RETURN(TensorView router, ckpt_.Get(p + "gate.weight", {c_.moe.num_experts, h}));
+    if (router.dtype == WeightDType::kI8) return NotAMatrix(router);
     m.router = LinearWeight::Pack(router.data, router.dtype, c_.moe.num_experts, h, h,
                                   kernels::cpu::MatmulPrecision::kF32);
     for (size_t e = 0; e < c_.moe.num_experts; ++e) {
@@ -171,25 +157,137 @@ class Loader {
   }
 
  private:
+  // Rows [begin, begin + count) and columns [col_begin, col_begin + cols) of
+  // one checkpoint matrix.
+  struct Slice {
+    TensorView t;
+    size_t begin, count;
+    size_t col_begin, cols;
+    const uint8_t* Row(size_t r) const {
+      return static_cast<const uint8_t*>(t.data) + ((begin + r) * t.shape[1] + col_begin) * t.element_size();
+    }
+  };
+
+  static Status NotAMatrix(const TensorView& t) {
+    return Status::Unimplemented(t.file + ": tensor " + t.name + " is int8; only linear layers' weights may be");
+  }
+
+  // Slices stacked by rows, packed as one weight. Int8 slices (with their
+  // per-row scales) and, under --quantization int8, float ones made int8
+  // take the int8 kernels; the f32 reference mode (and an in_features the
+  // int8 kernels cannot take) multiplies their exactly dequantized values.
+  StatusOr<LinearWeight> PackStacked(const std::vector<Slice>& slices, bool quantizable) {
+    const WeightDType dtype = slices[0].t.dtype;
+    const size_t cols = slices[0].cols;
+    size_t rows = 0;
+    for (const Slice& s : slices) {
+      if (s.t.dtype != dtype) {
+        return Status::Unimplemented(s.t.file + ": tensor " + s.t.name + " has a different dtype from " +
+                                     slices[0].t.name + " (mixed dtypes in one fused matmul)");
+      }
+      rows += s.count;
+    }
+    if (dtype == WeightDType::kI8 || (quantizable && quantize_int8_)) {
+      std::vector<int8_t> q(rows * cols);
+      std::vector<float> scales(rows);
+      if (dtype == WeightDType::kI8) {
+        size_t row = 0;
+        for (const Slice& s : slices) {
+          LLMSERVE_RETURN_IF_ERROR(RowScales(s.t, s.begin, s.count, scales.data() + row));
+          for (size_t r = 0; r < s.count; ++r) std::memcpy(&q[(row + r) * cols], s.Row(r), cols);
+          row += s.count;
+        }
+      } else {
+        QuantizeSlices(slices, q.data(), scales.data());
+      }
+      if (o_.precision == kernels::cpu::MatmulPrecision::kBF16 && cols % kernels::cpu::q8::kBlock == 0) {
+        return LinearWeight::PackInt8(q.data(), scales.data(), rows, cols, cols);
+      }
+      std::vector<float> w(rows * cols);
+      DequantizeRowsInt8(q.data(), rows, cols, cols, scales.data(), w.data());
+      return LinearWeight::Pack(w.data(), WeightDType::kF32, rows, cols, cols, o_.precision);
+    }
+    if (slices.size() == 1) {
+      return LinearWeight::Pack(slices[0].Row(0), dtype, rows, cols, slices[0].t.shape[1], o_.precision);
+    }
+    const size_t es = slices[0].t.element_size();
+    std::vector<uint8_t> stacked(rows * cols * es);
+    size_t row = 0;
+    for (const Slice& s : slices) {
+      for (size_t r = 0; r < s.count; ++r) std::memcpy(&stacked[(row + r) * cols * es], s.Row(r), cols * es);
+      row += s.count;
+    }
+    return LinearWeight::Pack(stacked.data(), dtype, rows, cols, cols, o_.precision);
+  }
+
+  // Float slices quantized to int8 per row (--quantization int8), stacked.
+  // A row's scale comes from the whole checkpoint row, so a tensor-parallel
+  // shard of its columns has the scale the unsharded weight has.
+  static void QuantizeSlices(const std::vector<Slice>& slices, int8_t* q, float* scales) {
+    const size_t cols = slices[0].cols;
+    size_t row = 0;
+    for (const Slice& s : slices) {
+      std::vector<float> full(s.t.shape[1]);
+      for (size_t r = 0; r < s.count; ++r, ++row) {
+        kernels::cpu::ConvertToF32(s.Row(r) - s.col_begin * s.t.element_size(), s.t.dtype, full.size(), full.data());
+        scales[row] = Int8RowScale(full.data(), full.size());
+        QuantizeRowInt8(full.data() + s.col_begin, cols, scales[row], q + row * cols);
+      }
+    }
+  }
+
+  // Scales of rows [begin, begin + count) of int8 tensor `t` from its
+  // compressed-tensors companion NAME_scale: one per row ([rows, 1] or
+  // [rows]) or one for the whole tensor ([1], [1, 1] or a scalar).
+  Status RowScales(const TensorView& t, size_t begin, size_t count, float* out) const {
+    const std::string name = t.name + "_scale";
+    const TensorView* s = ckpt_.Find(name);
+    if (s == nullptr) {
+      return Status::NotFound(t.file + ": tensor " + t.name + " is int8 but its scales " + name + " are missing");
+    }
+    if (ckpt_.Has(t.name + "_zero_point")) {
+      return Status::Unimplemented(t.file + ": tensor " + t.name +
+                                   " has a zero point (asymmetric int8), which is not supported");
+    }
+    if (s->dtype == WeightDType::kI8) return NotAMatrix(*s);
+    const size_t rows = t.shape[0], n = s->num_elements();
+    const bool per_row = n == rows && s->shape.size() >= 1 && s->shape[0] == rows &&
+                         (s->shape.size() == 1 || (s->shape.size() == 2 && s->shape[1] == 1));
+    if (!per_row && n != 1) {
+      return Status::InvalidArgument(s->file + ": tensor " + name + " has shape " + s->ShapeString() + ", expected [" +
+                                     std::to_string(rows) + ", 1] (per channel) or [1] (per tensor)");
+    }
+    std::vector<float> all(n);
+    kernels::cpu::ConvertToF32(s->data, s->dtype, n, all.data());
+    for (size_t r = 0; r < count; ++r) out[r] = per_row ? all[begin + r] : all[0];
+    return Status::Ok();
+  }
+
   const Checkpoint& ckpt_;
   const ModelConfig& c_;
   const ShardDims& d_;
   const LoadOptions& o_;
+  const bool quantize_int8_;  // --quantization int8: float linear weights become int8 at load
 };
 
 }  // namespace
 
 StatusOr<ModelWeights> LoadModelWeights(const std::string& dir, const ModelConfig& config,
                                         const LoadOptions& options) {
+  LLMSERVE_ASSIGN_OR_RETURN(Quantization quantization, ResolveQuantization(options.quantization, config.quantization));
   LLMSERVE_ASSIGN_OR_RETURN(std::string gguf, common::gguf::GgufModelFile(dir));
   if (!gguf.empty()) return LoadGgufModelWeights(gguf, config, options);
   LLMSERVE_ASSIGN_OR_RETURN(ShardDims dims, ComputeShardDims(config, options.tp_rank, options.tp_size));
   ModelWeights w;
   LLMSERVE_ASSIGN_OR_RETURN(w.checkpoint, Checkpoint::Open(dir));
-  Loader loader(*w.checkpoint, config, dims, options);
+  Loader loader(*w.checkpoint, config, dims, options, quantization == Quantization::kInt8AtLoad);
   LoadProgress progress("loading " + dir, config.num_layers + 2, options.show_progress);
   auto embedding = w.checkpoint->Get("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
   LLMSERVE_ASSIGN_OR_RETURN(w.embedding, std::move(embedding));
+  if (w.embedding.dtype == WeightDType::kI8) {
+    return Status::Unimplemented(w.embedding.file + ": the embedding table " + w.embedding.name +
+                                 " is int8, which is not supported");
+  }
   progress.Step();
   for (size_t i = 0; i < config.num_layers; ++i) {
     LLMSERVE_ASSIGN_OR_RETURN(LayerWeights layer, loader.Layer(i));
@@ -203,8 +301,11 @@ StatusOr<ModelWeights> LoadModelWeights(const std::string& dir, const ModelConfi
                             "(tie_word_embeddings is false)");
   }
   const std::string head = config.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
+  // --quantization int8 leaves the output layer in its own type, as
+  // compressed-tensors checkpoints do ("ignore": ["lm_head"]).
   auto lm_head = loader.ColumnParallel({head}, {config.vocab_size}, {dims.vocab_begin},
-                                       {dims.vocab_end - dims.vocab_begin}, config.hidden_size);
+                                       {dims.vocab_end - dims.vocab_begin}, config.hidden_size,
+                                       /*quantizable=*/false);
   LLMSERVE_ASSIGN_OR_RETURN(w.lm_head, std::move(lm_head));
   progress.Step();
   return w;

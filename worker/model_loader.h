@@ -17,6 +17,7 @@ struct LoadOptions {
   size_t tp_size = 1;   // number of shards
   kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32;
   bool show_progress = true;  // a progress bar on stderr when it is a terminal
+  std::string quantization;   // --quantization: "" (the checkpoint's), "int8", ... (quantization_config.h)
 };
 
 // Shard dimensions for `config` split `tp_size` ways, or an error when the

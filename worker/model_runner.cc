@@ -44,9 +44,11 @@ DeviceSampling DeviceSamplingFor(const SamplerRow& row) {
   return d;
 }
 
-kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype) {
-  // A GGUF's auto is bf16 too: its Q8_0 and Q4_K weights take the integer kernels, others bf16.
-  const bool bf16 = dtype == "bfloat16" || (dtype == "auto" && (torch_dtype == "bfloat16" || torch_dtype == "gguf"));
+kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype,
+                                                bool quantized) {
+  // A quantized model's auto (a GGUF's too) is bf16: its quantized weights
+  // take the integer kernels, the others bf16.
+  const bool bf16 = dtype == "bfloat16" || (dtype == "auto" && (torch_dtype == "bfloat16" || quantized));
   return bf16 ? kernels::cpu::MatmulPrecision::kBF16 : kernels::cpu::MatmulPrecision::kF32;
 }
 
@@ -75,12 +77,20 @@ StatusOr<std::string> ResolveDevice(const std::string& device, const std::string
 
 namespace {
 
-// What the CUDA backend does not run yet: mixture-of-experts models.
-Status RefuseOnCuda(const std::string& model_dir) {
-  LLMSERVE_ASSIGN_OR_RETURN(ModelConfig c, LoadModelConfig(model_dir));
-  if (!c.has_moe()) return Status::Ok();
-  return Status::Unimplemented(std::string("--device cuda: ") + ArchitectureName(c.architecture) +
-                               " (mixture of experts) runs on the CPU backend only for now; pass --device cpu");
+// What the CUDA backend does not run yet: mixture-of-experts models and
+// quantized safetensors checkpoints (GGUF files are refused by the backend).
+Status RefuseOnCuda(const ModelRunnerConfig& config) {
+  LLMSERVE_ASSIGN_OR_RETURN(ModelConfig c, LoadModelConfig(config.model_dir));
+  if (c.has_moe()) {
+    return Status::Unimplemented(std::string("--device cuda: ") + ArchitectureName(c.architecture) +
+                                 " (mixture of experts) runs on the CPU backend only for now; pass --device cpu");
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(Quantization q, ResolveQuantization(config.quantization, c.quantization));
+  if (q == Quantization::kCompressedTensorsInt8 || q == Quantization::kInt8AtLoad) {
+    return Status::Unimplemented(std::string("--device cuda: ") + QuantizationName(q) +
+                                 " quantization runs on the CPU backend only for now; pass --device cpu");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -94,13 +104,14 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
   r->config_ = config;
   r->pool_ = std::make_unique<kernels::cpu::ThreadPool>(config.num_threads);
   if (config.device == "cuda") {
-    LLMSERVE_RETURN_IF_ERROR(RefuseOnCuda(config.model_dir));
+    LLMSERVE_RETURN_IF_ERROR(RefuseOnCuda(config));
     LLMSERVE_ASSIGN_OR_RETURN(r->backend_, CreateCudaBackend(config));
   } else if (config.device == "cpu") {
     LoadOptions opts;
     opts.tp_rank = config.tp_rank;
     opts.tp_size = config.tp_size;
     opts.precision = config.precision;
+    opts.quantization = config.quantization;
     opts.show_progress = config.show_progress;
     LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(config.model_dir, opts, comm, r->pool_.get()));
     CpuBackendOptions cpu;

@@ -37,6 +37,7 @@ struct ModelRunnerConfig {
   size_t tp_size = 1;
   // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX or AVX512-BF16.
   kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32;
+  std::string quantization;                  // --quantization ("" = the checkpoint's own)
   size_t block_size = kDefaultCpuBlockSize;  // tokens per KV block
   kernels::cpu::KvDType kv_cache_dtype = kernels::cpu::KvDType::kF32;  // kBF16: half the KV memory
   size_t num_threads = 0;                    // 0: all hardware threads
@@ -119,11 +120,12 @@ class ModelRunner {
 
 // The matmul precision for a --dtype value: "bfloat16" gives kBF16, "auto"
 // follows the checkpoint's torch_dtype as vLLM does (a bf16 checkpoint or a
-// GGUF computes in bf16, a GGUF's Q8_0 and Q4_K weights with integer
+// `quantized` model computes in bf16, its quantized weights with integer
 // kernels); anything else (float32, float16, an fp32 or fp16 checkpoint under
-// auto) computes with fp32 activations: for a GGUF, over the exactly
-// dequantized weights.
-kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype);
+// auto) computes with fp32 activations: for a quantized model, over the
+// exactly dequantized weights.
+kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const std::string& torch_dtype,
+                                                bool quantized);
 
 // The device a --device value names: "auto" (or empty) is cuda where
 // CudaBackendAvailable() and the CUDA backend runs the configuration (dtype

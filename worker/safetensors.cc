@@ -64,9 +64,11 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
         t.dtype = WeightDType::kF16;
       } else if (dtype == "F32") {
         t.dtype = WeightDType::kF32;
+      } else if (dtype == "I8") {
+        t.dtype = WeightDType::kI8;
       } else {
         return Status::Unimplemented(fname + ": tensor " + t.name + " has dtype " + dtype +
-                                     "; supported: BF16, F16, F32");
+                                     "; supported: BF16, F16, F32, I8 (with per-channel scales)");
       }
       t.shape = info.at("shape").get<std::vector<size_t>>();
       const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();
@@ -128,6 +130,17 @@ StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& dir) {
 }
 
 bool Checkpoint::Has(const std::string& name) const { return by_name_.count(name) > 0; }
+
+const TensorView* Checkpoint::Find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second->Find(name);
+}
+
+std::vector<std::string> Checkpoint::TensorNames() const {
+  std::vector<std::string> names;
+  for (const auto& [name, file] : by_name_) names.push_back(name);
+  return names;
+}
 
 StatusOr<TensorView> Checkpoint::Get(const std::string& name, const std::vector<size_t>& shape) const {
   auto it = by_name_.find(name);

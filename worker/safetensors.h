@@ -22,7 +22,10 @@ struct TensorView {
   std::vector<size_t> shape;
   const void* data = nullptr;        // first element, in the mapping
   size_t num_elements() const;
-  size_t element_size() const { return dtype == kernels::cpu::WeightDType::kF32 ? 4 : 2; }
+  size_t element_size() const {
+    using kernels::cpu::WeightDType;
+    return dtype == WeightDType::kF32 ? 4 : dtype == WeightDType::kI8 ? 1 : 2;
+  }
   // Human-readable shape, e.g. "[64, 128]".
   std::string ShapeString() const;
 };
@@ -56,6 +59,10 @@ class Checkpoint {
   StatusOr<TensorView> Get(const std::string& name, const std::vector<size_t>& shape) const;
   // True when the checkpoint has a tensor `name`.
   bool Has(const std::string& name) const;
+  // The tensor `name` whatever its shape, or nullptr.
+  const TensorView* Find(const std::string& name) const;
+  // Every tensor's name, sorted.
+  std::vector<std::string> TensorNames() const;
   // Number of files mapped.
   size_t num_files() const { return files_.size(); }
   // Bytes of all mapped files.

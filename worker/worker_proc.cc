@@ -59,7 +59,12 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.kv_cache_memory_bytes = config.cache().kv_cache_memory_bytes() / world_size;
   const uint32_t ranks_on_node = std::max(1u, config.parallel().data_parallel_size_local());
   rc.process_seed = config.model().seed();
-  rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "");
+  // A --quantization the model contradicts fails the model load, with its own message.
+  auto quantization = model_config.ok() ? ResolveQuantization(config.model().quantization(), model_config->quantization)
+                                        : StatusOr<Quantization>(Quantization::kNone);
+  rc.quantization = config.model().quantization();
+  rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "",
+                                   quantization.ok() && *quantization != Quantization::kNone);
   rc.kv_cache_dtype = KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   // An unknown device fails in ModelRunner::Create, which names it.
   auto device = ResolveDevice(config.parallel().device(), config.model().dtype(), world_size);

@@ -29,6 +29,11 @@ void ConvertToF32(const void* src, WeightDType dtype, size_t n, float* out) {
       }
       return;
     }
+    case WeightDType::kI8: {
+      const auto* s = static_cast<const int8_t*>(src);
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
+      return;
+    }
   }
 }
 

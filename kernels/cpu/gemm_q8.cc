@@ -37,6 +37,24 @@ bool Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8
   return has_min_quant;
 }
 
+bool PackRows(const int8_t* q, const float* row_scales, size_t rows, size_t cols, size_t row_stride,
+              uint8_t* dst) {
+  const size_t blocks = cols / kBlock, groups = Groups(rows);
+  std::memset(dst, 0, PackedBytes(rows, cols));
+  auto* scales = reinterpret_cast<float*>(dst + groups * blocks * kGroupRows * kBlock);
+  bool has_min_quant = false;
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t g = r / kGroupRows, j = r % kGroupRows;
+    const int8_t* row = q + r * row_stride;
+    has_min_quant = has_min_quant || std::find(row, row + cols, int8_t{-128}) != row + cols;
+    for (size_t b = 0; b < blocks; ++b) {
+      scales[(g * blocks + b) * kGroupRows + j] = row_scales[r];
+      std::memcpy(dst + ((g * blocks + b) * kGroupRows + j) * kBlock, row + b * kBlock, kBlock);
+    }
+  }
+  return has_min_quant;
+}
+
 void QuantizeRow(const float* x, size_t cols, int8_t* q, float* d) {
   for (size_t b = 0; b < cols / kBlock; ++b) {
     const float* xb = x + b * kBlock;

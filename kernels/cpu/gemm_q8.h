@@ -34,6 +34,12 @@ size_t PackedBytes(size_t rows, size_t cols);
 // most; the AVX2 kernel then takes a slower path that is exact for it).
 bool Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst);
 
+// Packs rows × cols int8 weights, `row_stride` apart, with one scale per
+// row: every block of row r gets scale row_scales[r]. Returns whether a
+// quant is -128, as Pack does.
+bool PackRows(const int8_t* q, const float* row_scales, size_t rows, size_t cols, size_t row_stride,
+              uint8_t* dst);
+
 // Quantizes one row of `cols` activations (a multiple of 32) into `q` (cols
 // int8) and `d` (cols / 32 scales).
 void QuantizeRow(const float* x, size_t cols, int8_t* q, float* d);

@@ -64,6 +64,8 @@ float WeightToF32(const uint8_t* base, WeightDType dtype, size_t index) {
       std::memcpy(&b, base + index * 2, 2);
       return F16ToF32(b);
     }
+    case WeightDType::kI8:
+      return static_cast<float>(static_cast<int8_t>(base[index]));
   }
   return 0.f;
 }
@@ -91,6 +93,7 @@ bool UsesTiledLayout(Isa isa) { return isa == Isa::kAmx || isa == Isa::kAvx512Bf
 LinearWeight LinearWeight::Pack(const void* data, WeightDType dtype, size_t rows, size_t cols,
                                 size_t row_stride, MatmulPrecision precision) {
   CHECK_GE(row_stride, cols);
+  CHECK(dtype != WeightDType::kI8) << "int8 weights are packed with PackInt8";
   LinearWeight w;
   w.rows_ = rows;
   w.cols_ = cols;
@@ -169,6 +172,15 @@ LinearWeight LinearWeight::PackQ8_0(const void* blocks, size_t rows, size_t cols
   CHECK_GE(row_stride, cols);
   LinearWeight w = Quantized(Quant::kQ8_0, rows, cols, q8::PackedBytes(rows, cols));
   w.q8_has_min_quant_ = q8::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
+  return w;
+}
+
+LinearWeight LinearWeight::PackInt8(const int8_t* q, const float* row_scales, size_t rows, size_t cols,
+                                    size_t row_stride) {
+  CHECK_EQ(cols % q8::kBlock, 0u);
+  CHECK_GE(row_stride, cols);
+  LinearWeight w = Quantized(Quant::kQ8_0, rows, cols, q8::PackedBytes(rows, cols));
+  w.q8_has_min_quant_ = q8::PackRows(q, row_scales, rows, cols, row_stride, w.data_.data());
   return w;
 }
 

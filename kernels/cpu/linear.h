@@ -41,8 +41,10 @@
 
 namespace llmserve::kernels::cpu {
 
-// Storage type of weights as read from safetensors.
-enum class WeightDType { kF32, kBF16, kF16 };
+// Storage type of weights as read from safetensors. kI8 holds int8 quants,
+// which mean something only with their scales: they reach a matmul through
+// PackInt8, never through Pack.
+enum class WeightDType { kF32, kBF16, kF16, kI8 };
 
 // Precision of the products inside the matmul.
 //  kF32:  activations stay fp32; 16-bit weights are widened (matches an fp32
@@ -69,6 +71,12 @@ class LinearWeight {
   // row_stride are multiples of 256. It stays 4-bit (4.75 bits per weight
   // with the unpacked scales).
   static LinearWeight PackQ4_K(const void* blocks, size_t rows, size_t cols, size_t row_stride);
+  // The same for int8 weights with one f32 scale per row (w = scale[r] ×
+  // q[r][c], as compressed-tensors' per-channel int8 stores them), `row_stride`
+  // elements apart; cols a multiple of 32. They take the Q8_0 kernels, every
+  // 32-weight block of a row carrying that row's scale.
+  static LinearWeight PackInt8(const int8_t* q, const float* row_scales, size_t rows, size_t cols,
+                               size_t row_stride);
 
   // y[m × rows()] = x[m × cols()] · Wᵀ.
   void Apply(const float* x, size_t m, float* y, ThreadPool& pool) const;
@@ -87,7 +95,7 @@ class LinearWeight {
   size_t rows() const { return rows_; }  // out_features
   size_t cols() const { return cols_; }  // in_features
   WeightDType dtype() const { return dtype_; }  // as given to Pack (kF32 for Q8_0 / Q4_K)
-  bool is_q8_0() const { return quant_ == Quant::kQ8_0; }
+  bool is_q8_0() const { return quant_ == Quant::kQ8_0; }  // PackQ8_0 or PackInt8
   bool is_q4_k() const { return quant_ == Quant::kQ4_K; }
   // Kernel family this weight was packed for (fixed at Pack time).
   Isa isa() const { return isa_; }

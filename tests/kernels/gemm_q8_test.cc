@@ -159,5 +159,46 @@ TEST(GemmQ8, IsCloseToTheDequantizedProduct) {
   }
 }
 
+// Int8 weights with one f32 scale per row (compressed-tensors' per-channel
+// int8) take the same kernels: every block of row r carries scale[r], unrounded.
+// Scalar and AVX2 give the block formula bit for bit, -128 quants included.
+TEST(GemmQ8, PerRowInt8WeightsAreTheBlockFormulaWithTheRowScale) {
+  std::mt19937 rng(11);
+  const size_t rows = 21, cols = 128, stride = 160, m = 5;
+  std::uniform_int_distribution<int> quant(-128, 127);
+  std::uniform_real_distribution<float> scale(0.001f, 0.02f);
+  std::vector<int8_t> q(rows * stride);
+  for (int8_t& v : q) v = static_cast<int8_t>(quant(rng));
+  std::vector<float> scales(rows);
+  for (float& v : scales) v = scale(rng);
+  const auto x = RandomQ8Activations(m * cols, rng);
+  std::vector<float> want(m * rows);
+  std::vector<int8_t> xq(cols);
+  std::vector<float> xd(cols / 32);
+  for (size_t i = 0; i < m; ++i) {
+    q8::QuantizeRow(x.data() + i * cols, cols, xq.data(), xd.data());
+    for (size_t r = 0; r < rows; ++r) {
+      float acc = 0.f;
+      for (size_t b = 0; b < cols / 32; ++b) {
+        int32_t sum = 0;
+        for (size_t c = 0; c < 32; ++c) sum += q[r * stride + b * 32 + c] * xq[b * 32 + c];
+        acc = std::fma(static_cast<float>(sum), scales[r] * xd[b], acc);
+      }
+      want[i * rows + r] = acc;
+    }
+  }
+  ThreadPool pool(2);
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2}) {
+    if (!test_paths::EnterCpuPath(isa)) continue;
+    SetMaxIsa(isa);
+    const LinearWeight w = LinearWeight::PackInt8(q.data(), scales.data(), rows, cols, stride);
+    SetMaxIsa(Isa::kAmx);
+    EXPECT_TRUE(w.is_q8_0());
+    std::vector<float> y(m * rows);
+    w.Apply(x.data(), m, y.data(), pool);
+    EXPECT_EQ(std::memcmp(y.data(), want.data(), y.size() * 4), 0) << IsaName(isa);
+  }
+}
+
 }  // namespace
 }  // namespace llmserve::kernels::cpu

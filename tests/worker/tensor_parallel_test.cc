@@ -55,7 +55,8 @@ class InProcessGroup {
 };
 
 // Two ranks of `spec` give the one-rank logits (within 1e-5).
-void CheckTwoRanksMatchOneRank(const TestModelSpec& spec) {
+void CheckTwoRanksMatchOneRank(const TestModelSpec& spec, const std::string& quantization = "",
+                               kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32) {
   testing::ScratchDir dir;
   ASSERT_TRUE(WriteTestModel(spec, dir / "m").ok());
   const std::vector<int32_t> tokens = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
@@ -63,6 +64,8 @@ void CheckTwoRanksMatchOneRank(const TestModelSpec& spec) {
   kernels::cpu::ThreadPool pool(1);
   LoadOptions o;
   o.show_progress = false;
+  o.quantization = quantization;
+  o.precision = precision;
   auto full = Model::Load(dir / "m", o, nullptr, &pool);
   ASSERT_TRUE(full.ok());
   KvCache cache((*full)->CacheShape(4, 4));
@@ -104,6 +107,15 @@ TEST(TensorParallel, MoeTwoRanksMatchOneRank) {
   spec.num_layers = 3;
   spec.mlp_only_layers = {0};
   CheckTwoRanksMatchOneRank(spec);
+}
+
+// --quantization int8: a row's scale comes from the whole checkpoint row, so
+// the shards of a row-parallel weight (o_proj, down_proj) quantize as the
+// unsharded weight does; in the reference mode and on the int8 kernels.
+TEST(TensorParallel, Int8TwoRanksMatchOneRank) {
+  auto spec = testing::TinySpec("qwen3", 33);
+  CheckTwoRanksMatchOneRank(spec, "int8");
+  CheckTwoRanksMatchOneRank(spec, "int8", kernels::cpu::MatmulPrecision::kBF16);
 }
 
 }  // namespace

@@ -1,0 +1,256 @@
+// Int8 models: compressed-tensors W8A8 checkpoints and float checkpoints
+// quantized at load (--quantization int8). In the f32 reference mode they
+// match scripts/ref_forward.py over the dequantized weights; on the int8
+// kernels they match it with the activations quantized as the kernels do;
+// the two ways to an int8 model give the same bits; bad checkpoints and
+// flags give errors naming the problem.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/worker/worker_test_util.h"
+#include "worker/int8_export.h"
+#include "worker/quantization_config.h"
+#include "worker/safetensors.h"
+#include "worker/safetensors_writer.h"
+
+// A namespace of its own: the unity build puts several test files in one
+// translation unit.
+namespace llmserve::worker::int8_model_test {
+namespace {
+
+using kernels::cpu::MatmulPrecision;
+using testing::ScratchDir;
+
+std::vector<int32_t> Prompt(size_t n, size_t vocab) {
+  std::vector<int32_t> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919 + 13) % vocab);
+  return t;
+}
+
+// Writes `spec` as safetensors into DIR/hf and as a compressed-tensors W8A8
+// checkpoint into DIR/int8.
+void WriteBoth(const TestModelSpec& spec, const ScratchDir& dir) {
+  Status st = WriteTestModel(spec, dir / "hf");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  st = ExportCompressedTensorsInt8(dir / "hf", dir / "int8");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+}
+
+StatusOr<std::unique_ptr<Model>> Load(const std::string& dir, MatmulPrecision precision,
+                                      const std::string& quantization, kernels::cpu::ThreadPool& pool) {
+  LoadOptions opts;
+  opts.precision = precision;
+  opts.quantization = quantization;
+  opts.show_progress = false;
+  return Model::Load(dir, opts, nullptr, &pool);
+}
+
+// Logits of `tokens`; `int8_layers` counts the layers whose qkv and down
+// weights take the int8 kernels.
+std::vector<float> Logits(const std::string& dir, const std::vector<int32_t>& tokens, MatmulPrecision precision,
+                          const std::string& quantization = "", size_t* int8_layers = nullptr) {
+  kernels::cpu::ThreadPool pool(2);
+  auto model = Load(dir, precision, quantization, pool);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  if (!model.ok()) return {};
+  if (int8_layers != nullptr) {
+    *int8_layers = 0;
+    for (const auto& l : (*model)->weights().layers) *int8_layers += l.qkv.is_q8_0() && l.down.is_q8_0();
+  }
+  KvCache cache((*model)->CacheShape(16, 8));
+  return testing::RunPrompt(**model, cache, tokens, {5, 3}, testing::Blocks(1, 8));
+}
+
+std::vector<size_t> Argmax(const std::vector<float>& logits, size_t vocab) {
+  std::vector<size_t> out;
+  for (size_t at = 0; at + vocab <= logits.size(); at += vocab)
+    out.push_back(static_cast<size_t>(std::max_element(logits.begin() + at, logits.begin() + at + vocab) -
+                                      (logits.begin() + at)));
+  return out;
+}
+
+TEST(Int8Model, F32ReferenceModeMatchesNumpyOnDequantizedWeights) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  const auto s = testing::TinySpec("qwen3", 21);
+  ScratchDir dir;
+  WriteBoth(s, dir);
+  const auto tokens = Prompt(11, s.vocab_size);
+  size_t int8_layers = 0;
+  const auto ours = Logits(dir / "int8", tokens, MatmulPrecision::kF32, "", &int8_layers);
+  EXPECT_EQ(int8_layers, 0u) << "the f32 reference mode multiplies dequantized weights";
+  const auto ref = testing::ReferenceLogits(dir / "int8", tokens, s.vocab_size, dir / "ref.f32");
+  const double err = testing::MaxRelativeError(ours, ref);
+  EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py";
+  EXPECT_EQ(Argmax(ours, s.vocab_size), Argmax(ref, s.vocab_size));
+  // The int8 weights are not the float ones: the reference over the float
+  // checkpoint differs by more than our error.
+  const auto float_ref = testing::ReferenceLogits(dir / "hf", tokens, s.vocab_size, dir / "float.f32");
+  EXPECT_GT(testing::MaxRelativeError(float_ref, ref), 10 * err);
+}
+
+// Outside the reference mode the weights stay int8 and the activations
+// entering them are quantized per block of 32: ref_forward.py --q8-activations.
+// The output layer stays bf16, its activations rounded to bf16: --bf16-head.
+TEST(Int8Model, Int8KernelsMatchNumpyWithQuantizedActivations) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  const auto s = testing::TinySpec("qwen3", 22);
+  ScratchDir dir;
+  WriteBoth(s, dir);
+  const auto tokens = Prompt(11, s.vocab_size);
+  size_t int8_layers = 0;
+  const auto ours = Logits(dir / "int8", tokens, MatmulPrecision::kBF16, "", &int8_layers);
+  EXPECT_EQ(int8_layers, s.num_layers);
+  const auto q_ref = testing::ReferenceLogits(dir / "int8", tokens, s.vocab_size, dir / "q.f32", "--q8-activations --bf16-head");
+  const auto plain_ref = testing::ReferenceLogits(dir / "int8", tokens, s.vocab_size, dir / "ref.f32");
+  const double err = testing::MaxRelativeError(ours, q_ref);
+  const double mode_gap = testing::MaxRelativeError(plain_ref, q_ref);
+  std::printf("W8A8 int8 path: max relative error %.3g vs numpy with quantized activations, %.3g between the "
+              "numpy modes\n", err, mode_gap);
+  EXPECT_LE(err, 1e-4);
+  EXPECT_GT(mode_gap, 10 * err);
+  EXPECT_EQ(Argmax(ours, s.vocab_size), Argmax(q_ref, s.vocab_size));
+}
+
+// --quantization int8 on the float checkpoint and the checkpoint exported as
+// compressed-tensors are the same int8 model, in both modes.
+TEST(Int8Model, QuantizingAtLoadEqualsTheExportedCheckpoint) {
+  const auto s = testing::TinySpec("llama", 23);
+  ScratchDir dir;
+  WriteBoth(s, dir);
+  const auto tokens = Prompt(9, s.vocab_size);
+  for (MatmulPrecision p : {MatmulPrecision::kF32, MatmulPrecision::kBF16}) {
+    const auto at_load = Logits(dir / "hf", tokens, p, "int8");
+    const auto exported = Logits(dir / "int8", tokens, p);
+    ASSERT_FALSE(at_load.empty());
+    EXPECT_TRUE(at_load == exported) << (p == MatmulPrecision::kF32 ? "f32" : "int8 kernels");
+  }
+}
+
+// Mixture-of-experts layers: every expert's weights quantized at load, the
+// routers left in float, against ref_forward.py --quantize-int8.
+TEST(Int8Model, MoeExpertsQuantizedAtLoadMatchNumpy) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  auto s = testing::TinySpec("qwen3_moe", 24);
+  s.moe_intermediate_size = 64;
+  ScratchDir dir;
+  ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
+  const auto tokens = Prompt(7, s.vocab_size);
+  const auto ours = Logits(dir / "hf", tokens, MatmulPrecision::kBF16, "int8");
+  const auto q_ref = testing::ReferenceLogits(dir / "hf", tokens, s.vocab_size, dir / "q.f32",
+                                              "--quantize-int8 --q8-activations --bf16-head");
+  EXPECT_LE(testing::MaxRelativeError(ours, q_ref), 1e-4);
+  const auto f32 = Logits(dir / "hf", tokens, MatmulPrecision::kF32, "int8");
+  const auto f32_ref = testing::ReferenceLogits(dir / "hf", tokens, s.vocab_size, dir / "r.f32", "--quantize-int8");
+  EXPECT_LE(testing::MaxRelativeError(f32, f32_ref), 1e-4);
+}
+
+// config.json of `dir`, edited by `edit`.
+void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j;
+  std::ifstream(dir + "/config.json") >> j;
+  edit(j);
+  std::ofstream(dir + "/config.json") << j.dump();
+}
+
+Status LoadStatus(const std::string& dir, const std::string& quantization = "") {
+  kernels::cpu::ThreadPool pool(1);
+  auto m = Load(dir, MatmulPrecision::kBF16, quantization, pool);
+  return m.ok() ? Status::Ok() : m.status();
+}
+
+void ExpectErrorMentions(const Status& st, const std::string& text) {
+  EXPECT_FALSE(st.ok()) << "expected an error mentioning " << text;
+  EXPECT_NE(st.message().find(text), std::string::npos) << st.ToString();
+}
+
+TEST(Int8Model, UnsupportedQuantizationConfigsNameWhatIsNotSupported) {
+  const auto s = testing::TinySpec("qwen3", 25);
+  ScratchDir dir;
+  WriteBoth(s, dir);
+  auto group = [](nlohmann::json& j) -> nlohmann::json& { return j["quantization_config"]["config_groups"]["group_0"]; };
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}}; }, "\"gptq\""},
+      {[](nlohmann::json& j) { j["quantization_config"]["format"] = "pack-quantized"; }, "pack-quantized"},
+      {[&](nlohmann::json& j) { group(j)["weights"]["num_bits"] = 4; }, "weights.num_bits = 4"},
+      {[&](nlohmann::json& j) { group(j)["weights"]["symmetric"] = false; }, "weights.symmetric"},
+      {[&](nlohmann::json& j) { group(j)["weights"]["strategy"] = "group"; }, "weights.strategy"},
+      {[&](nlohmann::json& j) { group(j)["input_activations"] = nullptr; }, "input_activations is missing"},
+      {[&](nlohmann::json& j) { group(j)["input_activations"]["dynamic"] = false; }, "input_activations.dynamic"},
+      {[](nlohmann::json& j) { j["quantization_config"]["kv_cache_scheme"] = {{"num_bits", 8}}; }, "kv_cache_scheme"},
+  };
+  for (const auto& [edit, mention] : cases) {
+    ScratchDir copy;
+    std::filesystem::copy(dir / "int8", copy.path(), std::filesystem::copy_options::recursive);
+    EditConfig(copy.path(), edit);
+    ExpectErrorMentions(LoadModelConfig(copy.path()).status(), mention);
+    ExpectErrorMentions(LoadStatus(copy.path()), mention);
+  }
+}
+
+// The checkpoint's tensors again, without `drop`, with `extra`.
+void Rewrite(const std::string& from, const std::string& to, const std::string& drop,
+             const std::vector<TensorToWrite>& extra = {}) {
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+  auto ckpt = Checkpoint::Open(from);
+  ASSERT_TRUE(ckpt.ok());
+  std::vector<TensorToWrite> tensors = extra;
+  for (const auto& name : (*ckpt)->TensorNames()) {
+    if (name == drop) continue;
+    const TensorView t = *(*ckpt)->Find(name);
+    const char* dtype = t.dtype == kernels::cpu::WeightDType::kI8    ? "I8"
+                        : t.dtype == kernels::cpu::WeightDType::kF32 ? "F32"
+                        : t.dtype == kernels::cpu::WeightDType::kF16 ? "F16"
+                                                                     : "BF16";
+    const size_t bytes = t.num_elements() * t.element_size();
+    tensors.push_back({name, t.shape, dtype, [t, bytes](uint8_t* out) { std::memcpy(out, t.data, bytes); }});
+  }
+  ASSERT_TRUE(WriteSafetensors(to, tensors, 1).ok());
+}
+
+TEST(Int8Model, BadTensorsAreClearErrors) {
+  const auto s = testing::TinySpec("qwen3", 26);
+  ScratchDir dir;
+  WriteBoth(s, dir);
+  const std::string w = "model.layers.1.mlp.down_proj.weight";
+  {
+    ScratchDir out;
+    Rewrite(dir / "int8", out / "m", w + "_scale");
+    ExpectErrorMentions(LoadStatus(out / "m"), w + "_scale are missing");
+  }
+  {
+    ScratchDir out;
+    const std::vector<uint8_t> zeros(s.hidden_size);
+    Rewrite(dir / "int8", out / "m", "",
+            {{w + "_zero_point", {s.hidden_size, 1}, "I8", [&](uint8_t* o) { std::memset(o, 0, zeros.size()); }}});
+    ExpectErrorMentions(LoadStatus(out / "m"), "zero point");
+  }
+  {
+    ScratchDir out;
+    Rewrite(dir / "int8", out / "m", w + "_scale",
+            {{w + "_scale", {3}, "F32", [](uint8_t* o) { std::memset(o, 0, 12); }}});
+    ExpectErrorMentions(LoadStatus(out / "m"), "has shape [3]");
+  }
+}
+
+TEST(Int8Model, QuantizationFlagMustMatchTheModel) {
+  const auto s = testing::TinySpec("qwen3", 27);
+  ScratchDir dir;
+  WriteBoth(s, dir);
+  ExpectErrorMentions(LoadStatus(dir / "int8", "int8"), "already quantized (compressed-tensors)");
+  ExpectErrorMentions(LoadStatus(dir / "hf", "compressed-tensors"), "not quantized");
+  ExpectErrorMentions(LoadStatus(dir / "hf", "gguf"), "not quantized");
+  EXPECT_TRUE(LoadStatus(dir / "int8", "compressed-tensors").ok());
+  EXPECT_TRUE(LoadStatus(dir / "hf", "None").ok());
+  const Status gptq = ValidateQuantizationFlag("gptq");
+  EXPECT_EQ(gptq.code(), StatusCode::kUnimplemented);
+  ExpectErrorMentions(gptq, "not supported yet");
+  ExpectErrorMentions(ValidateQuantizationFlag("int4"), "not a quantization method");
+}
+
+}  // namespace
+}  // namespace llmserve::worker::int8_model_test

@@ -1,0 +1,127 @@
+#include "worker/quantization_config.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace llmserve::worker {
+
+namespace {
+
+constexpr char kSupported[] = "supported: compressed-tensors W8A8 int8, int8 (quantize at load), gguf";
+
+// vLLM's --quantization methods this build does not run yet: named as such
+// rather than as unknown words.
+constexpr std::array<std::string_view, 27> kNotYet = {
+    "awq",         "awq_marlin",   "gptq",      "gptq_marlin", "gptq_marlin_24", "gptq_bitblas", "fp8",
+    "fbgemm_fp8",  "ptpc_fp8",     "modelopt",  "modelopt_fp4", "bitsandbytes",  "experts_int8", "marlin",
+    "bitblas",     "deepspeedfp",  "tpu_int8",  "qqq",         "hqq",            "quark",        "moe_wna16",
+    "torchao",     "auto-round",   "rtn",       "inc",         "mxfp4",          "ipex"};
+
+bool IsNone(const std::string& flag) { return flag.empty() || flag == "None" || flag == "none"; }
+
+// The JSON value at `key` of `j`, or null.
+const nlohmann::json& At(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kNull;
+  return j.is_object() && j.contains(key) ? j[key] : kNull;
+}
+
+// Checks one quantization-args object ("weights" or "input_activations" of a
+// config group) is symmetric 8-bit int with the given strategies and dynamism.
+Status CheckArgs(const nlohmann::json& args, const std::string& where, std::initializer_list<const char*> strategies,
+                 bool dynamic) {
+  if (!args.is_object()) return Status::Unimplemented(where + " is missing (W8A8 int8 needs it)");
+  auto bad = [&](const char* key, const std::string& want) {
+    return Status::Unimplemented(where + "." + key + " = " + At(args, key).dump() + " is not supported (" + want +
+                                 "; " + kSupported + ")");
+  };
+  if (At(args, "num_bits") != 8) return bad("num_bits", "8 only");
+  if (At(args, "type") != "int") return bad("type", "\"int\" only");
+  if (At(args, "symmetric") != true) return bad("symmetric", "true only");
+  const auto& strategy = At(args, "strategy");
+  if (!strategy.is_string() ||
+      std::none_of(strategies.begin(), strategies.end(), [&](const char* s) { return strategy == s; })) {
+    std::string want;
+    for (const char* s : strategies) want += std::string(want.empty() ? "" : " or ") + "\"" + s + "\"";
+    return bad("strategy", want);
+  }
+  if (At(args, "dynamic") != dynamic) return bad("dynamic", dynamic ? "true only" : "false only");
+  if (!At(args, "group_size").is_null()) return bad("group_size", "null only");
+  const auto& actorder = At(args, "actorder");
+  if (!actorder.is_null() && actorder != false) return bad("actorder", "null only");
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* QuantizationName(Quantization q) {
+  switch (q) {
+    case Quantization::kNone: return "none";
+    case Quantization::kCompressedTensorsInt8: return "compressed-tensors";
+    case Quantization::kInt8AtLoad: return "int8";
+    case Quantization::kGguf: return "gguf";
+  }
+  return "none";
+}
+
+StatusOr<Quantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source) {
+  const std::string where = source + ": quantization_config";
+  if (!qc.is_object()) return Status::InvalidArgument(where + " is not an object");
+  const auto& method = At(qc, "quant_method");
+  if (method != "compressed-tensors") {
+    return Status::Unimplemented(where + ".quant_method " + method.dump() + " is not supported yet (" + kSupported +
+                                 ")");
+  }
+  const auto& format = At(qc, "format");
+  if (format != "int-quantized") {
+    return Status::Unimplemented(where + ".format " + format.dump() +
+                                 " is not supported yet (int-quantized, W8A8 int8, only; " + kSupported + ")");
+  }
+  if (!At(qc, "kv_cache_scheme").is_null()) {
+    return Status::Unimplemented(where + ".kv_cache_scheme is not supported yet (a quantized KV cache)");
+  }
+  const auto& groups = At(qc, "config_groups");
+  if (!groups.is_object() || groups.empty()) return Status::InvalidArgument(where + ".config_groups is missing");
+  for (auto it = groups.begin(); it != groups.end(); ++it) {
+    const std::string group = where + ".config_groups." + it.key();
+    LLMSERVE_RETURN_IF_ERROR(CheckArgs(At(it.value(), "weights"), group + ".weights", {"channel", "tensor"}, false));
+    LLMSERVE_RETURN_IF_ERROR(
+        CheckArgs(At(it.value(), "input_activations"), group + ".input_activations", {"token"}, true));
+    if (!At(it.value(), "output_activations").is_null()) {
+      return Status::Unimplemented(group + ".output_activations is not supported (null only)");
+    }
+  }
+  return Quantization::kCompressedTensorsInt8;
+}
+
+Status ValidateQuantizationFlag(const std::string& flag) {
+  if (IsNone(flag) || flag == "compressed-tensors" || flag == "int8" || flag == "gguf") return Status::Ok();
+  if (std::find(kNotYet.begin(), kNotYet.end(), flag) != kNotYet.end()) {
+    return Status::Unimplemented("--quantization " + flag + " is not supported yet (" + kSupported + ")");
+  }
+  return Status::InvalidArgument("--quantization " + flag + " is not a quantization method (" + kSupported + ")");
+}
+
+StatusOr<Quantization> ResolveQuantization(const std::string& flag, Quantization checkpoint) {
+  LLMSERVE_RETURN_IF_ERROR(ValidateQuantizationFlag(flag));
+  if (IsNone(flag)) return checkpoint;
+  const Quantization wanted = flag == "int8" ? Quantization::kInt8AtLoad
+                              : flag == "gguf" ? Quantization::kGguf
+                                               : Quantization::kCompressedTensorsInt8;
+  if (wanted == Quantization::kInt8AtLoad) {
+    if (checkpoint == Quantization::kNone) return wanted;
+    return Status::InvalidArgument(std::string("--quantization int8 quantizes a float checkpoint at load, but this "
+                                               "model is already quantized (") +
+                                   QuantizationName(checkpoint) + ")");
+  }
+  if (wanted != checkpoint) {
+    return Status::InvalidArgument("--quantization " + flag + " does not match the model, which is " +
+                                   (checkpoint == Quantization::kNone ? std::string("not quantized")
+                                                                      : std::string(QuantizationName(checkpoint))));
+  }
+  return wanted;
+}
+
+}  // namespace llmserve::worker
