@@ -11,7 +11,7 @@
 #include "common/gguf/ggml_type.h"
 #include "worker/gguf_export.h"
 #include "worker/gguf_test_model.h"
-#include "worker/int8_export.h"
+#include "worker/quantized_export.h"
 #include "worker/test_model.h"
 
 // make-model parses its own arguments (no gflags): its option names (--out,
@@ -30,7 +30,7 @@ constexpr const char* kMakeModelUsage =
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
     "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
     "         [--decoder-sparse-step N]\n"
-    "         [--format safetensors|gguf|compressed-tensors]\n"
+    "         [--format safetensors|gguf|compressed-tensors|gptq] [--group-size N]\n"
     "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
@@ -44,7 +44,9 @@ constexpr const char* kMakeModelUsage =
     "about 1.2 GB of bf16 experts, so take a slice with --layers N.\n"
     "--format gguf writes one model.gguf of --gguf-type; --format compressed-tensors writes a\n"
     "compressed-tensors W8A8 int8 checkpoint (the decoder layers' linear weights as int8 with one\n"
-    "scale per output channel, config.json's quantization_config saying so).\n";
+    "scale per output channel, config.json's quantization_config saying so); --format gptq a GPTQ\n"
+    "4-bit checkpoint (rounded to nearest per output row and group of --group-size input columns,\n"
+    "default 128, a multiple of 32 dividing every layer's in_features).\n";
 
 bool ParseSize(const std::string& s, size_t* out) {
   char* end = nullptr;
@@ -61,14 +63,18 @@ bool ParseDouble(const std::string& s, double* out) {
   return end != s.c_str() && *end == '\0';
 }
 
-// The model of `spec` written as a compressed-tensors W8A8 int8 checkpoint,
-// through a float copy in OUT/.hf-staging.
-Status WriteInt8TestModel(const worker::TestModelSpec& spec, const std::string& out) {
+// The model of `spec` written as a compressed-tensors W8A8 int8 or a GPTQ
+// checkpoint (`format`), through a float copy in OUT/.hf-staging.
+Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::string& format, size_t group_size,
+                               const std::string& out) {
   const std::string staging = out + "/.hf-staging";
   std::error_code ec;
   std::filesystem::remove_all(staging, ec);
   Status st = worker::WriteTestModel(spec, staging);
-  if (st.ok()) st = worker::ExportCompressedTensorsInt8(staging, out);
+  if (st.ok()) {
+    st = format == "gptq" ? worker::ExportGptq(staging, group_size, out)
+                          : worker::ExportCompressedTensorsInt8(staging, out);
+  }
   std::filesystem::remove_all(staging, ec);
   return st;
 }
@@ -163,10 +169,16 @@ int RunMakeModelCommand(int argc, char** argv) {
   spec.norm_topk_prob = norm_topk == "true";
   const std::string format = take("format", "safetensors");
   auto gguf_type = worker::ParseGgufWeightType(take("gguf-type", "f16"));
-  if ((format != "safetensors" && format != "gguf" && format != "compressed-tensors") || !gguf_type.ok()) {
+  if ((format != "safetensors" && format != "gguf" && format != "compressed-tensors" && format != "gptq") ||
+      !gguf_type.ok()) {
     std::fprintf(stderr, "llmserve make-model: %s\n",
-                 gguf_type.ok() ? "--format wants safetensors, gguf or compressed-tensors"
+                 gguf_type.ok() ? "--format wants safetensors, gguf, compressed-tensors or gptq"
                                 : gguf_type.status().message().c_str());
+    return 2;
+  }
+  size_t group_size = 128;
+  if (auto v = take("group-size", ""); !v.empty() && !ParseSize(v, &group_size)) {
+    std::fprintf(stderr, "llmserve make-model: --group-size wants a positive integer\n");
     return 2;
   }
   if (!opts.empty()) {
@@ -174,8 +186,8 @@ int RunMakeModelCommand(int argc, char** argv) {
     return 2;
   }
   const Status st = format == "gguf"                 ? worker::WriteGgufTestModel(spec, *gguf_type, out)
-                    : format == "compressed-tensors" ? WriteInt8TestModel(spec, out)
-                                                     : worker::WriteTestModel(spec, out);
+                    : format == "safetensors"        ? worker::WriteTestModel(spec, out)
+                                                     : WriteQuantizedTestModel(spec, format, group_size, out);
   if (!st.ok()) {
     std::fprintf(stderr, "llmserve make-model: %s\n", st.ToString().c_str());
     return 1;
@@ -184,6 +196,7 @@ int RunMakeModelCommand(int argc, char** argv) {
               spec.num_layers, spec.hidden_size, spec.vocab_size,
               format == "gguf"                 ? ("GGUF " + common::gguf::GgmlTypeName(*gguf_type)).c_str()
               : format == "compressed-tensors" ? "compressed-tensors W8A8 int8"
+              : format == "gptq"               ? "GPTQ 4-bit"
                                                : spec.dtype.c_str());
   return 0;
 }

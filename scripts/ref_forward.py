@@ -35,6 +35,9 @@ With --q8-activations, the activations entering a GGUF Q8_0 weight are first
 quantized as llama.cpp quantizes them for its Q8_0 dot products (per row and
 block of 32: d = max|x| / 127 kept as float16, q = x * (1/d) rounded half away
 from zero), which is what llmserve's int8 kernels compute with.
+A GPTQ 4-bit checkpoint's weights are unpacked and dequantized in float32 as
+dequantize_gptq says (its g_idx honoured), and count as int8 weights for
+--q8-activations, since llmserve runs them on its int8 kernels.
 A compressed-tensors W8A8 int8 checkpoint's int8 weights are multiplied by
 their NAME_scale (per output row, or per tensor) to float32; --q8-activations
 then quantizes the activations entering them the same way as for Q8_0, which is
@@ -83,6 +86,8 @@ def read_safetensors(path):
             arr = raw.view(np.float32).copy()
         elif dt == "I8":
             arr = raw.view(np.int8).copy()
+        elif dt == "I32":
+            arr = raw.view("<i4").copy()
         else:
             raise SystemExit(f"{path}: unsupported dtype {dt} for {name}")
         out[name] = arr.reshape(info["shape"])
@@ -173,7 +178,40 @@ def load(model_dir):
             W.update(read_safetensors(os.path.join(model_dir, fn)))
     else:
         W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
-    return cfg, W, {"Q8_0": dequantize_int8(cfg, W), "Q4_K": set()}
+    return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | dequantize_gptq(cfg, W), "Q4_K": set()}
+
+
+def dequantize_gptq(cfg, W):
+    """GPTQ 4-bit (AutoGPTQ's layout): PREFIX.qweight int32 [in/8, out] holds 8
+    quants per word along in, PREFIX.qzeros int32 [groups, out/8] 8 zero points
+    per word along out (both lowest nibble first), PREFIX.scales f16 [groups,
+    out], PREFIX.g_idx the group of each input column (else i // group_size).
+    w[i, o] = scales[g, o] * (q[i, o] - (zeros[g, o] + 1)), the +1 dropped for
+    checkpoint_format gptq_v2. Each PREFIX.weight becomes that, transposed to
+    [out, in] in float32. Returns the names of those weights."""
+    qc = cfg.get("quantization_config") or {}
+    prefixes = [n[: -len(".qweight")] for n in W if n.endswith(".qweight")]
+    if not prefixes:
+        return set()
+    if qc.get("quant_method") != "gptq" or qc.get("bits") != 4:
+        raise SystemExit("qweight tensors without a 4-bit gptq quantization_config")
+    offset = 0 if qc.get("checkpoint_format") == "gptq_v2" else 1
+    shifts = (4 * np.arange(8, dtype=np.uint32))
+    names = set()
+    for p in prefixes:
+        qweight = W.pop(p + ".qweight").view(np.uint32)
+        qzeros = W.pop(p + ".qzeros").view(np.uint32)
+        scales = W.pop(p + ".scales").astype(np.float32)
+        n_in, n_out = qweight.shape[0] * 8, qweight.shape[1]
+        q = ((qweight[:, None, :] >> shifts[None, :, None]) & 0xF).reshape(n_in, n_out).astype(np.float32)
+        z = ((qzeros[:, :, None] >> shifts[None, None, :]) & 0xF).reshape(qzeros.shape[0], n_out)
+        z = z.astype(np.float32) + offset
+        group = qc["group_size"] if qc["group_size"] != -1 else n_in
+        g = W.pop(p + ".g_idx").astype(np.int64) if p + ".g_idx" in W else np.arange(n_in) // group
+        w = scales[g] * (q - z[g])
+        W[p + ".weight"] = np.ascontiguousarray(w.T)
+        names.add(p + ".weight")
+    return names
 
 
 def dequantize_int8(cfg, W):

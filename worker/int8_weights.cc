@@ -25,11 +25,23 @@ void QuantizeRowsInt8(const float* w, size_t rows, size_t cols, int8_t* q, float
   }
 }
 
-void DequantizeRowsInt8(const int8_t* q, size_t rows, size_t cols, size_t row_stride, const float* scales,
-                        float* w) {
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c) w[r * cols + c] = static_cast<float>(q[r * row_stride + c]) * scales[r];
+std::vector<float> Dequantize(const Int8Groups& w) {
+  std::vector<float> out(w.rows * w.cols);
+  for (size_t r = 0; r < w.rows; ++r) {
+    for (size_t c = 0; c < w.cols; ++c)
+      out[r * w.cols + c] = static_cast<float>(w.q[r * w.cols + c]) * w.scales[r * w.groups() + c / w.group];
   }
+  return out;
+}
+
+std::vector<float> BlockScales(const Int8Groups& w) {
+  constexpr size_t kBlock = 32;
+  const size_t blocks = w.cols / kBlock;
+  std::vector<float> out(w.rows * blocks);
+  for (size_t r = 0; r < w.rows; ++r) {
+    for (size_t b = 0; b < blocks; ++b) out[r * blocks + b] = w.scales[r * w.groups() + b * kBlock / w.group];
+  }
+  return out;
 }
 
 }  // namespace llmserve::worker

@@ -5,8 +5,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace llmserve::worker {
+
+// Int8 weights with one scale per row and group of `group` columns:
+// w[r][c] = scales[r × groups + c / group] × q[r][c]. Per-channel int8 is one
+// group per row; 4-bit group quantization is widened to this at load.
+struct Int8Groups {
+  size_t rows = 0, cols = 0, group = 0;
+  std::vector<int8_t> q;      // rows × cols
+  std::vector<float> scales;  // rows × groups
+  size_t groups() const { return (cols + group - 1) / group; }
+};
 
 // Symmetric per-row quantization: a row's scale is max_c |w[c]| / 127 and
 // q = w / scale rounded to nearest even (both in f32); a row of zeros gets
@@ -16,9 +27,11 @@ void QuantizeRowInt8(const float* row, size_t cols, float scale, int8_t* q);
 // Both for rows × cols f32 weights (contiguous).
 void QuantizeRowsInt8(const float* w, size_t rows, size_t cols, int8_t* q, float* scales);
 
-// w[r][c] = float(q[r][c]) × scale[r] in f32: the exactly dequantized weights
-// (rows × cols, contiguous) of int8 rows `row_stride` apart.
-void DequantizeRowsInt8(const int8_t* q, size_t rows, size_t cols, size_t row_stride, const float* scales,
-                        float* w);
+// float(q) × its scale in f32: the exactly dequantized weights (rows × cols).
+std::vector<float> Dequantize(const Int8Groups& w);
+
+// Each row's scale per block of 32 columns (rows × cols / 32), what
+// LinearWeight::PackInt8 takes; requires group and cols multiples of 32.
+std::vector<float> BlockScales(const Int8Groups& w);
 
 }  // namespace llmserve::worker

@@ -160,7 +160,9 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
     c.tie_word_embeddings = Or<bool>(j, "tie_word_embeddings", false);
     c.torch_dtype = Or<std::string>(j, "torch_dtype", "");
     if (j.contains("quantization_config")) {
-      LLMSERVE_ASSIGN_OR_RETURN(c.quantization, ParseQuantizationConfig(j["quantization_config"], source));
+      LLMSERVE_ASSIGN_OR_RETURN(CheckpointQuantization q, ParseQuantizationConfig(j["quantization_config"], source));
+      c.quantization = q.method;
+      c.int4 = q.int4;
     }
     const bool attention_bias = Or<bool>(j, "attention_bias", false);
     switch (c.architecture) {

@@ -51,6 +51,7 @@ struct ModelConfig {
   size_t sliding_window = 0;       // Mistral (0 = none)
   std::string torch_dtype;         // as written in config.json ("gguf" for a GGUF file)
   Quantization quantization = Quantization::kNone;  // config.json's quantization_config (kGguf: a GGUF)
+  Int4Layout int4;                                  // kGptq: how the 4-bit quants are grouped
   MoeConfig moe;
 
   // Whether layer `layer`'s MLP is a mixture of experts (else the dense MLP).

@@ -1,10 +1,12 @@
 #include "worker/model_loader.h"
 
 #include <cstring>
+#include <memory>
 
 #include "common/gguf/model_path.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/gemm_q8.h"
+#include "worker/gptq_weights.h"
 #include "worker/int8_weights.h"
 #include "worker/gguf_model_loader.h"
 #include "worker/load_progress.h"
@@ -59,7 +61,7 @@ class Loader {
 
   StatusOr<std::vector<float>> Vector(const std::string& name, size_t n, size_t begin = 0, size_t count = 0) {
     LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(name, {n}));
-    if (t.dtype == WeightDType::kI8) return NotAMatrix(t);
+    if (IsInteger(t.dtype)) return NotAMatrix(t);
     if (count == 0) count = n;
     std::vector<float> out(count);
     kernels::cpu::ConvertToF32(static_cast<const uint8_t*>(t.data) + begin * t.element_size(), t.dtype,
@@ -75,8 +77,10 @@ class Loader {
                                         size_t cols, bool quantizable = true) {
     std::vector<Slice> slices;
     for (size_t i = 0; i < names.size(); ++i) {
-      LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(names[i], {full_rows[i], cols}));
-      slices.push_back({t, begin[i], count[i], 0, cols});
+      LLMSERVE_ASSIGN_OR_RETURN(Slice s, Matrix(names[i], full_rows[i], cols));
+      s.begin = begin[i];
+      s.count = count[i];
+      slices.push_back(std::move(s));
     }
     return PackStacked(slices, quantizable);
   }
@@ -84,8 +88,10 @@ class Loader {
   // Columns [begin, begin + count) of a [rows × full_cols] tensor.
   StatusOr<LinearWeight> RowParallel(const std::string& name, size_t rows, size_t full_cols,
                                      size_t begin, size_t count) {
-    LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(name, {rows, full_cols}));
-    return PackStacked({{t, 0, rows, begin, count}}, true);
+    LLMSERVE_ASSIGN_OR_RETURN(Slice s, Matrix(name, rows, full_cols));
+    s.col_begin = begin;
+    s.cols = count;
+    return PackStacked({s}, true);
   }
 
   StatusOr<LayerWeights> Layer(size_t i) {
@@ -140,7 +146,7 @@ class Loader {
     const size_t count = d_.moe_intermediate_size, begin = d_.tp_rank * count;
     MoeWeights m;
     LLMSERVE_ASSIGN_OR_RETURN(TensorView router, ckpt_.Get(p + "gate.weight", {c_.moe.num_experts, h}));
-    if (router.dtype == WeightDType::kI8) return NotAMatrix(router);
+    if (IsInteger(router.dtype)) return NotAMatrix(router);
     m.router = LinearWeight::Pack(router.data, router.dtype, c_.moe.num_experts, h, h,
                                   kernels::cpu::MatmulPrecision::kF32);
     for (size_t e = 0; e < c_.moe.num_experts; ++e) {
@@ -158,54 +164,64 @@ class Loader {
 
  private:
   // Rows [begin, begin + count) and columns [col_begin, col_begin + cols) of
-  // one checkpoint matrix.
+  // one checkpoint matrix: a tensor (float or int8), or a GPTQ weight
+  // widened to int8 groups.
   struct Slice {
     TensorView t;
-    size_t begin, count;
-    size_t col_begin, cols;
+    std::shared_ptr<const Int8Groups> decoded;
+    size_t begin = 0, count = 0;
+    size_t col_begin = 0, cols = 0;
     const uint8_t* Row(size_t r) const {
       return static_cast<const uint8_t*>(t.data) + ((begin + r) * t.shape[1] + col_begin) * t.element_size();
     }
   };
 
+  static bool IsInteger(WeightDType d) { return d == WeightDType::kI8 || d == WeightDType::kI32; }
   static Status NotAMatrix(const TensorView& t) {
-    return Status::Unimplemented(t.file + ": tensor " + t.name + " is int8; only linear layers' weights may be");
+    return Status::Unimplemented(t.file + ": tensor " + t.name +
+                                 " holds integers; only linear layers' quantized weights may");
   }
 
-  // Slices stacked by rows, packed as one weight. Int8 slices (with their
-  // per-row scales) and, under --quantization int8, float ones made int8
-  // take the int8 kernels; the f32 reference mode (and an in_features the
-  // int8 kernels cannot take) multiplies their exactly dequantized values.
+  // The whole [rows × cols] matrix `name` (PREFIX.weight), as a slice.
+  StatusOr<Slice> Matrix(const std::string& name, size_t rows, size_t cols) {
+    Slice s;
+    s.count = rows;
+    s.cols = cols;
+    const std::string prefix = name.substr(0, name.size() - std::string(".weight").size());
+    if (c_.quantization == Quantization::kGptq && !ckpt_.Has(name) && ckpt_.Has(prefix + ".qweight")) {
+      LLMSERVE_ASSIGN_OR_RETURN(Int8Groups g, DecodeGptq(ckpt_, prefix, rows, cols, c_.int4));
+      s.decoded = std::make_shared<const Int8Groups>(std::move(g));
+      return s;
+    }
+    LLMSERVE_ASSIGN_OR_RETURN(s.t, ckpt_.Get(name, {rows, cols}));
+    if (s.t.dtype == WeightDType::kI32) return NotAMatrix(s.t);
+    return s;
+  }
+
+  // Slices stacked by rows, packed as one weight. Integer slices (int8 with
+  // per-row scales, GPTQ's 4-bit groups) and, under --quantization int8,
+  // float ones made int8 take the int8 kernels; the f32 reference mode (and
+  // an in_features the int8 kernels cannot take) multiplies their exactly
+  // dequantized values.
   StatusOr<LinearWeight> PackStacked(const std::vector<Slice>& slices, bool quantizable) {
     const WeightDType dtype = slices[0].t.dtype;
+    const bool decoded = slices[0].decoded != nullptr;
     const size_t cols = slices[0].cols;
     size_t rows = 0;
     for (const Slice& s : slices) {
-      if (s.t.dtype != dtype) {
+      if ((s.decoded != nullptr) != decoded || (!decoded && s.t.dtype != dtype)) {
         return Status::Unimplemented(s.t.file + ": tensor " + s.t.name + " has a different dtype from " +
                                      slices[0].t.name + " (mixed dtypes in one fused matmul)");
       }
       rows += s.count;
     }
-    if (dtype == WeightDType::kI8 || (quantizable && quantize_int8_)) {
-      std::vector<int8_t> q(rows * cols);
-      std::vector<float> scales(rows);
-      if (dtype == WeightDType::kI8) {
-        size_t row = 0;
-        for (const Slice& s : slices) {
-          LLMSERVE_RETURN_IF_ERROR(RowScales(s.t, s.begin, s.count, scales.data() + row));
-          for (size_t r = 0; r < s.count; ++r) std::memcpy(&q[(row + r) * cols], s.Row(r), cols);
-          row += s.count;
-        }
-      } else {
-        QuantizeSlices(slices, q.data(), scales.data());
+    if (decoded || dtype == WeightDType::kI8 || (quantizable && quantize_int8_)) {
+      LLMSERVE_ASSIGN_OR_RETURN(Int8Groups w, StackInt8(slices, rows));
+      if (o_.precision == kernels::cpu::MatmulPrecision::kBF16 && cols % kernels::cpu::q8::kBlock == 0 &&
+          w.group % kernels::cpu::q8::kBlock == 0) {
+        return LinearWeight::PackInt8(w.q.data(), BlockScales(w).data(), rows, cols, cols);
       }
-      if (o_.precision == kernels::cpu::MatmulPrecision::kBF16 && cols % kernels::cpu::q8::kBlock == 0) {
-        return LinearWeight::PackInt8(q.data(), scales.data(), rows, cols, cols);
-      }
-      std::vector<float> w(rows * cols);
-      DequantizeRowsInt8(q.data(), rows, cols, cols, scales.data(), w.data());
-      return LinearWeight::Pack(w.data(), WeightDType::kF32, rows, cols, cols, o_.precision);
+      return LinearWeight::Pack(Dequantize(w).data(), WeightDType::kF32, rows, cols, cols, o_.precision);
     }
     if (slices.size() == 1) {
       return LinearWeight::Pack(slices[0].Row(0), dtype, rows, cols, slices[0].t.shape[1], o_.precision);
@@ -220,19 +236,51 @@ class Loader {
     return LinearWeight::Pack(stacked.data(), dtype, rows, cols, cols, o_.precision);
   }
 
-  // Float slices quantized to int8 per row (--quantization int8), stacked.
-  // A row's scale comes from the whole checkpoint row, so a tensor-parallel
-  // shard of its columns has the scale the unsharded weight has.
-  static void QuantizeSlices(const std::vector<Slice>& slices, int8_t* q, float* scales) {
-    const size_t cols = slices[0].cols;
+  // The slices as one int8 matrix: GPTQ groups as decoded (a shard must not
+  // split a group), int8 tensors with their per-row scales, float tensors
+  // quantized per row (--quantization int8).
+  StatusOr<Int8Groups> StackInt8(const std::vector<Slice>& slices, size_t rows) {
+    Int8Groups w;
+    w.rows = rows;
+    w.cols = slices[0].cols;
+    w.group = slices[0].decoded != nullptr ? slices[0].decoded->group : w.cols;
+    const size_t groups = w.groups();
+    w.q.resize(rows * w.cols);
+    w.scales.resize(rows * groups);
     size_t row = 0;
     for (const Slice& s : slices) {
-      std::vector<float> full(s.t.shape[1]);
-      for (size_t r = 0; r < s.count; ++r, ++row) {
-        kernels::cpu::ConvertToF32(s.Row(r) - s.col_begin * s.t.element_size(), s.t.dtype, full.size(), full.data());
-        scales[row] = Int8RowScale(full.data(), full.size());
-        QuantizeRowInt8(full.data() + s.col_begin, cols, scales[row], q + row * cols);
+      if (s.decoded != nullptr) {
+        const Int8Groups& d = *s.decoded;
+        if (s.col_begin % d.group != 0 || s.cols % d.group != 0) {
+          return Status::InvalidArgument("a tensor-parallel shard of columns [" + std::to_string(s.col_begin) + ", " +
+                                         std::to_string(s.col_begin + s.cols) + ") splits a GPTQ group of " +
+                                         std::to_string(d.group) + " columns");
+        }
+        for (size_t r = 0; r < s.count; ++r) {
+          std::memcpy(&w.q[(row + r) * w.cols], &d.q[(s.begin + r) * d.cols + s.col_begin], w.cols);
+          std::memcpy(&w.scales[(row + r) * groups], &d.scales[(s.begin + r) * d.groups() + s.col_begin / d.group],
+                      groups * sizeof(float));
+        }
+      } else if (s.t.dtype == WeightDType::kI8) {
+        LLMSERVE_RETURN_IF_ERROR(RowScales(s.t, s.begin, s.count, &w.scales[row]));
+        for (size_t r = 0; r < s.count; ++r) std::memcpy(&w.q[(row + r) * w.cols], s.Row(r), w.cols);
+      } else {
+        QuantizeSlice(s, &w.q[row * w.cols], &w.scales[row]);
       }
+      row += s.count;
+    }
+    return w;
+  }
+
+  // A float slice quantized to int8 per row (--quantization int8). A row's
+  // scale comes from the whole checkpoint row, so a tensor-parallel shard of
+  // its columns has the scale the unsharded weight has.
+  static void QuantizeSlice(const Slice& s, int8_t* q, float* scales) {
+    std::vector<float> full(s.t.shape[1]);
+    for (size_t r = 0; r < s.count; ++r) {
+      kernels::cpu::ConvertToF32(s.Row(r) - s.col_begin * s.t.element_size(), s.t.dtype, full.size(), full.data());
+      scales[r] = Int8RowScale(full.data(), full.size());
+      QuantizeRowInt8(full.data() + s.col_begin, s.cols, scales[r], q + r * s.cols);
     }
   }
 
@@ -249,7 +297,7 @@ class Loader {
       return Status::Unimplemented(t.file + ": tensor " + t.name +
                                    " has a zero point (asymmetric int8), which is not supported");
     }
-    if (s->dtype == WeightDType::kI8) return NotAMatrix(*s);
+    if (IsInteger(s->dtype)) return NotAMatrix(*s);
     const size_t rows = t.shape[0], n = s->num_elements();
     const bool per_row = n == rows && s->shape.size() >= 1 && s->shape[0] == rows &&
                          (s->shape.size() == 1 || (s->shape.size() == 2 && s->shape[1] == 1));
@@ -284,9 +332,9 @@ StatusOr<ModelWeights> LoadModelWeights(const std::string& dir, const ModelConfi
   LoadProgress progress("loading " + dir, config.num_layers + 2, options.show_progress);
   auto embedding = w.checkpoint->Get("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
   LLMSERVE_ASSIGN_OR_RETURN(w.embedding, std::move(embedding));
-  if (w.embedding.dtype == WeightDType::kI8) {
+  if (w.embedding.dtype == WeightDType::kI8 || w.embedding.dtype == WeightDType::kI32) {
     return Status::Unimplemented(w.embedding.file + ": the embedding table " + w.embedding.name +
-                                 " is int8, which is not supported");
+                                 " holds integers, which is not supported");
   }
   progress.Step();
   for (size_t i = 0; i < config.num_layers; ++i) {

@@ -10,15 +10,14 @@ namespace llmserve::worker {
 
 namespace {
 
-constexpr char kSupported[] = "supported: compressed-tensors W8A8 int8, int8 (quantize at load), gguf";
+constexpr char kSupported[] = "supported: compressed-tensors W8A8 int8, GPTQ 4-bit, int8 (quantize at load), gguf";
 
 // vLLM's --quantization methods this build does not run yet: named as such
 // rather than as unknown words.
-constexpr std::array<std::string_view, 27> kNotYet = {
-    "awq",         "awq_marlin",   "gptq",      "gptq_marlin", "gptq_marlin_24", "gptq_bitblas", "fp8",
-    "fbgemm_fp8",  "ptpc_fp8",     "modelopt",  "modelopt_fp4", "bitsandbytes",  "experts_int8", "marlin",
-    "bitblas",     "deepspeedfp",  "tpu_int8",  "qqq",         "hqq",            "quark",        "moe_wna16",
-    "torchao",     "auto-round",   "rtn",       "inc",         "mxfp4",          "ipex"};
+constexpr std::array<std::string_view, 24> kNotYet = {
+    "awq",      "awq_marlin", "gptq_marlin_24", "gptq_bitblas", "fp8",   "fbgemm_fp8", "ptpc_fp8", "modelopt",
+    "modelopt_fp4", "bitsandbytes", "experts_int8", "marlin", "bitblas", "deepspeedfp", "tpu_int8", "qqq",
+    "hqq",      "quark",      "moe_wna16",      "torchao",      "auto-round", "rtn",   "inc",      "mxfp4"};
 
 bool IsNone(const std::string& flag) { return flag.empty() || flag == "None" || flag == "none"; }
 
@@ -61,15 +60,37 @@ const char* QuantizationName(Quantization q) {
     case Quantization::kNone: return "none";
     case Quantization::kCompressedTensorsInt8: return "compressed-tensors";
     case Quantization::kInt8AtLoad: return "int8";
+    case Quantization::kGptq: return "gptq";
     case Quantization::kGguf: return "gguf";
   }
   return "none";
 }
 
-StatusOr<Quantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source) {
+// GPTQ's keys: 4 bits, groups of a multiple of 32 columns (or -1: one per
+// row), in column order (desc_act false, or true with a g_idx that is the
+// identity order, checked at load).
+StatusOr<CheckpointQuantization> ParseGptq(const nlohmann::json& qc, const std::string& where) {
+  auto bad = [&](const char* key, const std::string& want) {
+    return Status::Unimplemented(where + "." + key + " = " + At(qc, key).dump() + " is not supported (" + want + ")");
+  };
+  if (At(qc, "bits") != 4) return bad("bits", "4 only");
+  const auto& group = At(qc, "group_size");
+  if (!group.is_number_integer() || (group != -1 && (group.get<int64_t>() <= 0 || group.get<int64_t>() % 32 != 0)))
+    return bad("group_size", "-1 or a positive multiple of 32");
+  const auto& format = At(qc, "checkpoint_format");
+  if (!format.is_null() && format != "gptq" && format != "gptq_v2") return bad("checkpoint_format", "gptq or gptq_v2");
+  CheckpointQuantization q;
+  q.method = Quantization::kGptq;
+  q.int4.group_size = group == -1 ? 0 : group.get<size_t>();
+  q.int4.zero_offset = format == "gptq_v2" ? 0 : 1;
+  return q;
+}
+
+StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source) {
   const std::string where = source + ": quantization_config";
   if (!qc.is_object()) return Status::InvalidArgument(where + " is not an object");
   const auto& method = At(qc, "quant_method");
+  if (method == "gptq") return ParseGptq(qc, where);
   if (method != "compressed-tensors") {
     return Status::Unimplemented(where + ".quant_method " + method.dump() + " is not supported yet (" + kSupported +
                                  ")");
@@ -93,11 +114,15 @@ StatusOr<Quantization> ParseQuantizationConfig(const nlohmann::json& qc, const s
       return Status::Unimplemented(group + ".output_activations is not supported (null only)");
     }
   }
-  return Quantization::kCompressedTensorsInt8;
+  CheckpointQuantization q;
+  q.method = Quantization::kCompressedTensorsInt8;
+  return q;
 }
 
 Status ValidateQuantizationFlag(const std::string& flag) {
-  if (IsNone(flag) || flag == "compressed-tensors" || flag == "int8" || flag == "gguf") return Status::Ok();
+  if (IsNone(flag) || flag == "compressed-tensors" || flag == "int8" || flag == "gguf" || flag == "gptq" ||
+      flag == "gptq_marlin")
+    return Status::Ok();
   if (std::find(kNotYet.begin(), kNotYet.end(), flag) != kNotYet.end()) {
     return Status::Unimplemented("--quantization " + flag + " is not supported yet (" + kSupported + ")");
   }
@@ -107,9 +132,11 @@ Status ValidateQuantizationFlag(const std::string& flag) {
 StatusOr<Quantization> ResolveQuantization(const std::string& flag, Quantization checkpoint) {
   LLMSERVE_RETURN_IF_ERROR(ValidateQuantizationFlag(flag));
   if (IsNone(flag)) return checkpoint;
-  const Quantization wanted = flag == "int8" ? Quantization::kInt8AtLoad
-                              : flag == "gguf" ? Quantization::kGguf
-                                               : Quantization::kCompressedTensorsInt8;
+  // gptq_marlin is vLLM's name for the GPTQ checkpoints its Marlin kernels run.
+  const Quantization wanted = flag == "int8"                              ? Quantization::kInt8AtLoad
+                              : flag == "gguf"                            ? Quantization::kGguf
+                              : flag == "gptq" || flag == "gptq_marlin" ? Quantization::kGptq
+                                                                          : Quantization::kCompressedTensorsInt8;
   if (wanted == Quantization::kInt8AtLoad) {
     if (checkpoint == Quantization::kNone) return wanted;
     return Status::InvalidArgument(std::string("--quantization int8 quantizes a float checkpoint at load, but this "

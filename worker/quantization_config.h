@@ -7,6 +7,8 @@
 //    weights with one scale per output channel (or one per tensor), and
 //    activations quantized dynamically as the matmul runs;
 //  * "int8": a float checkpoint's linear layers quantized that way at load;
+//  * GPTQ 4-bit ("gptq" quant_method: AutoGPTQ / GPTQModel's layout, groups
+//    in column order), widened to int8 at load for now;
 //  * "gguf": a GGUF file (its own tensor types).
 // Anything else a checkpoint or the flag names is an error that says what is
 // not supported, never silently run as something else.
@@ -23,15 +25,28 @@ enum class Quantization {
   kNone,
   kCompressedTensorsInt8,  // int8 weights and their scales in the checkpoint
   kInt8AtLoad,             // --quantization int8 on a float checkpoint
+  kGptq,                   // GPTQ 4-bit groups
   kGguf,                   // a GGUF file
 };
 
-// "compressed-tensors", "int8", "gguf" or "none".
+// How a GPTQ checkpoint groups its 4-bit quants.
+struct Int4Layout {
+  size_t group_size = 0;  // input columns per scale and zero; 0: the whole row
+  int zero_offset = 0;    // added to every stored zero point (1 in GPTQ's original format)
+};
+
+// What config.json's quantization_config declares.
+struct CheckpointQuantization {
+  Quantization method = Quantization::kNone;
+  Int4Layout int4;  // kGptq
+};
+
+// "compressed-tensors", "int8", "gptq", "gguf" or "none".
 const char* QuantizationName(Quantization q);
 
 // Validates config.json's "quantization_config" object (`source` names the
 // file in errors) and returns what it declares.
-StatusOr<Quantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source);
+StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source);
 
 // What to run with, given --quantization `flag` ("" or "None": whatever
 // the checkpoint declares) and the checkpoint's own (`checkpoint`; kGguf for

@@ -66,9 +66,11 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
         t.dtype = WeightDType::kF32;
       } else if (dtype == "I8") {
         t.dtype = WeightDType::kI8;
+      } else if (dtype == "I32") {
+        t.dtype = WeightDType::kI32;
       } else {
         return Status::Unimplemented(fname + ": tensor " + t.name + " has dtype " + dtype +
-                                     "; supported: BF16, F16, F32, I8 (with per-channel scales)");
+                                     "; supported: BF16, F16, F32, I8 and I32 (quantized weights)");
       }
       t.shape = info.at("shape").get<std::vector<size_t>>();
       const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();

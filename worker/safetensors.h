@@ -24,7 +24,7 @@ struct TensorView {
   size_t num_elements() const;
   size_t element_size() const {
     using kernels::cpu::WeightDType;
-    return dtype == WeightDType::kF32 ? 4 : dtype == WeightDType::kI8 ? 1 : 2;
+    return dtype == WeightDType::kF32 || dtype == WeightDType::kI32 ? 4 : dtype == WeightDType::kI8 ? 1 : 2;
   }
   // Human-readable shape, e.g. "[64, 128]".
   std::string ShapeString() const;

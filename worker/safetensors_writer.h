@@ -12,7 +12,7 @@
 namespace llmserve::worker {
 
 // One tensor to write: its name, shape, safetensors dtype ("BF16", "F16",
-// "F32", "I8") and a function that fills its bytes (num_elements × element size).
+// "F32", "I8", "I32") and a function that fills its bytes (num_elements × element size).
 struct TensorToWrite {
   std::string name;
   std::vector<size_t> shape;

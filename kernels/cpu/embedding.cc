@@ -34,6 +34,15 @@ void ConvertToF32(const void* src, WeightDType dtype, size_t n, float* out) {
       for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(s[i]);
       return;
     }
+    case WeightDType::kI32: {
+      const auto* s = static_cast<const uint8_t*>(src);
+      for (size_t i = 0; i < n; ++i) {
+        int32_t v;
+        std::memcpy(&v, s + 4 * i, 4);
+        out[i] = static_cast<float>(v);
+      }
+      return;
+    }
   }
 }
 

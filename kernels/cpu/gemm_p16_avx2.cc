@@ -102,7 +102,8 @@ void GemmAvx2(const Problem& p, size_t panel_begin, size_t panel_end) {
     case WeightDType::kF32: return Dispatch<WeightDType::kF32>(p, panel_begin, panel_end);
     case WeightDType::kBF16: return Dispatch<WeightDType::kBF16>(p, panel_begin, panel_end);
     case WeightDType::kF16: return Dispatch<WeightDType::kF16>(p, panel_begin, panel_end);
-    case WeightDType::kI8: break;  // LinearWeight::Pack refuses int8
+    case WeightDType::kI8:
+    case WeightDType::kI32: break;  // LinearWeight::Pack refuses integers
   }
 }
 

@@ -37,7 +37,7 @@ bool Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8
   return has_min_quant;
 }
 
-bool PackRows(const int8_t* q, const float* row_scales, size_t rows, size_t cols, size_t row_stride,
+bool PackInt8(const int8_t* q, const float* block_scales, size_t rows, size_t cols, size_t row_stride,
               uint8_t* dst) {
   const size_t blocks = cols / kBlock, groups = Groups(rows);
   std::memset(dst, 0, PackedBytes(rows, cols));
@@ -48,7 +48,7 @@ bool PackRows(const int8_t* q, const float* row_scales, size_t rows, size_t cols
     const int8_t* row = q + r * row_stride;
     has_min_quant = has_min_quant || std::find(row, row + cols, int8_t{-128}) != row + cols;
     for (size_t b = 0; b < blocks; ++b) {
-      scales[(g * blocks + b) * kGroupRows + j] = row_scales[r];
+      scales[(g * blocks + b) * kGroupRows + j] = block_scales[r * blocks + b];
       std::memcpy(dst + ((g * blocks + b) * kGroupRows + j) * kBlock, row + b * kBlock, kBlock);
     }
   }

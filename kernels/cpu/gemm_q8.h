@@ -34,10 +34,10 @@ size_t PackedBytes(size_t rows, size_t cols);
 // most; the AVX2 kernel then takes a slower path that is exact for it).
 bool Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst);
 
-// Packs rows × cols int8 weights, `row_stride` apart, with one scale per
-// row: every block of row r gets scale row_scales[r]. Returns whether a
+// Packs rows × cols int8 weights, `row_stride` apart, with one f32 scale per
+// row and block of 32 (block_scales[r × cols / 32 + b]). Returns whether a
 // quant is -128, as Pack does.
-bool PackRows(const int8_t* q, const float* row_scales, size_t rows, size_t cols, size_t row_stride,
+bool PackInt8(const int8_t* q, const float* block_scales, size_t rows, size_t cols, size_t row_stride,
               uint8_t* dst);
 
 // Quantizes one row of `cols` activations (a multiple of 32) into `q` (cols

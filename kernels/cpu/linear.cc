@@ -66,6 +66,11 @@ float WeightToF32(const uint8_t* base, WeightDType dtype, size_t index) {
     }
     case WeightDType::kI8:
       return static_cast<float>(static_cast<int8_t>(base[index]));
+    case WeightDType::kI32: {
+      int32_t v;
+      std::memcpy(&v, base + index * 4, 4);
+      return static_cast<float>(v);
+    }
   }
   return 0.f;
 }
@@ -93,7 +98,7 @@ bool UsesTiledLayout(Isa isa) { return isa == Isa::kAmx || isa == Isa::kAvx512Bf
 LinearWeight LinearWeight::Pack(const void* data, WeightDType dtype, size_t rows, size_t cols,
                                 size_t row_stride, MatmulPrecision precision) {
   CHECK_GE(row_stride, cols);
-  CHECK(dtype != WeightDType::kI8) << "int8 weights are packed with PackInt8";
+  CHECK(dtype != WeightDType::kI8 && dtype != WeightDType::kI32) << "integer weights are packed with PackInt8";
   LinearWeight w;
   w.rows_ = rows;
   w.cols_ = cols;
@@ -175,12 +180,12 @@ LinearWeight LinearWeight::PackQ8_0(const void* blocks, size_t rows, size_t cols
   return w;
 }
 
-LinearWeight LinearWeight::PackInt8(const int8_t* q, const float* row_scales, size_t rows, size_t cols,
+LinearWeight LinearWeight::PackInt8(const int8_t* q, const float* block_scales, size_t rows, size_t cols,
                                     size_t row_stride) {
   CHECK_EQ(cols % q8::kBlock, 0u);
   CHECK_GE(row_stride, cols);
   LinearWeight w = Quantized(Quant::kQ8_0, rows, cols, q8::PackedBytes(rows, cols));
-  w.q8_has_min_quant_ = q8::PackRows(q, row_scales, rows, cols, row_stride, w.data_.data());
+  w.q8_has_min_quant_ = q8::PackInt8(q, block_scales, rows, cols, row_stride, w.data_.data());
   return w;
 }
 

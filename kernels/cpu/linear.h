@@ -41,10 +41,10 @@
 
 namespace llmserve::kernels::cpu {
 
-// Storage type of weights as read from safetensors. kI8 holds int8 quants,
-// which mean something only with their scales: they reach a matmul through
-// PackInt8, never through Pack.
-enum class WeightDType { kF32, kBF16, kF16, kI8 };
+// Storage type of weights as read from safetensors. kI8 holds int8 quants
+// and kI32 packed 4-bit ones (GPTQ), which mean something only with their
+// scales: they reach a matmul through PackInt8, never through Pack.
+enum class WeightDType { kF32, kBF16, kF16, kI8, kI32 };
 
 // Precision of the products inside the matmul.
 //  kF32:  activations stay fp32; 16-bit weights are widened (matches an fp32
@@ -71,11 +71,12 @@ class LinearWeight {
   // row_stride are multiples of 256. It stays 4-bit (4.75 bits per weight
   // with the unpacked scales).
   static LinearWeight PackQ4_K(const void* blocks, size_t rows, size_t cols, size_t row_stride);
-  // The same for int8 weights with one f32 scale per row (w = scale[r] ×
-  // q[r][c], as compressed-tensors' per-channel int8 stores them), `row_stride`
-  // elements apart; cols a multiple of 32. They take the Q8_0 kernels, every
-  // 32-weight block of a row carrying that row's scale.
-  static LinearWeight PackInt8(const int8_t* q, const float* row_scales, size_t rows, size_t cols,
+  // The same for int8 weights with one f32 scale per row and block of 32
+  // (w = block_scales[r × cols / 32 + c / 32] × q[r][c]: per-channel int8 has
+  // one scale for all blocks of a row, 4-bit group quantization one per
+  // group), `row_stride` elements apart; cols a multiple of 32. They take the
+  // Q8_0 kernels.
+  static LinearWeight PackInt8(const int8_t* q, const float* block_scales, size_t rows, size_t cols,
                                size_t row_stride);
 
   // y[m × rows()] = x[m × cols()] · Wᵀ.

@@ -159,17 +159,17 @@ TEST(GemmQ8, IsCloseToTheDequantizedProduct) {
   }
 }
 
-// Int8 weights with one f32 scale per row (compressed-tensors' per-channel
-// int8) take the same kernels: every block of row r carries scale[r], unrounded.
-// Scalar and AVX2 give the block formula bit for bit, -128 quants included.
-TEST(GemmQ8, PerRowInt8WeightsAreTheBlockFormulaWithTheRowScale) {
+// Int8 weights with one f32 scale per row and block (per-channel int8, or
+// 4-bit groups widened) take the same kernels, the scales unrounded. Scalar
+// and AVX2 give the block formula bit for bit, -128 quants included.
+TEST(GemmQ8, Int8WeightsWithBlockScalesAreTheBlockFormula) {
   std::mt19937 rng(11);
   const size_t rows = 21, cols = 128, stride = 160, m = 5;
   std::uniform_int_distribution<int> quant(-128, 127);
   std::uniform_real_distribution<float> scale(0.001f, 0.02f);
   std::vector<int8_t> q(rows * stride);
   for (int8_t& v : q) v = static_cast<int8_t>(quant(rng));
-  std::vector<float> scales(rows);
+  std::vector<float> scales(rows * cols / 32);
   for (float& v : scales) v = scale(rng);
   const auto x = RandomQ8Activations(m * cols, rng);
   std::vector<float> want(m * rows);
@@ -182,7 +182,7 @@ TEST(GemmQ8, PerRowInt8WeightsAreTheBlockFormulaWithTheRowScale) {
       for (size_t b = 0; b < cols / 32; ++b) {
         int32_t sum = 0;
         for (size_t c = 0; c < 32; ++c) sum += q[r * stride + b * 32 + c] * xq[b * 32 + c];
-        acc = std::fma(static_cast<float>(sum), scales[r] * xd[b], acc);
+        acc = std::fma(static_cast<float>(sum), scales[r * cols / 32 + b] * xd[b], acc);
       }
       want[i * rows + r] = acc;
     }

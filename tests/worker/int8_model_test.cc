@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/worker/worker_test_util.h"
-#include "worker/int8_export.h"
+#include "worker/quantized_export.h"
 #include "worker/quantization_config.h"
 #include "worker/safetensors.h"
 #include "worker/safetensors_writer.h"
@@ -174,7 +174,7 @@ TEST(Int8Model, UnsupportedQuantizationConfigsNameWhatIsNotSupported) {
   WriteBoth(s, dir);
   auto group = [](nlohmann::json& j) -> nlohmann::json& { return j["quantization_config"]["config_groups"]["group_0"]; };
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
-      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}}; }, "\"gptq\""},
+      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}}; }, "\"awq\""},
       {[](nlohmann::json& j) { j["quantization_config"]["format"] = "pack-quantized"; }, "pack-quantized"},
       {[&](nlohmann::json& j) { group(j)["weights"]["num_bits"] = 4; }, "weights.num_bits = 4"},
       {[&](nlohmann::json& j) { group(j)["weights"]["symmetric"] = false; }, "weights.symmetric"},
@@ -203,6 +203,7 @@ void Rewrite(const std::string& from, const std::string& to, const std::string& 
     if (name == drop) continue;
     const TensorView t = *(*ckpt)->Find(name);
     const char* dtype = t.dtype == kernels::cpu::WeightDType::kI8    ? "I8"
+                        : t.dtype == kernels::cpu::WeightDType::kI32 ? "I32"
                         : t.dtype == kernels::cpu::WeightDType::kF32 ? "F32"
                         : t.dtype == kernels::cpu::WeightDType::kF16 ? "F16"
                                                                      : "BF16";
@@ -237,6 +238,74 @@ TEST(Int8Model, BadTensorsAreClearErrors) {
   }
 }
 
+// GPTQ 4-bit: the quants minus their zero points fit int8, so the weights run
+// on the int8 kernels with one scale per group; ref_forward.py unpacks the
+// checkpoint on its own. Groups of 128 on a 256-wide model, and of 32.
+void CheckGptq(const TestModelSpec& s, size_t group_size) {
+  SCOPED_TRACE("group size " + std::to_string(group_size));
+  ScratchDir dir;
+  ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
+  const Status st = ExportGptq(dir / "hf", group_size, dir / "gptq");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  const auto tokens = Prompt(9, s.vocab_size);
+  const auto f32 = Logits(dir / "gptq", tokens, MatmulPrecision::kF32);
+  const auto ref = testing::ReferenceLogits(dir / "gptq", tokens, s.vocab_size, dir / "ref.f32");
+  EXPECT_LE(testing::MaxRelativeError(f32, ref), 1e-4) << "f32 reference mode";
+  size_t int8_layers = 0;
+  const auto ours = Logits(dir / "gptq", tokens, MatmulPrecision::kBF16, "", &int8_layers);
+  EXPECT_EQ(int8_layers, s.num_layers);
+  const auto q_ref = testing::ReferenceLogits(dir / "gptq", tokens, s.vocab_size, dir / "q.f32",
+                                              "--q8-activations --bf16-head");
+  EXPECT_LE(testing::MaxRelativeError(ours, q_ref), 1e-4) << "int8 kernels";
+  EXPECT_EQ(Argmax(ours, s.vocab_size), Argmax(q_ref, s.vocab_size));
+  // gptq_v2 stores the zero points as they are: the same files read
+  // otherwise, by both sides.
+  EditConfig(dir / "gptq", [](nlohmann::json& j) { j["quantization_config"]["checkpoint_format"] = "gptq_v2"; });
+  const auto v2 = Logits(dir / "gptq", tokens, MatmulPrecision::kF32);
+  const auto v2_ref = testing::ReferenceLogits(dir / "gptq", tokens, s.vocab_size, dir / "v2.f32");
+  EXPECT_LE(testing::MaxRelativeError(v2, v2_ref), 1e-4) << "gptq_v2";
+  EXPECT_GT(testing::MaxRelativeError(v2, f32), 1e-3) << "the zero offset matters";
+}
+
+TEST(Int8Model, GptqMatchesNumpy) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  auto wide = testing::TinySpec("llama", 28);
+  wide.hidden_size = 256;
+  wide.num_heads = 8;
+  wide.num_kv_heads = 4;
+  wide.head_dim = 32;
+  wide.intermediate_size = 256;
+  CheckGptq(wide, 128);
+  CheckGptq(testing::TinySpec("qwen3", 29), 32);
+}
+
+TEST(Int8Model, GptqActOrderAndBadTensorsAreClearErrors) {
+  const auto s = testing::TinySpec("qwen3", 30);
+  ScratchDir dir;
+  ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
+  ASSERT_TRUE(ExportGptq(dir / "hf", 32, dir / "gptq").ok());
+  const std::string p = "model.layers.0.mlp.down_proj";
+  {
+    ScratchDir out;
+    std::vector<int32_t> g_idx(s.intermediate_size);
+    for (size_t i = 0; i < g_idx.size(); ++i) g_idx[i] = static_cast<int32_t>((g_idx.size() - 1 - i) / 32);
+    Rewrite(dir / "gptq", out / "m", p + ".g_idx",
+            {{p + ".g_idx", {g_idx.size()}, "I32", [&](uint8_t* o) { std::memcpy(o, g_idx.data(), g_idx.size() * 4); }}});
+    ExpectErrorMentions(LoadStatus(out / "m"), "act-order");
+  }
+  {
+    ScratchDir out;
+    Rewrite(dir / "gptq", out / "m", p + ".qzeros");
+    ExpectErrorMentions(LoadStatus(out / "m"), p + ".qzeros is missing");
+  }
+  ScratchDir bits;
+  std::filesystem::copy(dir / "gptq", bits.path(), std::filesystem::copy_options::recursive);
+  EditConfig(bits.path(), [](nlohmann::json& j) { j["quantization_config"]["bits"] = 8; });
+  ExpectErrorMentions(LoadStatus(bits.path()), "bits = 8");
+  ExpectErrorMentions(LoadStatus(dir / "gptq", "int8"), "already quantized (gptq)");
+  EXPECT_TRUE(LoadStatus(dir / "gptq", "gptq_marlin").ok());
+}
+
 TEST(Int8Model, QuantizationFlagMustMatchTheModel) {
   const auto s = testing::TinySpec("qwen3", 27);
   ScratchDir dir;
@@ -246,9 +315,9 @@ TEST(Int8Model, QuantizationFlagMustMatchTheModel) {
   ExpectErrorMentions(LoadStatus(dir / "hf", "gguf"), "not quantized");
   EXPECT_TRUE(LoadStatus(dir / "int8", "compressed-tensors").ok());
   EXPECT_TRUE(LoadStatus(dir / "hf", "None").ok());
-  const Status gptq = ValidateQuantizationFlag("gptq");
-  EXPECT_EQ(gptq.code(), StatusCode::kUnimplemented);
-  ExpectErrorMentions(gptq, "not supported yet");
+  const Status awq = ValidateQuantizationFlag("awq");
+  EXPECT_EQ(awq.code(), StatusCode::kUnimplemented);
+  ExpectErrorMentions(awq, "not supported yet");
   ExpectErrorMentions(ValidateQuantizationFlag("int4"), "not a quantization method");
 }
 
