@@ -30,7 +30,7 @@ constexpr const char* kMakeModelUsage =
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
     "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
     "         [--decoder-sparse-step N]\n"
-    "         [--format safetensors|gguf|compressed-tensors|gptq] [--group-size N]\n"
+    "         [--format safetensors|gguf|compressed-tensors|gptq|awq] [--group-size N]\n"
     "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
@@ -44,9 +44,9 @@ constexpr const char* kMakeModelUsage =
     "about 1.2 GB of bf16 experts, so take a slice with --layers N.\n"
     "--format gguf writes one model.gguf of --gguf-type; --format compressed-tensors writes a\n"
     "compressed-tensors W8A8 int8 checkpoint (the decoder layers' linear weights as int8 with one\n"
-    "scale per output channel, config.json's quantization_config saying so); --format gptq a GPTQ\n"
-    "4-bit checkpoint (rounded to nearest per output row and group of --group-size input columns,\n"
-    "default 128, a multiple of 32 dividing every layer's in_features).\n";
+    "scale per output channel, config.json's quantization_config saying so); --format gptq|awq a GPTQ\n"
+    "or AWQ (GEMM layout) 4-bit checkpoint (rounded to nearest per output row and group of\n"
+    "--group-size input columns, default 128, a multiple of 32 dividing every layer's in_features).\n";
 
 bool ParseSize(const std::string& s, size_t* out) {
   char* end = nullptr;
@@ -63,7 +63,7 @@ bool ParseDouble(const std::string& s, double* out) {
   return end != s.c_str() && *end == '\0';
 }
 
-// The model of `spec` written as a compressed-tensors W8A8 int8 or a GPTQ
+// The model of `spec` written as a compressed-tensors W8A8 int8, GPTQ or AWQ
 // checkpoint (`format`), through a float copy in OUT/.hf-staging.
 Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::string& format, size_t group_size,
                                const std::string& out) {
@@ -72,8 +72,9 @@ Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::str
   std::filesystem::remove_all(staging, ec);
   Status st = worker::WriteTestModel(spec, staging);
   if (st.ok()) {
-    st = format == "gptq" ? worker::ExportGptq(staging, group_size, out)
-                          : worker::ExportCompressedTensorsInt8(staging, out);
+    st = format == "gptq"  ? worker::ExportGptq(staging, group_size, out)
+         : format == "awq" ? worker::ExportAwq(staging, group_size, out)
+                           : worker::ExportCompressedTensorsInt8(staging, out);
   }
   std::filesystem::remove_all(staging, ec);
   return st;
@@ -169,10 +170,11 @@ int RunMakeModelCommand(int argc, char** argv) {
   spec.norm_topk_prob = norm_topk == "true";
   const std::string format = take("format", "safetensors");
   auto gguf_type = worker::ParseGgufWeightType(take("gguf-type", "f16"));
-  if ((format != "safetensors" && format != "gguf" && format != "compressed-tensors" && format != "gptq") ||
+  if ((format != "safetensors" && format != "gguf" && format != "compressed-tensors" && format != "gptq" &&
+       format != "awq") ||
       !gguf_type.ok()) {
     std::fprintf(stderr, "llmserve make-model: %s\n",
-                 gguf_type.ok() ? "--format wants safetensors, gguf, compressed-tensors or gptq"
+                 gguf_type.ok() ? "--format wants safetensors, gguf, compressed-tensors, gptq or awq"
                                 : gguf_type.status().message().c_str());
     return 2;
   }
@@ -197,6 +199,7 @@ int RunMakeModelCommand(int argc, char** argv) {
               format == "gguf"                 ? ("GGUF " + common::gguf::GgmlTypeName(*gguf_type)).c_str()
               : format == "compressed-tensors" ? "compressed-tensors W8A8 int8"
               : format == "gptq"               ? "GPTQ 4-bit"
+              : format == "awq"                ? "AWQ 4-bit"
                                                : spec.dtype.c_str());
   return 0;
 }

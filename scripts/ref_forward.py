@@ -35,8 +35,8 @@ With --q8-activations, the activations entering a GGUF Q8_0 weight are first
 quantized as llama.cpp quantizes them for its Q8_0 dot products (per row and
 block of 32: d = max|x| / 127 kept as float16, q = x * (1/d) rounded half away
 from zero), which is what llmserve's int8 kernels compute with.
-A GPTQ 4-bit checkpoint's weights are unpacked and dequantized in float32 as
-dequantize_gptq says (its g_idx honoured), and count as int8 weights for
+A GPTQ or AWQ 4-bit checkpoint's weights are unpacked and dequantized in float32 as
+dequantize_gptq / dequantize_awq say (GPTQ's g_idx honoured), and count as int8 weights for
 --q8-activations, since llmserve runs them on its int8 kernels.
 A compressed-tensors W8A8 int8 checkpoint's int8 weights are multiplied by
 their NAME_scale (per output row, or per tensor) to float32; --q8-activations
@@ -178,7 +178,36 @@ def load(model_dir):
             W.update(read_safetensors(os.path.join(model_dir, fn)))
     else:
         W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
-    return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | dequantize_gptq(cfg, W), "Q4_K": set()}
+    int4 = dequantize_awq(cfg, W) if (cfg.get("quantization_config") or {}).get("quant_method") == "awq" \
+        else dequantize_gptq(cfg, W)
+    return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | int4, "Q4_K": set()}
+
+
+def dequantize_awq(cfg, W):
+    """AWQ 4-bit, GEMM layout: PREFIX.qweight int32 [in, out/8] and PREFIX.qzeros
+    int32 [groups, out/8] hold 8 output columns per word, column j of a word in
+    nibble [0, 4, 1, 5, 2, 6, 3, 7][j]; PREFIX.scales f16 [groups, out].
+    w[i, o] = scales[i // group, o] * (q[i, o] - zeros[i // group, o]); each
+    PREFIX.weight becomes that, transposed to [out, in] in float32. Returns the
+    names of those weights."""
+    qc = cfg["quantization_config"]
+    if qc.get("bits", qc.get("w_bit")) != 4:
+        raise SystemExit("AWQ with other than 4 bits")
+    group = qc.get("group_size", qc.get("q_group_size"))
+    shifts = 4 * np.array([0, 4, 1, 5, 2, 6, 3, 7], dtype=np.uint32)
+
+    def unpack(words):  # [r, out/8] -> [r, out]
+        return ((words.view(np.uint32)[:, :, None] >> shifts[None, None, :]) & 0xF).reshape(words.shape[0], -1)
+
+    names = set()
+    for p in [n[: -len(".qweight")] for n in W if n.endswith(".qweight")]:
+        q = unpack(W.pop(p + ".qweight")).astype(np.float32)
+        z = unpack(W.pop(p + ".qzeros")).astype(np.float32)
+        scales = W.pop(p + ".scales").astype(np.float32)
+        g = np.arange(q.shape[0]) // group
+        W[p + ".weight"] = np.ascontiguousarray((scales[g] * (q - z[g])).T)
+        names.add(p + ".weight")
+    return names
 
 
 def dequantize_gptq(cfg, W):

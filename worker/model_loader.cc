@@ -6,7 +6,7 @@
 #include "common/gguf/model_path.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/gemm_q8.h"
-#include "worker/gptq_weights.h"
+#include "worker/int4_weights.h"
 #include "worker/int8_weights.h"
 #include "worker/gguf_model_loader.h"
 #include "worker/load_progress.h"
@@ -164,7 +164,7 @@ class Loader {
 
  private:
   // Rows [begin, begin + count) and columns [col_begin, col_begin + cols) of
-  // one checkpoint matrix: a tensor (float or int8), or a GPTQ weight
+  // one checkpoint matrix: a tensor (float or int8), or a 4-bit weight
   // widened to int8 groups.
   struct Slice {
     TensorView t;
@@ -188,8 +188,9 @@ class Loader {
     s.count = rows;
     s.cols = cols;
     const std::string prefix = name.substr(0, name.size() - std::string(".weight").size());
-    if (c_.quantization == Quantization::kGptq && !ckpt_.Has(name) && ckpt_.Has(prefix + ".qweight")) {
-      LLMSERVE_ASSIGN_OR_RETURN(Int8Groups g, DecodeGptq(ckpt_, prefix, rows, cols, c_.int4));
+    const bool int4 = c_.quantization == Quantization::kGptq || c_.quantization == Quantization::kAwq;
+    if (int4 && !ckpt_.Has(name) && ckpt_.Has(prefix + ".qweight")) {
+      LLMSERVE_ASSIGN_OR_RETURN(Int8Groups g, DecodeInt4(ckpt_, prefix, rows, cols, c_.int4));
       s.decoded = std::make_shared<const Int8Groups>(std::move(g));
       return s;
     }
@@ -199,7 +200,7 @@ class Loader {
   }
 
   // Slices stacked by rows, packed as one weight. Integer slices (int8 with
-  // per-row scales, GPTQ's 4-bit groups) and, under --quantization int8,
+  // per-row scales, GPTQ's or AWQ's 4-bit groups) and, under --quantization int8,
   // float ones made int8 take the int8 kernels; the f32 reference mode (and
   // an in_features the int8 kernels cannot take) multiplies their exactly
   // dequantized values.
@@ -236,7 +237,7 @@ class Loader {
     return LinearWeight::Pack(stacked.data(), dtype, rows, cols, cols, o_.precision);
   }
 
-  // The slices as one int8 matrix: GPTQ groups as decoded (a shard must not
+  // The slices as one int8 matrix: 4-bit groups as decoded (a shard must not
   // split a group), int8 tensors with their per-row scales, float tensors
   // quantized per row (--quantization int8).
   StatusOr<Int8Groups> StackInt8(const std::vector<Slice>& slices, size_t rows) {
@@ -253,7 +254,7 @@ class Loader {
         const Int8Groups& d = *s.decoded;
         if (s.col_begin % d.group != 0 || s.cols % d.group != 0) {
           return Status::InvalidArgument("a tensor-parallel shard of columns [" + std::to_string(s.col_begin) + ", " +
-                                         std::to_string(s.col_begin + s.cols) + ") splits a GPTQ group of " +
+                                         std::to_string(s.col_begin + s.cols) + ") splits a 4-bit group of " +
                                          std::to_string(d.group) + " columns");
         }
         for (size_t r = 0; r < s.count; ++r) {

@@ -10,12 +10,13 @@ namespace llmserve::worker {
 
 namespace {
 
-constexpr char kSupported[] = "supported: compressed-tensors W8A8 int8, GPTQ 4-bit, int8 (quantize at load), gguf";
+constexpr char kSupported[] =
+    "supported: compressed-tensors W8A8 int8, GPTQ 4-bit, AWQ 4-bit, int8 (quantize at load), gguf";
 
 // vLLM's --quantization methods this build does not run yet: named as such
 // rather than as unknown words.
-constexpr std::array<std::string_view, 24> kNotYet = {
-    "awq",      "awq_marlin", "gptq_marlin_24", "gptq_bitblas", "fp8",   "fbgemm_fp8", "ptpc_fp8", "modelopt",
+constexpr std::array<std::string_view, 22> kNotYet = {
+    "gptq_marlin_24", "gptq_bitblas", "fp8",   "fbgemm_fp8", "ptpc_fp8", "modelopt",
     "modelopt_fp4", "bitsandbytes", "experts_int8", "marlin", "bitblas", "deepspeedfp", "tpu_int8", "qqq",
     "hqq",      "quark",      "moe_wna16",      "torchao",      "auto-round", "rtn",   "inc",      "mxfp4"};
 
@@ -61,6 +62,7 @@ const char* QuantizationName(Quantization q) {
     case Quantization::kCompressedTensorsInt8: return "compressed-tensors";
     case Quantization::kInt8AtLoad: return "int8";
     case Quantization::kGptq: return "gptq";
+    case Quantization::kAwq: return "awq";
     case Quantization::kGguf: return "gguf";
   }
   return "none";
@@ -86,11 +88,35 @@ StatusOr<CheckpointQuantization> ParseGptq(const nlohmann::json& qc, const std::
   return q;
 }
 
+// AWQ's keys (AutoAWQ writes bits / group_size, older files w_bit /
+// q_group_size): 4 bits, zero points, the GEMM layout, groups of a multiple of 32.
+StatusOr<CheckpointQuantization> ParseAwq(const nlohmann::json& qc, const std::string& where) {
+  auto key = [&](const char* a, const char* b) { return qc.contains(a) ? a : b; };
+  auto bad = [&](const char* k, const std::string& want) {
+    return Status::Unimplemented(where + "." + k + " = " + At(qc, k).dump() + " is not supported (" + want + ")");
+  };
+  const char* bits = key("bits", "w_bit");
+  const char* group = key("group_size", "q_group_size");
+  if (At(qc, bits) != 4) return bad(bits, "4 only");
+  const auto& g = At(qc, group);
+  if (!g.is_number_integer() || g.get<int64_t>() <= 0 || g.get<int64_t>() % 32 != 0)
+    return bad(group, "a positive multiple of 32");
+  if (qc.contains("zero_point") && At(qc, "zero_point") != true) return bad("zero_point", "true only");
+  const auto& version = At(qc, "version");
+  if (!version.is_null() && version != "gemm" && version != "GEMM") return bad("version", "gemm only");
+  CheckpointQuantization q;
+  q.method = Quantization::kAwq;
+  q.int4.packing = Int4Packing::kAwq;
+  q.int4.group_size = g.get<size_t>();
+  return q;
+}
+
 StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source) {
   const std::string where = source + ": quantization_config";
   if (!qc.is_object()) return Status::InvalidArgument(where + " is not an object");
   const auto& method = At(qc, "quant_method");
   if (method == "gptq") return ParseGptq(qc, where);
+  if (method == "awq") return ParseAwq(qc, where);
   if (method != "compressed-tensors") {
     return Status::Unimplemented(where + ".quant_method " + method.dump() + " is not supported yet (" + kSupported +
                                  ")");
@@ -121,7 +147,7 @@ StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& q
 
 Status ValidateQuantizationFlag(const std::string& flag) {
   if (IsNone(flag) || flag == "compressed-tensors" || flag == "int8" || flag == "gguf" || flag == "gptq" ||
-      flag == "gptq_marlin")
+      flag == "gptq_marlin" || flag == "awq" || flag == "awq_marlin")
     return Status::Ok();
   if (std::find(kNotYet.begin(), kNotYet.end(), flag) != kNotYet.end()) {
     return Status::Unimplemented("--quantization " + flag + " is not supported yet (" + kSupported + ")");
@@ -132,10 +158,12 @@ Status ValidateQuantizationFlag(const std::string& flag) {
 StatusOr<Quantization> ResolveQuantization(const std::string& flag, Quantization checkpoint) {
   LLMSERVE_RETURN_IF_ERROR(ValidateQuantizationFlag(flag));
   if (IsNone(flag)) return checkpoint;
-  // gptq_marlin is vLLM's name for the GPTQ checkpoints its Marlin kernels run.
+  // gptq_marlin and awq_marlin are vLLM's names for the checkpoints its
+  // Marlin kernels run.
   const Quantization wanted = flag == "int8"                              ? Quantization::kInt8AtLoad
                               : flag == "gguf"                            ? Quantization::kGguf
                               : flag == "gptq" || flag == "gptq_marlin" ? Quantization::kGptq
+                              : flag == "awq" || flag == "awq_marlin"   ? Quantization::kAwq
                                                                           : Quantization::kCompressedTensorsInt8;
   if (wanted == Quantization::kInt8AtLoad) {
     if (checkpoint == Quantization::kNone) return wanted;

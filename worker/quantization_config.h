@@ -8,7 +8,8 @@
 //    activations quantized dynamically as the matmul runs;
 //  * "int8": a float checkpoint's linear layers quantized that way at load;
 //  * GPTQ 4-bit ("gptq" quant_method: AutoGPTQ / GPTQModel's layout, groups
-//    in column order), widened to int8 at load for now;
+//    in column order) and AWQ 4-bit ("awq", GEMM layout), widened to int8 at
+//    load for now;
 //  * "gguf": a GGUF file (its own tensor types).
 // Anything else a checkpoint or the flag names is an error that says what is
 // not supported, never silently run as something else.
@@ -26,11 +27,14 @@ enum class Quantization {
   kCompressedTensorsInt8,  // int8 weights and their scales in the checkpoint
   kInt8AtLoad,             // --quantization int8 on a float checkpoint
   kGptq,                   // GPTQ 4-bit groups
+  kAwq,                    // AWQ 4-bit groups
   kGguf,                   // a GGUF file
 };
 
-// How a GPTQ checkpoint groups its 4-bit quants.
+// How a 4-bit checkpoint packs and groups its quants (int4_weights.h).
+enum class Int4Packing { kGptq, kAwq };
 struct Int4Layout {
+  Int4Packing packing = Int4Packing::kGptq;
   size_t group_size = 0;  // input columns per scale and zero; 0: the whole row
   int zero_offset = 0;    // added to every stored zero point (1 in GPTQ's original format)
 };
@@ -38,10 +42,10 @@ struct Int4Layout {
 // What config.json's quantization_config declares.
 struct CheckpointQuantization {
   Quantization method = Quantization::kNone;
-  Int4Layout int4;  // kGptq
+  Int4Layout int4;  // kGptq, kAwq
 };
 
-// "compressed-tensors", "int8", "gptq", "gguf" or "none".
+// "compressed-tensors", "int8", "gptq", "awq", "gguf" or "none".
 const char* QuantizationName(Quantization q);
 
 // Validates config.json's "quantization_config" object (`source` names the

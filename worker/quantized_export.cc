@@ -12,6 +12,7 @@
 
 #include "base/float16.h"
 #include "kernels/cpu/embedding.h"
+#include "worker/int4_weights.h"
 #include "worker/int8_weights.h"
 #include "worker/safetensors.h"
 #include "worker/safetensors_writer.h"
@@ -116,17 +117,61 @@ TensorToWrite Owned(std::string name, std::vector<size_t> shape, const char* dty
           [held](uint8_t* out) { std::memcpy(out, held->data(), held->size() * sizeof(T)); }};
 }
 
-// GPTQ's asymmetric 4-bit rounding of one group: its f16 scale and zero point.
-std::pair<uint16_t, int> GptqGroupParams(const float* w, size_t n) {
-  float lo = 0.f, hi = 0.f;
-  for (size_t i = 0; i < n; ++i) {
-    lo = std::min(lo, w[i]);
-    hi = std::max(hi, w[i]);
+// A weight rounded to nearest 4-bit quants per output row and group:
+// asymmetric, scale = (max - min) / 15 over the group with 0 included, kept
+// as f16, zero point in [min_zero, 15].
+struct Int4Rounded {
+  size_t rows, cols, group;
+  std::vector<uint8_t> q;        // rows × cols, 0..15
+  std::vector<uint8_t> zeros;    // rows × groups
+  std::vector<uint16_t> scales;  // rows × groups, f16 bits
+};
+
+Int4Rounded RoundInt4(const std::vector<float>& w, size_t rows, size_t cols, size_t group, int min_zero) {
+  const size_t groups = cols / group;
+  Int4Rounded r{rows, cols, group, std::vector<uint8_t>(rows * cols), std::vector<uint8_t>(rows * groups),
+                std::vector<uint16_t>(rows * groups)};
+  for (size_t o = 0; o < rows; ++o) {
+    for (size_t g = 0; g < groups; ++g) {
+      const float* x = w.data() + o * cols + g * group;
+      float lo = 0.f, hi = 0.f;
+      for (size_t i = 0; i < group; ++i) {
+        lo = std::min(lo, x[i]);
+        hi = std::max(hi, x[i]);
+      }
+      uint16_t half = base::FloatToHalf((hi - lo) / 15.f);
+      if (base::HalfToFloat(half) == 0.f) half = base::FloatToHalf(1.f);
+      const float scale = base::HalfToFloat(half);
+      const int zero = std::clamp(static_cast<int>(std::nearbyint(-lo / scale)), min_zero, 15);
+      r.scales[o * groups + g] = half;
+      r.zeros[o * groups + g] = static_cast<uint8_t>(zero);
+      for (size_t i = 0; i < group; ++i)
+        r.q[o * cols + g * group + i] =
+            static_cast<uint8_t>(std::clamp(static_cast<int>(std::nearbyint(x[i] / scale)) + zero, 0, 15));
+    }
   }
-  uint16_t half = base::FloatToHalf((hi - lo) / 15.f);
-  if (base::HalfToFloat(half) == 0.f) half = base::FloatToHalf(1.f);
-  const int zero = static_cast<int>(std::nearbyint(-lo / base::HalfToFloat(half)));
-  return {half, std::clamp(zero, 1, 15)};  // 0 is not storable in the original format
+  return r;
+}
+
+Status CheckInt4Shape(const std::string& name, size_t rows, size_t cols, size_t group) {
+  if (group == 0 || group % 32 != 0 || cols % group != 0 || rows % 8 != 0) {
+    return Status::InvalidArgument(name + ": " + std::to_string(rows) + " × " + std::to_string(cols) +
+                                   " does not split into 4-bit groups of " + std::to_string(group));
+  }
+  return Status::Ok();
+}
+
+std::string Prefix(const std::string& weight_name) {
+  return weight_name.substr(0, weight_name.size() - std::string(".weight").size());
+}
+
+// scales as [groups, out] f16, the layout both formats share.
+std::vector<uint16_t> GroupMajorScales(const Int4Rounded& r) {
+  const size_t groups = r.cols / r.group;
+  std::vector<uint16_t> out(groups * r.rows);
+  for (size_t o = 0; o < r.rows; ++o)
+    for (size_t g = 0; g < groups; ++g) out[g * r.rows + o] = r.scales[o * groups + g];
+  return out;
 }
 
 }  // namespace
@@ -156,33 +201,47 @@ Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::strin
   return ExportQuantized(hf_dir, out_dir, config,
                          [group_size](const std::string& name, const std::vector<float>& w, size_t rows, size_t cols,
                                       std::vector<TensorToWrite>* out) -> Status {
-    if (group_size == 0 || group_size % 32 != 0 || cols % group_size != 0 || rows % 8 != 0) {
-      return Status::InvalidArgument(name + ": " + std::to_string(rows) + " × " + std::to_string(cols) +
-                                     " does not split into GPTQ groups of " + std::to_string(group_size));
-    }
+    LLMSERVE_RETURN_IF_ERROR(CheckInt4Shape(name, rows, cols, group_size));
+    // Zero points are stored minus one, so 0 cannot be.
+    const Int4Rounded r = RoundInt4(w, rows, cols, group_size, 1);
     const size_t groups = cols / group_size;
     std::vector<uint32_t> qweight(cols / 8 * rows, 0), qzeros(groups * rows / 8, 0);
-    std::vector<uint16_t> scales(groups * rows);
     std::vector<int32_t> g_idx(cols);
     for (size_t i = 0; i < cols; ++i) g_idx[i] = static_cast<int32_t>(i / group_size);
     for (size_t o = 0; o < rows; ++o) {
-      for (size_t g = 0; g < groups; ++g) {
-        const float* group = w.data() + o * cols + g * group_size;
-        const auto [half, zero] = GptqGroupParams(group, group_size);
-        scales[g * rows + o] = half;
-        qzeros[g * (rows / 8) + o / 8] |= static_cast<uint32_t>(zero - 1) << (4 * (o % 8));
-        for (size_t c = 0; c < group_size; ++c) {
-          const size_t i = g * group_size + c;
-          const int q = std::clamp(static_cast<int>(std::nearbyint(group[c] / base::HalfToFloat(half))) + zero, 0, 15);
-          qweight[(i / 8) * rows + o] |= static_cast<uint32_t>(q) << (4 * (i % 8));
-        }
-      }
+      for (size_t g = 0; g < groups; ++g)
+        qzeros[g * (rows / 8) + o / 8] |= static_cast<uint32_t>(r.zeros[o * groups + g] - 1) << (4 * (o % 8));
+      for (size_t i = 0; i < cols; ++i) qweight[(i / 8) * rows + o] |= uint32_t{r.q[o * cols + i]} << (4 * (i % 8));
     }
-    const std::string prefix = name.substr(0, name.size() - std::string(".weight").size());
-    out->push_back(Owned(prefix + ".qweight", {cols / 8, rows}, "I32", std::move(qweight)));
-    out->push_back(Owned(prefix + ".qzeros", {groups, rows / 8}, "I32", std::move(qzeros)));
-    out->push_back(Owned(prefix + ".scales", {groups, rows}, "F16", std::move(scales)));
-    out->push_back(Owned(prefix + ".g_idx", {cols}, "I32", std::move(g_idx)));
+    const std::string p = Prefix(name);
+    out->push_back(Owned(p + ".qweight", {cols / 8, rows}, "I32", std::move(qweight)));
+    out->push_back(Owned(p + ".qzeros", {groups, rows / 8}, "I32", std::move(qzeros)));
+    out->push_back(Owned(p + ".scales", {groups, rows}, "F16", GroupMajorScales(r)));
+    out->push_back(Owned(p + ".g_idx", {cols}, "I32", std::move(g_idx)));
+    return Status::Ok();
+  });
+}
+
+Status ExportAwq(const std::string& hf_dir, size_t group_size, const std::string& out_dir) {
+  const nlohmann::json config = {{"quant_method", "awq"}, {"bits", 4},          {"group_size", group_size},
+                                 {"zero_point", true},    {"version", "gemm"}, {"modules_to_not_convert", nullptr}};
+  return ExportQuantized(hf_dir, out_dir, config,
+                         [group_size](const std::string& name, const std::vector<float>& w, size_t rows, size_t cols,
+                                      std::vector<TensorToWrite>* out) -> Status {
+    LLMSERVE_RETURN_IF_ERROR(CheckInt4Shape(name, rows, cols, group_size));
+    const Int4Rounded r = RoundInt4(w, rows, cols, group_size, 0);
+    const size_t groups = cols / group_size;
+    std::vector<uint32_t> qweight(cols * rows / 8, 0), qzeros(groups * rows / 8, 0);
+    for (size_t o = 0; o < rows; ++o) {
+      const uint32_t shift = 4 * kAwqNibble[o % 8];
+      for (size_t g = 0; g < groups; ++g)
+        qzeros[g * (rows / 8) + o / 8] |= uint32_t{r.zeros[o * groups + g]} << shift;
+      for (size_t i = 0; i < cols; ++i) qweight[i * (rows / 8) + o / 8] |= uint32_t{r.q[o * cols + i]} << shift;
+    }
+    const std::string p = Prefix(name);
+    out->push_back(Owned(p + ".qweight", {cols, rows / 8}, "I32", std::move(qweight)));
+    out->push_back(Owned(p + ".qzeros", {groups, rows / 8}, "I32", std::move(qzeros)));
+    out->push_back(Owned(p + ".scales", {groups, rows}, "F16", GroupMajorScales(r)));
     return Status::Ok();
   });
 }

@@ -3,16 +3,16 @@
 // decoder layers' linear weights replaced by their quantized tensors,
 // everything else as it was, config.json gaining a quantization_config, the
 // other files copied. For test models (`llmserve make-model --format
-// compressed-tensors|gptq`) and tests.
+// compressed-tensors|gptq|awq`) and tests.
 //  * compressed-tensors W8A8 int8, the layout llm-compressor gives: symmetric
 //    int8 with one scale per output channel (QuantizeRowsInt8) in NAME_scale
 //    [rows, 1] (F32 here), and dynamic per-token int8 activations declared;
-//  * GPTQ 4-bit in gptq_weights.h's layout (GPTQ's original format: zero
-//    points stored minus one), rounded to nearest per output row and group
-//    of `group_size` input columns, asymmetric (scale = (max - min) / 15 over
-//    the group with 0 included, kept as f16; zero point in [1, 15]), g_idx in
-//    column order. Real GPTQ checkpoints come from the GPTQ algorithm, which
-//    this is not.
+//  * GPTQ and AWQ 4-bit in int4_weights.h's layouts (GPTQ's original format:
+//    zero points stored minus one, g_idx in column order; AWQ's GEMM layout),
+//    rounded to nearest per output row and group of `group_size` input
+//    columns, asymmetric (scale = (max - min) / 15 over the group with 0
+//    included, kept as f16; zero point in [1, 15] for GPTQ, [0, 15] for AWQ).
+//    Real checkpoints come from the GPTQ and AWQ algorithms, which this is not.
 
 #include <string>
 
@@ -25,6 +25,7 @@ namespace llmserve::worker {
 Status ExportCompressedTensorsInt8(const std::string& hf_dir, const std::string& out_dir);
 // `group_size` divides every quantized weight's in_features and is a multiple of 32.
 Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::string& out_dir);
+Status ExportAwq(const std::string& hf_dir, size_t group_size, const std::string& out_dir);
 
 // Whether checkpoint tensor `name` (of `dims` dimensions) is one the exports
 // quantize: a 2-D weight inside model.layers, other than a MoE router.

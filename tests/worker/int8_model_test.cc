@@ -174,7 +174,9 @@ TEST(Int8Model, UnsupportedQuantizationConfigsNameWhatIsNotSupported) {
   WriteBoth(s, dir);
   auto group = [](nlohmann::json& j) -> nlohmann::json& { return j["quantization_config"]["config_groups"]["group_0"]; };
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
-      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}}; }, "\"awq\""},
+      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "fp8"}}; }, "\"fp8\""},
+      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128},
+                                                            {"version", "gemv"}}; }, "version"},
       {[](nlohmann::json& j) { j["quantization_config"]["format"] = "pack-quantized"; }, "pack-quantized"},
       {[&](nlohmann::json& j) { group(j)["weights"]["num_bits"] = 4; }, "weights.num_bits = 4"},
       {[&](nlohmann::json& j) { group(j)["weights"]["symmetric"] = false; }, "weights.symmetric"},
@@ -241,11 +243,11 @@ TEST(Int8Model, BadTensorsAreClearErrors) {
 // GPTQ 4-bit: the quants minus their zero points fit int8, so the weights run
 // on the int8 kernels with one scale per group; ref_forward.py unpacks the
 // checkpoint on its own. Groups of 128 on a 256-wide model, and of 32.
-void CheckGptq(const TestModelSpec& s, size_t group_size) {
-  SCOPED_TRACE("group size " + std::to_string(group_size));
+void CheckInt4(const TestModelSpec& s, size_t group_size, bool awq = false) {
+  SCOPED_TRACE(std::string(awq ? "AWQ" : "GPTQ") + ", group size " + std::to_string(group_size));
   ScratchDir dir;
   ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
-  const Status st = ExportGptq(dir / "hf", group_size, dir / "gptq");
+  const Status st = awq ? ExportAwq(dir / "hf", group_size, dir / "gptq") : ExportGptq(dir / "hf", group_size, dir / "gptq");
   ASSERT_TRUE(st.ok()) << st.ToString();
   const auto tokens = Prompt(9, s.vocab_size);
   const auto f32 = Logits(dir / "gptq", tokens, MatmulPrecision::kF32);
@@ -258,6 +260,7 @@ void CheckGptq(const TestModelSpec& s, size_t group_size) {
                                               "--q8-activations --bf16-head");
   EXPECT_LE(testing::MaxRelativeError(ours, q_ref), 1e-4) << "int8 kernels";
   EXPECT_EQ(Argmax(ours, s.vocab_size), Argmax(q_ref, s.vocab_size));
+  if (awq) return;
   // gptq_v2 stores the zero points as they are: the same files read
   // otherwise, by both sides.
   EditConfig(dir / "gptq", [](nlohmann::json& j) { j["quantization_config"]["checkpoint_format"] = "gptq_v2"; });
@@ -275,8 +278,13 @@ TEST(Int8Model, GptqMatchesNumpy) {
   wide.num_kv_heads = 4;
   wide.head_dim = 32;
   wide.intermediate_size = 256;
-  CheckGptq(wide, 128);
-  CheckGptq(testing::TinySpec("qwen3", 29), 32);
+  CheckInt4(wide, 128);
+  CheckInt4(testing::TinySpec("qwen3", 29), 32);
+}
+
+TEST(Int8Model, AwqMatchesNumpy) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  CheckInt4(testing::TinySpec("qwen2", 31), 32, /*awq=*/true);
 }
 
 TEST(Int8Model, GptqActOrderAndBadTensorsAreClearErrors) {
@@ -303,6 +311,7 @@ TEST(Int8Model, GptqActOrderAndBadTensorsAreClearErrors) {
   EditConfig(bits.path(), [](nlohmann::json& j) { j["quantization_config"]["bits"] = 8; });
   ExpectErrorMentions(LoadStatus(bits.path()), "bits = 8");
   ExpectErrorMentions(LoadStatus(dir / "gptq", "int8"), "already quantized (gptq)");
+  ExpectErrorMentions(LoadStatus(dir / "gptq", "awq"), "does not match the model, which is gptq");
   EXPECT_TRUE(LoadStatus(dir / "gptq", "gptq_marlin").ok());
 }
 
@@ -315,9 +324,9 @@ TEST(Int8Model, QuantizationFlagMustMatchTheModel) {
   ExpectErrorMentions(LoadStatus(dir / "hf", "gguf"), "not quantized");
   EXPECT_TRUE(LoadStatus(dir / "int8", "compressed-tensors").ok());
   EXPECT_TRUE(LoadStatus(dir / "hf", "None").ok());
-  const Status awq = ValidateQuantizationFlag("awq");
-  EXPECT_EQ(awq.code(), StatusCode::kUnimplemented);
-  ExpectErrorMentions(awq, "not supported yet");
+  const Status fp8 = ValidateQuantizationFlag("fp8");
+  EXPECT_EQ(fp8.code(), StatusCode::kUnimplemented);
+  ExpectErrorMentions(fp8, "not supported yet");
   ExpectErrorMentions(ValidateQuantizationFlag("int4"), "not a quantization method");
 }
 

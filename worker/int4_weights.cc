@@ -1,4 +1,4 @@
-#include "worker/gptq_weights.h"
+#include "worker/int4_weights.h"
 
 #include <cstring>
 
@@ -19,18 +19,19 @@ int Nibble(uint32_t word, size_t n) { return static_cast<int>((word >> (4 * n)) 
 
 }  // namespace
 
-StatusOr<Int8Groups> DecodeGptq(const Checkpoint& ckpt, const std::string& prefix, size_t rows, size_t cols,
+StatusOr<Int8Groups> DecodeInt4(const Checkpoint& ckpt, const std::string& prefix, size_t rows, size_t cols,
                                 const Int4Layout& layout) {
+  const bool awq = layout.packing == Int4Packing::kAwq;
   const size_t group = layout.group_size == 0 ? cols : layout.group_size;
   if (cols % 8 != 0 || rows % 8 != 0 || cols % group != 0) {
-    return Status::InvalidArgument(prefix + ": a GPTQ weight of " + std::to_string(rows) + " × " +
+    return Status::InvalidArgument(prefix + ": a 4-bit weight of " + std::to_string(rows) + " × " +
                                    std::to_string(cols) + " does not split into 8-quant words and groups of " +
                                    std::to_string(group));
   }
   const size_t groups = cols / group;
   auto get = [&](const std::string& name, std::vector<size_t> shape) -> StatusOr<TensorView> {
     const TensorView* t = ckpt.Find(name);
-    if (t == nullptr) return Status::NotFound(prefix + ": GPTQ tensor " + name + " is missing");
+    if (t == nullptr) return Status::NotFound(prefix + ": 4-bit tensor " + name + " is missing");
     if (t->shape != shape) {
       TensorView want;
       want.shape = shape;
@@ -39,7 +40,9 @@ StatusOr<Int8Groups> DecodeGptq(const Checkpoint& ckpt, const std::string& prefi
     }
     return *t;
   };
-  LLMSERVE_ASSIGN_OR_RETURN(TensorView qweight, get(prefix + ".qweight", {cols / 8, rows}));
+  LLMSERVE_ASSIGN_OR_RETURN(TensorView qweight,
+                            get(prefix + ".qweight", awq ? std::vector<size_t>{cols, rows / 8}
+                                                         : std::vector<size_t>{cols / 8, rows}));
   LLMSERVE_ASSIGN_OR_RETURN(TensorView qzeros, get(prefix + ".qzeros", {groups, rows / 8}));
   LLMSERVE_ASSIGN_OR_RETURN(TensorView scales, get(prefix + ".scales", {groups, rows}));
   for (const TensorView* t : {&qweight, &qzeros}) {
@@ -49,7 +52,7 @@ StatusOr<Int8Groups> DecodeGptq(const Checkpoint& ckpt, const std::string& prefi
   if (scales.dtype != kernels::cpu::WeightDType::kF16) {
     return Status::InvalidArgument(scales.file + ": tensor " + scales.name + " is not float16");
   }
-  if (const TensorView* g_idx = ckpt.Find(prefix + ".g_idx"); g_idx != nullptr) {
+  if (const TensorView* g_idx = ckpt.Find(prefix + ".g_idx"); g_idx != nullptr && !awq) {
     if (g_idx->shape != std::vector<size_t>{cols} || g_idx->dtype != kernels::cpu::WeightDType::kI32)
       return Status::InvalidArgument(g_idx->file + ": tensor " + g_idx->name + " is not int32 [" +
                                      std::to_string(cols) + "]");
@@ -76,8 +79,12 @@ StatusOr<Int8Groups> DecodeGptq(const Checkpoint& ckpt, const std::string& prefi
   for (size_t i = 0; i < cols; ++i) {
     const size_t g = i / group;
     for (size_t o = 0; o < rows; ++o) {
-      const int q = Nibble(Word(qweight, (i / 8) * rows + o), i % 8);
-      const int z = Nibble(Word(qzeros, g * (rows / 8) + o / 8), o % 8) + layout.zero_offset;
+      // Output column o sits in nibble `zn` of its zero-point word (and, for
+      // AWQ, of its quant word).
+      const size_t zn = awq ? kAwqNibble[o % 8] : o % 8;
+      const int q = awq ? Nibble(Word(qweight, i * (rows / 8) + o / 8), zn)
+                        : Nibble(Word(qweight, (i / 8) * rows + o), i % 8);
+      const int z = Nibble(Word(qzeros, g * (rows / 8) + o / 8), zn) + layout.zero_offset;
       out.q[o * cols + i] = static_cast<int8_t>(q - z);
     }
   }
