@@ -100,6 +100,13 @@ BlockHash Digest(HashAlgo algo, const std::vector<uint8_t>& bytes, EVP_MD_CTX* c
 
 }  // namespace
 
+uint64_t ExternalBlockHash(const BlockHash& hash, HashAlgo algo) {
+  // SHA-256 digest bytes 24..31 sit in words[3] in memory order (little-endian
+  // host), so reading them big-endian is a byte swap. XXH3 stores low64 itself.
+  if (algo == HashAlgo::kXxHash) return hash.words[0];
+  return __builtin_bswap64(hash.words[3]);
+}
+
 BlockHasher::BlockHasher(HashAlgo algo) : algo_(algo) {
   // A fixed, algorithm-specific seed: hashes are reproducible across engine
   // processes (useful for KV events and DP-aware routing).

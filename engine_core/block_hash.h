@@ -30,6 +30,12 @@ struct BlockHash {
   friend bool operator==(const BlockHash&, const BlockHash&) = default;
 };
 
+// The hash external consumers see (KV events), vLLM's default int form: the
+// low 64 bits of the digest read as a big-endian integer, i.e. its last 8
+// bytes. The digest is SHA-256's 32 bytes, or XXH3-128's canonical 16 bytes
+// (high half first), whose last 8 bytes are the low half.
+uint64_t ExternalBlockHash(const BlockHash& hash, HashAlgo algo);
+
 // Computes block hashes. Thread-safe (per-thread scratch), so the engine's
 // input thread can hash new prompts while the main loop hashes decode blocks.
 class BlockHasher final {

@@ -24,6 +24,9 @@ BlockPool::BlockPool(int32_t num_blocks, bool enable_caching)
 void BlockPool::EvictIfCached(KVCacheBlock* block) {
   if (!block->has_hash) return;
   index_.Erase(block);
+  if (events_enabled_) {
+    events_.emplace_back(proto::BlockRemoved{{ExternalBlockHash(block->hash, event_hash_algo_)}});
+  }
   block->has_hash = false;
   block->hash = BlockHash{};
 }
@@ -62,6 +65,34 @@ void BlockPool::CacheBlock(int32_t block_id, const BlockHash& hash) {
   index_.Insert(&b);
 }
 
+void BlockPool::CacheFullBlocks(std::span<const int32_t> block_ids, std::span<const BlockHash> hashes,
+                                const BlockHash* parent, std::span<const int32_t> token_ids,
+                                int32_t block_size, std::string_view lora_name) {
+  CHECK_EQ(block_ids.size(), hashes.size());
+  if (!enable_caching_ || block_ids.empty()) return;
+  for (size_t i = 0; i < block_ids.size(); ++i) CacheBlock(block_ids[i], hashes[i]);
+  if (!events_enabled_) return;
+  proto::BlockStored stored;
+  stored.block_hashes.reserve(hashes.size());
+  for (const BlockHash& h : hashes) stored.block_hashes.push_back(ExternalBlockHash(h, event_hash_algo_));
+  if (parent != nullptr) stored.parent_block_hash = ExternalBlockHash(*parent, event_hash_algo_);
+  stored.token_ids.assign(token_ids.begin(), token_ids.end());
+  stored.block_size = block_size;
+  if (!lora_name.empty()) stored.lora_name = std::string(lora_name);
+  events_.emplace_back(std::move(stored));
+}
+
+void BlockPool::EnableKVEvents(HashAlgo algo) {
+  events_enabled_ = true;
+  event_hash_algo_ = algo;
+}
+
+std::vector<proto::KVCacheEvent> BlockPool::TakeKVEvents() {
+  std::vector<proto::KVCacheEvent> out;
+  out.swap(events_);
+  return out;
+}
+
 void BlockPool::FreeBlock(int32_t id) {
   if (id == kNullBlockId) return;
   KVCacheBlock& b = blocks_[id];
@@ -76,6 +107,7 @@ bool BlockPool::ResetPrefixCache() {
     b.has_hash = false;
     b.hash = BlockHash{};
   }
+  if (events_enabled_) events_.emplace_back(proto::AllBlocksCleared{});
   return true;
 }
 

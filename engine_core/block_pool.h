@@ -9,11 +9,14 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
+#include "engine_core/block_hash.h"
 #include "engine_core/cached_block_index.h"
 #include "engine_core/free_block_queue.h"
 #include "engine_core/kv_cache_block.h"
+#include "proto/kv_events.h"
 
 namespace llmserve::engine_core {
 
@@ -35,11 +38,25 @@ class BlockPool final {
   void Touch(std::span<const int32_t> block_ids);
   // Enters `block_id` (held, not yet cached) in the prefix cache under `hash`.
   void CacheBlock(int32_t block_id, const BlockHash& hash);
+  // Caches a request's newly full blocks `block_ids` (held, not yet cached)
+  // under `hashes`, in chain order; `parent` is the hash of the block before
+  // the first (nullptr: they start the request), `token_ids` their tokens and
+  // `lora_name` the request's adapter (empty: none). Queues one BlockStored.
+  void CacheFullBlocks(std::span<const int32_t> block_ids, std::span<const BlockHash> hashes,
+                       const BlockHash* parent, std::span<const int32_t> token_ids,
+                       int32_t block_size, std::string_view lora_name);
   // Drops one reference from the block; at 0 it is appended to the free list
   // (keeping its hash). The null block is ignored.
   void FreeBlock(int32_t block_id);
   // Forgets every cached hash. Fails (returns false) while any block is held.
   bool ResetPrefixCache();
+
+  // Starts queueing KV events; `algo` turns hashes into their external form.
+  void EnableKVEvents(HashAlgo algo);
+  // Whether events are queued.
+  bool kv_events_enabled() const { return events_enabled_; }
+  // The events queued since the last call, oldest first.
+  std::vector<proto::KVCacheEvent> TakeKVEvents();
 
   // Blocks on the free list (including cached ones that can be evicted).
   int32_t num_free_blocks() const { return free_.size(); }
@@ -63,6 +80,9 @@ class BlockPool final {
   std::vector<KVCacheBlock> blocks_;
   FreeBlockQueue free_;
   CachedBlockIndex index_;
+  bool events_enabled_ = false;
+  HashAlgo event_hash_algo_ = HashAlgo::kSha256;
+  std::vector<proto::KVCacheEvent> events_;  // queued since the last TakeKVEvents
 };
 
 }  // namespace llmserve::engine_core

@@ -18,6 +18,7 @@ const KVCacheConfig& Checked(const KVCacheConfig& c) {
 KVCacheManager::KVCacheManager(const KVCacheConfig& config)
     : config_(Checked(config)), pool_(config.num_blocks, config.enable_prefix_caching) {
   if (config_.enable_prefix_caching) hasher_ = std::make_unique<BlockHasher>(config_.hash_algo);
+  if (config_.enable_kv_cache_events) pool_.EnableKVEvents(config_.hash_algo);
 }
 
 int32_t KVCacheManager::GetComputedBlocks(const Request& request, std::vector<int32_t>* blocks) {
@@ -79,10 +80,16 @@ bool KVCacheManager::AllocateSlots(Request& request, int32_t num_new_tokens,
     const int32_t tokens_to_cache = std::min(num_computed + num_new_tokens, request.num_tokens());
     const int32_t full_blocks = std::min<int32_t>(
         tokens_to_cache / config_.block_size, static_cast<int32_t>(request.block_hashes.size()));
-    for (int32_t i = request.num_cached_blocks; i < full_blocks; ++i) {
-      pool_.CacheBlock(request.block_ids[i], request.block_hashes[i]);
+    const int32_t first = request.num_cached_blocks;
+    if (full_blocks > first) {
+      const int32_t bs = config_.block_size;
+      pool_.CacheFullBlocks(std::span<const int32_t>(request.block_ids).subspan(first, full_blocks - first),
+                            std::span<const BlockHash>(request.block_hashes).subspan(first, full_blocks - first),
+                            first > 0 ? &request.block_hashes[first - 1] : nullptr,
+                            request.all_token_ids().subspan(first * bs, (full_blocks - first) * bs), bs,
+                            request.lora_name);
+      request.num_cached_blocks = full_blocks;
     }
-    request.num_cached_blocks = std::max(request.num_cached_blocks, full_blocks);
   }
   return true;
 }

@@ -22,6 +22,7 @@ struct KVCacheConfig {
   int32_t max_model_len = 0;          // no request holds KV for more tokens than this
   bool enable_prefix_caching = true;  // reuse blocks of identical prefixes
   HashAlgo hash_algo = HashAlgo::kSha256;  // block hash function
+  bool enable_kv_cache_events = false;  // queue KV events (needs prefix caching to have any)
 };
 
 // Prefix-cache counters, in tokens like vLLM's prefix_cache_queries/hits.
@@ -62,6 +63,9 @@ class KVCacheManager final {
 
   // Drops all cached hashes; only possible when no block is held (returns false otherwise).
   bool ResetPrefixCache() { return pool_.ResetPrefixCache(); }
+
+  // The KV events queued since the last call (empty when events are off).
+  std::vector<proto::KVCacheEvent> TakeKVEvents() { return pool_.TakeKVEvents(); }
 
   // Fraction of usable blocks held by requests.
   double usage() const { return pool_.usage(); }

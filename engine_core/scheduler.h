@@ -99,6 +99,8 @@ class Scheduler final {
 
   // Drops the prefix cache; false while requests hold blocks.
   bool ResetPrefixCache() { return kv_.ResetPrefixCache(); }
+  // The KV events the cache queued since the last call (KVCacheConfig::enable_kv_cache_events).
+  std::vector<proto::KVCacheEvent> TakeKVEvents() { return kv_.TakeKVEvents(); }
 
   // True when any request is waiting or running.
   bool HasRequests() const { return !running_.empty() || !waiting_.empty(); }
