@@ -62,6 +62,7 @@ Status EngineCore::Step(std::vector<ClientOutputs>* outputs) {
     // Nothing for the workers: report grammar failures, then let a compilation finish.
     scheduler_->UpdateFromOutput(so, proto::ModelRunnerOutput{}, outputs);
     for (ClientOutputs& o : *outputs) o.outputs.engine_index = config_.engine_index;
+    PublishKVEvents();
     last_execute_time_ = last_execute_cpu_time_ = std::chrono::nanoseconds(0);
     structured_output_->WaitForCompiled(std::chrono::milliseconds(5));
     return Status::Ok();
@@ -75,7 +76,23 @@ Status EngineCore::Step(std::vector<ClientOutputs>* outputs) {
   if (mro->error) return Status::Internal("worker failed: " + *mro->error);
   scheduler_->UpdateFromOutput(so, *mro, outputs);
   for (ClientOutputs& o : *outputs) o.outputs.engine_index = config_.engine_index;
+  PublishKVEvents();
   return Status::Ok();
+}
+
+bool EngineCore::ResetPrefixCache() {
+  const bool reset = scheduler_->ResetPrefixCache();
+  // vLLM publishes only after a step; an idle engine would hold the event back.
+  PublishKVEvents();
+  return reset;
+}
+
+void EngineCore::PublishKVEvents() {
+  // Taken even without a publisher, so a queue that nobody reads cannot grow.
+  std::vector<proto::KVCacheEvent> events = scheduler_->TakeKVEvents();
+  if (events.empty() || kv_events_ == nullptr) return;
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  kv_events_->Publish(proto::KVEventBatch{now, std::move(events), std::nullopt});
 }
 
 void EngineCore::Shutdown() {

@@ -12,6 +12,7 @@
 
 #include "engine_core/executor.h"
 #include "engine_core/kv_cache_manager.h"
+#include "engine_core/kv_event_publisher.h"
 #include "engine_core/scheduler.h"
 #include "engine_core/scheduler_config.h"
 #include "engine_core/structured_output_manager.h"
@@ -59,8 +60,12 @@ class EngineCore final {
   void TakeIdleOutputs(std::vector<ClientOutputs>* outputs);
   // True while requests are waiting or running.
   bool HasRequests() const { return scheduler_->HasRequests(); }
-  // Drops the prefix cache (false while requests hold blocks).
-  bool ResetPrefixCache() { return scheduler_->ResetPrefixCache(); }
+  // Drops the prefix cache (false while requests hold blocks); with KV
+  // events on, AllBlocksCleared is published at once.
+  bool ResetPrefixCache();
+  // Sends the KV events of every later step to `publisher` (the engine was
+  // built with KVCacheConfig::enable_kv_cache_events).
+  void SetKVEventPublisher(std::unique_ptr<KVEventPublisher> publisher) { kv_events_ = std::move(publisher); }
   // Stops the executor. Idempotent.
   void Shutdown();
   // Time the last Step() spent in the executor (model execution and sampling):
@@ -79,7 +84,11 @@ class EngineCore final {
              std::unique_ptr<Scheduler> scheduler, int32_t num_blocks,
              std::unique_ptr<StructuredOutputManager> structured_output);
 
+  // Publishes the events the KV cache queued, as one batch (none if empty).
+  void PublishKVEvents();
+
   EngineCoreConfig config_;
+  std::unique_ptr<KVEventPublisher> kv_events_;  // null: KV events off
   std::unique_ptr<StructuredOutputManager> structured_output_;  // before scheduler_: outlives it
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
