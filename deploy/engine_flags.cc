@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 
+#include "deploy/kv_events_config.h"
 #include "deploy/speculative_config.h"
 #include "worker/quantization_config.h"
 
@@ -53,6 +54,12 @@ DEFINE_string(speculative_config, "",
               "'{\"method\": \"ngram\", \"num_speculative_tokens\": 4, \"prompt_lookup_min\": 2, "
               "\"prompt_lookup_max\": 5}' (prompt lookup: drafts copied from earlier in the prompt and output; "
               "lookup lengths default to 5). Only the n-gram method, on the CPU backend.");
+DEFINE_string(kv_events_config, "",
+              "KV cache events for prefix-aware routers, as JSON with vLLM's KVEventsConfig keys: "
+              "'{\"enable_kv_cache_events\": true, \"publisher\": \"zmq\", \"endpoint\": \"tcp://*:5557\", "
+              "\"replay_endpoint\": \"tcp://*:5558\"}' (also buffer_steps, hwm, max_queue_size, topic). Each engine "
+              "publishes BlockStored / BlockRemoved / AllBlocksCleared batches in vLLM's msgpack layout; DP rank r "
+              "uses tcp port + r.");
 DEFINE_double(shutdown_timeout, 30, "Seconds a draining engine may spend finishing requests on SIGTERM.");
 
 namespace llmserve::deploy {
@@ -151,6 +158,7 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   if (FLAGS_shutdown_timeout < 0) return Status::InvalidArgument("--shutdown-timeout must not be negative");
   config->set_shutdown_timeout_s(FLAGS_shutdown_timeout);
   LLMSERVE_RETURN_IF_ERROR(ParseSpeculativeConfig(FLAGS_speculative_config, config->mutable_speculative()));
+  LLMSERVE_RETURN_IF_ERROR(ParseKVEventsConfig(FLAGS_kv_events_config, config->mutable_kv_events()));
   return Status::Ok();
 }
 

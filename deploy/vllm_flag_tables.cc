@@ -136,7 +136,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"hf-config-path", A::kOne, "a model config from another path", ""},
     {"hf-overrides", A::kOne, "overriding the model's config", ""},
     {"io-processor-plugin", A::kOne, "IO processor plugins", ""},
-    {"kv-events-config", A::kOne, "KV cache events", ""},
     {"kv-transfer-config", A::kOne, "KV connectors (disaggregated prefill)", ""},
     {"load-format", A::kOne, "weight formats other than safetensors (GGUF is found by itself)", "auto,safetensors"},
     {"logits-processors", A::kList, "custom logits processors", ""},

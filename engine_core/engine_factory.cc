@@ -8,6 +8,7 @@
 #include "engine_core/inproc_executor.h"
 #include "engine_core/multiproc_executor.h"
 #include "engine_core/structured_output_vocabulary.h"
+#include "engine_core/zmq_kv_event_publisher.h"
 #include "worker/core_share.h"
 #include "worker/kv_cache_sizing.h"
 #include "worker/model_config.h"
@@ -106,6 +107,9 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.kv.enable_prefix_caching = config.cache().enable_prefix_caching();
   ec.kv.hash_algo = config.cache().prefix_caching_hash_algo() == "xxhash" ? HashAlgo::kXxHash : HashAlgo::kSha256;
   ec.kv.num_blocks = static_cast<int32_t>(config.cache().num_kv_blocks_override());
+  const proto::KVEventsConfig& kv_events = config.kv_events();
+  const bool publish_kv_events = kv_events.enable_kv_cache_events() && kv_events.publisher() == "zmq";
+  ec.kv.enable_kv_cache_events = publish_kv_events;
   if (rc.device == "cpu" && worker::KvCacheSizeIsDefault(config.cache()))
     ec.kv.profile_block_cap = static_cast<int32_t>(std::min<size_t>(
         worker::SchedulerUsableBlocks(rc.max_num_seqs, built.max_model_len, rc.block_size), INT32_MAX));
@@ -116,6 +120,13 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
       });
   LLMSERVE_ASSIGN_OR_RETURN(built.core,
                             EngineCore::Create(ec, std::move(executor), std::move(structured_output)));
+  if (publish_kv_events) {
+    if (!ec.kv.enable_prefix_caching)
+      LOG(WARNING) << "--kv-events-config: prefix caching is off, so no block is ever cached and no event published";
+    LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<ZmqKVEventPublisher> publisher,
+                              ZmqKVEventPublisher::Start(kv_events, engine_index));
+    built.core->SetKVEventPublisher(std::move(publisher));
+  }
   return built;
 }
 

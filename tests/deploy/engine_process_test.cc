@@ -12,8 +12,11 @@
 
 #include "common/process/child_processes.h"
 #include "deploy/handshake_server.h"
+#include "deploy/kv_events_config.h"
 #include "engine_core/engine_factory.h"
 #include "frontend/engine_core_client.h"
+#include "proto/kv_events.h"
+#include "tests/engine_core/kv_event_subscriber.h"
 #include "worker/test_model.h"
 
 namespace llmserve::deploy {
@@ -198,6 +201,70 @@ TEST(EngineProcess, TensorParallelTwoEqualsOne) {
   auto exit = engine.children.WaitAny(30s);
   ASSERT_TRUE(exit);
   EXPECT_NE(exit->exit_code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// A free TCP port on 127.0.0.1 (bound, read, released).
+int FreePort() {
+  zmq::context_t ctx;
+  zmq::socket_t s(ctx, zmq::socket_type::router);
+  s.set(zmq::sockopt::linger, 0);
+  s.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = s.get(zmq::sockopt::last_endpoint);
+  return std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+}
+
+// --kv-events-config travels in the handshake's EngineConfig: the engine
+// process's PUB connects to a subscriber that binds (no wildcard in the
+// endpoint), its replay ROUTER binds, and the two BlockStored events of one
+// request carry the tokens the engine computed, chained by their hashes.
+TEST(EngineProcess, PublishesKVEventsWithReplay) {
+  const std::string dir = TinyModelDir("engine_process_kv_events");
+  ASSERT_FALSE(dir.empty());
+  zmq::context_t sub_ctx;
+  zmq::socket_t sub(sub_ctx, zmq::socket_type::sub);
+  sub.set(zmq::sockopt::linger, 0);
+  sub.set(zmq::sockopt::subscribe, "kv");
+  sub.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = sub.get(zmq::sockopt::last_endpoint);
+  const std::string replay_endpoint = "tcp://127.0.0.1:" + std::to_string(FreePort());
+  proto::EngineConfig config = TinyConfig(dir);
+  ASSERT_TRUE(ParseKVEventsConfig(R"({"enable_kv_cache_events": true, "endpoint": ")" + endpoint +
+                                      R"(", "replay_endpoint": ")" + replay_endpoint + R"(", "topic": "kv"})",
+                                  config.mutable_kv_events())
+                  .ok());
+  EngineUnderTest engine(config);
+  ASSERT_TRUE(engine.ready);
+
+  // 5 prompt + 40 output tokens fill two 16-token blocks: two batches.
+  std::vector<int32_t> sequence = Greedy("", 1).prompt_token_ids;
+  for (int32_t t : engine.Generate("kv", 40)) sequence.push_back(t);
+  ASSERT_EQ(sequence.size(), 45u);
+  // The stream may have lost the first batches (a PUB drops what it sends
+  // before the subscription reaches it); replay has them all.
+  engine_core::kv_events_testing::KVEventSubscriber replay(endpoint, replay_endpoint, "kv");
+  std::vector<engine_core::kv_events_testing::SeqPayload> batches;
+  for (int attempt = 0; attempt < 50 && batches.size() < 2; ++attempt) {
+    if (attempt > 0) (void)replay.Receive(100ms);  // a batch still on its way: wait for the stream
+    batches = replay.Replay(0);
+  }
+  ASSERT_EQ(batches.size(), 2u);
+  std::vector<proto::BlockStored> stored;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    EXPECT_EQ(batches[i].seq, static_cast<int64_t>(i));
+    auto batch = proto::DecodeKVEventBatch(batches[i].payload);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    EXPECT_EQ(batch->data_parallel_rank, std::optional<int32_t>(0));
+    ASSERT_EQ(batch->events.size(), 1u);
+    stored.push_back(std::get<proto::BlockStored>(batch->events[0]));
+  }
+  EXPECT_FALSE(stored[0].parent_block_hash.has_value());
+  EXPECT_EQ(stored[0].token_ids, std::vector<int32_t>(sequence.begin(), sequence.begin() + 16));
+  ASSERT_EQ(stored[0].block_hashes.size(), 1u);
+  EXPECT_EQ(stored[1].parent_block_hash, std::optional<uint64_t>(stored[0].block_hashes[0]));
+  EXPECT_EQ(stored[1].token_ids, std::vector<int32_t>(sequence.begin() + 16, sequence.begin() + 32));
+  EXPECT_EQ(stored[1].block_size, 16);
+  EXPECT_EQ(replay.malformed, 0);
   std::filesystem::remove_all(dir);
 }
 
