@@ -30,8 +30,10 @@ uint64_t SeqOfFrame(const zmq::message_t& m) {
 }
 
 // How long the thread waits for a batch before it looks at the replay socket
-// again: the worst-case delay of a replay answer.
+// again: the worst-case delay of a replay answer. Without replay it only
+// wakes for batches (and the stop marker).
 constexpr std::chrono::milliseconds kReplayPollInterval{10};
+constexpr std::chrono::milliseconds kIdleWaitWithoutReplay{1000};
 
 }  // namespace
 
@@ -87,9 +89,10 @@ void ZmqKVEventPublisher::Publish(proto::KVEventBatch batch) {
 }
 
 void ZmqKVEventPublisher::Run() {
+  const std::chrono::milliseconds wait = replay_ ? kReplayPollInterval : kIdleWaitWithoutReplay;
   while (true) {
     if (replay_) ServeReplay();
-    std::optional<std::optional<proto::KVEventBatch>> item = queue_.Pop(kReplayPollInterval);
+    std::optional<std::optional<proto::KVEventBatch>> item = queue_.Pop(wait);
     if (!item) continue;
     if (!item->has_value()) return;  // stop: everything before it has been sent
     Send(**item);

@@ -84,6 +84,26 @@ TEST(ZmqKVEventPublisher, StreamsSequencedBatchesAndReplaysAMissedRange) {
   EXPECT_EQ(sub.malformed, 0);
 }
 
+TEST(ZmqKVEventPublisher, WithoutReplayItStillStreamsAndStopsPromptly) {
+  proto::KVEventsConfig c = Config(10);
+  c.clear_replay_endpoint();
+  auto pub = ZmqKVEventPublisher::Start(c, 0);
+  ASSERT_TRUE(pub.ok()) << pub.status().ToString();
+  EXPECT_EQ((*pub)->replay_endpoint(), "");
+  kv_events_testing::KVEventSubscriber sub((*pub)->endpoint(), "", "kv@test");
+  std::optional<kv_events_testing::SeqPayload> got;
+  for (int tries = 0; !got && tries < 200; ++tries) {
+    (*pub)->Publish(Batch(7));
+    got = sub.Receive(50ms);
+  }
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(IdOf(got->payload), 7u);
+  // The stop marker wakes the thread: no waiting out its idle timeout.
+  const auto start = std::chrono::steady_clock::now();
+  pub->reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms);
+}
+
 TEST(ZmqKVEventPublisher, AnUnusableEndpointIsAnError) {
   proto::KVEventsConfig c = Config(10);
   c.set_endpoint("tcp://*:notaport");
