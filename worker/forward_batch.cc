@@ -6,8 +6,14 @@
 namespace llmserve::worker {
 
 void ForwardBatch::AddRequest(const std::vector<int32_t>& tokens, int32_t start_pos,
-                              const std::vector<int32_t>& blocks, size_t block_size, bool want_logits) {
+                              const std::vector<int32_t>& blocks, size_t block_size, bool want_logits,
+                              int32_t lora_slot) {
   if (query_start.empty()) query_start.push_back(0);
+  // request_lora stays empty until a request uses an adapter.
+  if (lora_slot >= 0 || !request_lora.empty()) {
+    request_lora.resize(context_lens.size(), -1);
+    request_lora.push_back(lora_slot);
+  }
   for (size_t i = 0; i < tokens.size(); ++i) {
     const int32_t pos = start_pos + static_cast<int32_t>(i);
     token_ids.push_back(tokens[i]);
@@ -46,6 +52,9 @@ Status ForwardBatch::Validate(size_t vocab_size, size_t num_blocks, size_t block
   if (query_start.size() != r + 1 || (r > 0 && static_cast<size_t>(query_start[r]) != t) ||
       (!query_start.empty() && query_start[0] != 0)) {
     return Status::InvalidArgument("batch: query_start must have num_requests + 1 entries from 0 to num_tokens");
+  }
+  if (!request_lora.empty() && request_lora.size() != r) {
+    return Status::InvalidArgument("batch: request_lora must be empty or have one entry per request");
   }
   if (block_tables.size() != r * block_table_stride) {
     return Status::InvalidArgument("batch: block_tables is not num_requests × block_table_stride");

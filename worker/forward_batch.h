@@ -20,6 +20,9 @@ struct ForwardBatch {
   size_t block_table_stride = 0;        // max blocks per request in this batch
   std::vector<int64_t> slot_mapping;    // [T] cache slot (block * block_size + offset) for each token's K/V
   std::vector<int32_t> logits_indices;  // token indices whose logits are computed, in output order
+  // [R] each request's LoRA adapter slot in the model (-1: none); empty:
+  // no request uses an adapter.
+  std::vector<int32_t> request_lora;
 
   size_t num_tokens() const { return token_ids.size(); }
   size_t num_requests() const { return context_lens.size(); }
@@ -27,9 +30,11 @@ struct ForwardBatch {
   // Appends one request's chunk: `tokens` at positions start_pos.., using
   // `blocks` (block ids covering at least start_pos + tokens.size() positions).
   // When `want_logits`, its last token's index is added to logits_indices.
+  // `lora_slot` is its adapter's slot in the model, or -1 for none.
   // Call FinishBlockTables() after the last request.
   void AddRequest(const std::vector<int32_t>& tokens, int32_t start_pos,
-                  const std::vector<int32_t>& blocks, size_t block_size, bool want_logits);
+                  const std::vector<int32_t>& blocks, size_t block_size, bool want_logits,
+                  int32_t lora_slot = -1);
   // Adds the last `n` tokens of the request added last to logits_indices, in
   // order (speculative decoding verifies several positions of one request).
   void AddLogitsRows(size_t n);

@@ -102,12 +102,17 @@ Status Model::ReduceAndAdd(std::vector<float>& partial, const std::vector<float>
   return Status::Ok();
 }
 
-void Model::NormThenApply(const std::vector<float>& norm, const cpu::LinearWeight& w, size_t t, float* y) {
+void Model::NormThenApply(const std::vector<float>& norm, const cpu::LinearWeight& w, size_t t, float* y,
+                          bool f32_rows) {
   const size_t h = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   if (w.TakesTiledInput()) {
     cpu::RmsNormTiled(hidden_.data(), h, norm.data(), t, h, eps, norm_tiles_.data(), *pool_);
     w.ApplyTiled(norm_tiles_.data(), t, y, *pool_);
+    if (f32_rows) {
+      if (normed_.size() < t * h) normed_.resize(t * h);
+      cpu::RmsNorm(hidden_.data(), h, norm.data(), normed_.data(), h, t, h, eps, *pool_);
+    }
   } else {
     cpu::RmsNorm(hidden_.data(), h, norm.data(), normed_.data(), h, t, h, eps, *pool_);
     w.Apply(normed_.data(), t, y, *pool_);
@@ -122,14 +127,25 @@ void Model::Mlp(const LayerWeights& w, size_t t) {
     moe_.Forward(w.moe, config_.moe, normed_.data(), t, h, proj_.data(), *pool_);
     return;
   }
-  NormThenApply(w.post_attention_norm, w.gate_up, t, gate_up_.data());
+  const bool lora = lora_active();
+  const size_t h = config_.hidden_size, ff = shard_.intermediate_size;
+  NormThenApply(w.post_attention_norm, w.gate_up, t, gate_up_.data(), lora);
+  if (lora) {
+    row_loras_->Apply(loras_, layer_, LoraTarget::kGate, normed_.data(), h, gate_up_.data(), 2 * ff, *pool_);
+    row_loras_->Apply(loras_, layer_, LoraTarget::kUp, normed_.data(), h, gate_up_.data() + ff, 2 * ff, *pool_);
+  }
   if (w.down.TakesTiledInput()) {
-    cpu::SiluMulTiled(gate_up_.data(), t, shard_.intermediate_size, act_tiles_.data(), *pool_);
+    cpu::SiluMulTiled(gate_up_.data(), t, ff, act_tiles_.data(), *pool_);
     w.down.ApplyTiled(act_tiles_.data(), t, proj_.data(), *pool_);
+    if (lora) {  // the down update reads fp32 activations
+      if (act_.size() < t * ff) act_.resize(t * ff);
+      cpu::SiluMul(gate_up_.data(), t, ff, act_.data(), *pool_);
+    }
   } else {
-    cpu::SiluMul(gate_up_.data(), t, shard_.intermediate_size, act_.data(), *pool_);
+    cpu::SiluMul(gate_up_.data(), t, ff, act_.data(), *pool_);
     w.down.Apply(act_.data(), t, proj_.data(), *pool_);
   }
+  if (lora) row_loras_->Apply(loras_, layer_, LoraTarget::kDown, act_.data(), ff, proj_.data(), h, *pool_);
 }
 
 namespace {
@@ -161,7 +177,17 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool samp
   const size_t qkv_stride = (nh + 2 * nkv) * hd;
   const float eps = static_cast<float>(config_.rms_norm_eps);
 
-  NormThenApply(w.input_norm, w.qkv, t, qkv_.data());
+  layer_ = index;
+  row_loras_ = &token_loras_;
+  const bool lora = lora_active();
+  NormThenApply(w.input_norm, w.qkv, t, qkv_.data(), lora);
+  if (lora) {  // before the bias, norms and rotary embedding, as a merged weight would be
+    const size_t h = config_.hidden_size;
+    token_loras_.Apply(loras_, index, LoraTarget::kQ, normed_.data(), h, qkv_.data(), qkv_stride, *pool_);
+    token_loras_.Apply(loras_, index, LoraTarget::kK, normed_.data(), h, qkv_.data() + nh * hd, qkv_stride, *pool_);
+    token_loras_.Apply(loras_, index, LoraTarget::kV, normed_.data(), h, qkv_.data() + (nh + nkv) * hd, qkv_stride,
+                       *pool_);
+  }
   float* q = qkv_.data();
   cpu::PagedAttentionShape shape;
   shape.num_q_heads = nh;
@@ -207,10 +233,61 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool samp
     ab.tokens = n;
     ab.positions = sampled_positions_.data();
     ab.token_request = sampled_requests_.data();
+    if (lora) {
+      sampled_lora_slot_.resize(n);
+      for (size_t i = 0; i < n; ++i) sampled_lora_slot_[i] = token_lora_slot_[b.logits_indices[i]];
+      sampled_loras_.Group(sampled_lora_slot_.data(), n);
+      row_loras_ = &sampled_loras_;
+    }
   }
   cpu::PagedAttention(q, qkv_stride, ab, shape, cache.keys(index), cache.values(index), attn_.data(), nh * hd,
                       *pool_);
   w.o.Apply(attn_.data(), ab.tokens, proj_.data(), *pool_);
+  if (lora) {
+    row_loras_->Apply(loras_, index, LoraTarget::kO, attn_.data(), nh * hd, proj_.data(), config_.hidden_size,
+                      *pool_);
+  }
+}
+
+StatusOr<int32_t> Model::LoadLoraAdapter(const std::string& name, const std::string& dir,
+                                         const LoraLimits& limits) {
+  if (lora_slot_by_name_.count(name) != 0) {
+    return Status::InvalidArgument("a LoRA adapter named '" + name + "' is already loaded");
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(auto adapter, worker::LoadLoraAdapter(name, dir, config_, shard_, limits));
+  int32_t slot = 0;
+  while (static_cast<size_t>(slot) < loras_.size() && loras_[slot] != nullptr) ++slot;
+  if (static_cast<size_t>(slot) == loras_.size()) loras_.emplace_back();
+  loras_[slot] = std::move(adapter);
+  lora_slot_by_name_[name] = slot;
+  return slot;
+}
+
+int32_t Model::LoraSlot(const std::string& name) const {
+  auto it = lora_slot_by_name_.find(name);
+  return it == lora_slot_by_name_.end() ? -1 : it->second;
+}
+
+Status Model::RemoveLoraAdapter(const std::string& name) {
+  auto it = lora_slot_by_name_.find(name);
+  if (it == lora_slot_by_name_.end()) return Status::NotFound("no LoRA adapter named '" + name + "' is loaded");
+  loras_[it->second] = nullptr;
+  lora_slot_by_name_.erase(it);
+  return Status::Ok();
+}
+
+Status Model::PrepareLora(const ForwardBatch& b) {
+  token_loras_.Group(nullptr, 0);
+  if (b.request_lora.empty()) return Status::Ok();
+  for (int32_t slot : b.request_lora) {
+    if (slot >= 0 && (static_cast<size_t>(slot) >= loras_.size() || loras_[slot] == nullptr)) {
+      return Status::InvalidArgument("batch: no LoRA adapter in slot " + std::to_string(slot));
+    }
+  }
+  token_lora_slot_.resize(b.num_tokens());
+  for (size_t i = 0; i < token_lora_slot_.size(); ++i) token_lora_slot_[i] = b.request_lora[token_request_[i]];
+  token_loras_.Group(token_lora_slot_.data(), token_lora_slot_.size());
+  return Status::Ok();
 }
 
 void Model::EmbedGgufRows(const common::gguf::GgufTensorInfo& table, const int32_t* ids, size_t n, float* out) {
@@ -239,6 +316,7 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
   for (size_t r = 0; r < b.num_requests(); ++r) {
     for (int32_t i = b.query_start[r]; i < b.query_start[r + 1]; ++i) token_request_[i] = static_cast<int32_t>(r);
   }
+  LLMSERVE_RETURN_IF_ERROR(PrepareLora(b));
   cpu::BuildRopeTable(rope_, b.positions.data(), t, &rope_table_);
   if (weights_.gguf_embedding != nullptr) {
     EmbedGgufRows(*weights_.gguf_embedding, b.token_ids.data(), t, hidden_.data());

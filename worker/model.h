@@ -9,6 +9,7 @@
 // batch, however its prompt was chunked, and whether its prefix came from the
 // cache (given a deterministic Communicator for tp_size > 1).
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@
 #include "common/ipc/communicator.h"
 #include "worker/forward_batch.h"
 #include "worker/kv_cache.h"
+#include "worker/lora_adapter.h"
+#include "worker/lora_batch.h"
 #include "worker/model_config.h"
 #include "worker/model_loader.h"
 #include "worker/model_weights.h"
@@ -40,6 +43,16 @@ class Model {
   // logits [batch.logits_indices.size() × vocab_size] (full vocabulary).
   Status Forward(const ForwardBatch& batch, KvCache& cache, std::vector<float>* logits);
 
+  // Reads the PEFT adapter in `dir` as `name` (LoadLoraAdapter's checks)
+  // and returns its slot, which ForwardBatch::request_lora names. A name
+  // already held is an error.
+  StatusOr<int32_t> LoadLoraAdapter(const std::string& name, const std::string& dir, const LoraLimits& limits);
+  // The slot of adapter `name`, or -1 when none is held under that name.
+  int32_t LoraSlot(const std::string& name) const;
+  // Frees adapter `name`'s slot (NotFound when not held). Batches must no
+  // longer name it.
+  Status RemoveLoraAdapter(const std::string& name);
+
   const ModelConfig& config() const { return config_; }
   const ShardDims& shard() const { return shard_; }
   const ModelWeights& weights() const { return weights_; }
@@ -58,7 +71,13 @@ class Model {
   Status ReduceAndAdd(std::vector<float>& partial, const std::vector<float>& bias, size_t tokens);
   // y = w · RMSNorm(hidden_; norm). Where w takes bf16 tiles, the norm writes
   // them itself (RmsNormTiled) instead of fp32 rows that Apply converts.
-  void NormThenApply(const std::vector<float>& norm, const kernels::cpu::LinearWeight& w, size_t tokens, float* y);
+  // With `f32_rows` the fp32 normed rows are left in normed_ in either case
+  // (the LoRA updates read them).
+  void NormThenApply(const std::vector<float>& norm, const kernels::cpu::LinearWeight& w, size_t tokens, float* y,
+                     bool f32_rows = false);
+  // Checks batch.request_lora and groups the token rows by adapter.
+  Status PrepareLora(const ForwardBatch& batch);
+  bool lora_active() const { return !token_loras_.empty(); }
   // proj_ = layer w's MLP (dense, or mixture of experts) of RMSNorm(hidden_) for `tokens` rows.
   void Mlp(const LayerWeights& w, size_t tokens);
   void Reserve(size_t tokens, size_t num_logits);
@@ -82,6 +101,15 @@ class Model {
   std::vector<int32_t> sampled_positions_, sampled_requests_;  // the sampled rows' (sampled_only)
   kernels::cpu::RopeTable rope_table_;
   MoeLayer moe_;  // the MoE layers' scratch
+  // LoRA adapters by slot, their names, and this batch's rows grouped by
+  // adapter: all tokens', the sampled rows' (past the last layer's K/V
+  // write), and whichever of the two the current rows are.
+  LoraSlots loras_;
+  std::map<std::string, int32_t> lora_slot_by_name_;
+  std::vector<int32_t> token_lora_slot_, sampled_lora_slot_;
+  LoraBatch token_loras_, sampled_loras_;
+  const LoraBatch* row_loras_ = &token_loras_;
+  size_t layer_ = 0;  // the layer Layer and Mlp are running
   size_t peak_activation_bytes_ = 0;
 };
 

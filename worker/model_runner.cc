@@ -104,6 +104,9 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
   r->config_ = config;
   r->pool_ = std::make_unique<kernels::cpu::ThreadPool>(config.num_threads);
   if (config.device == "cuda") {
+    if (!config.lora_modules.empty()) {
+      return Status::Unimplemented("LoRA adapters run on the CPU backend only so far: use --device cpu");
+    }
     LLMSERVE_RETURN_IF_ERROR(RefuseOnCuda(config));
     LLMSERVE_ASSIGN_OR_RETURN(r->backend_, CreateCudaBackend(config));
   } else if (config.device == "cpu") {
@@ -114,6 +117,10 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
     opts.quantization = config.quantization;
     opts.show_progress = config.show_progress;
     LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(config.model_dir, opts, comm, r->pool_.get()));
+    for (const auto& m : config.lora_modules) {
+      auto slot = model->LoadLoraAdapter(m.name, m.path, config.lora_limits);
+      if (!slot.ok()) return Status(slot.status().code(), "LoRA adapter '" + m.name + "': " + slot.status().message());
+    }
     CpuBackendOptions cpu;
     cpu.block_size = config.block_size;
     cpu.kv_cache_dtype = config.kv_cache_dtype;
@@ -173,6 +180,10 @@ Status ModelRunner::ValidateDiff(const proto::SchedulerOutput& step) const {
     if (nr.num_computed_tokens < 0 || static_cast<size_t>(nr.num_computed_tokens) > nr.prompt_token_ids.size()) {
       return Status::InvalidArgument("request " + nr.req_id + ": num_computed_tokens outside its prompt");
     }
+    if (nr.lora_name.has_value() && !nr.lora_name->empty() && (cpu_ == nullptr || cpu_->model().LoraSlot(*nr.lora_name) < 0)) {
+      return Status::InvalidArgument("request " + nr.req_id + ": no LoRA adapter named '" + *nr.lora_name +
+                                     "' is loaded");
+    }
     known.insert(nr.req_id);
   }
   const auto& c = step.scheduled_cached_reqs;
@@ -207,6 +218,7 @@ void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step) {
     st.seed = sampler_->EffectiveSeed(st.params, nr.req_id);
     if (!nr.block_ids.empty()) st.block_ids = nr.block_ids[0];
     st.num_computed_tokens = nr.num_computed_tokens;
+    if (nr.lora_name.has_value() && !nr.lora_name->empty()) st.lora_slot = cpu_->model().LoraSlot(*nr.lora_name);
     requests_[nr.req_id] = std::move(st);
   }
   const auto& c = step.scheduled_cached_reqs;
@@ -265,7 +277,7 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
     for (size_t i = 0; i < n; ++i) chunk[i] = start + i < real ? st.token(start + i) : (*draft)[start + i - real];
     const bool sample = start + n == known;
     // A verifying request needs the logits of its last real token and of each draft.
-    batch.AddRequest(chunk, static_cast<int32_t>(start), st.block_ids, bs, sample && num_drafts == 0);
+    batch.AddRequest(chunk, static_cast<int32_t>(start), st.block_ids, bs, sample && num_drafts == 0, st.lora_slot);
     if (sample && num_drafts > 0) batch.AddLogitsRows(num_drafts + 1);
     ids.push_back(id);
     samples.push_back(sample);

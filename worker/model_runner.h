@@ -23,11 +23,18 @@
 #include "worker/cpu_backend.h"
 #include "worker/forward_backend.h"
 #include "worker/kv_cache.h"
+#include "worker/lora_adapter.h"
 #include "worker/model.h"
 #include "worker/sampler.h"
 #include "worker/sampling_params.h"
 
 namespace llmserve::worker {
+
+// One adapter of --lora-modules: the name requests use and its PEFT directory.
+struct LoraModule {
+  std::string name;
+  std::string path;
+};
 
 struct ModelRunnerConfig {
   std::string model_dir;
@@ -47,6 +54,9 @@ struct ModelRunnerConfig {
   double memory_fraction = 0.5;              // else: this share of RAM (on cuda: GPU memory) for everything
   uint64_t process_seed = 0;                 // seed of unseeded requests; 0: random
   bool show_progress = true;                 // loading progress on a terminal
+  // LoRA adapters loaded at start (--lora-modules), by request lora_name (cpu only).
+  std::vector<LoraModule> lora_modules;
+  LoraLimits lora_limits;
 };
 
 class ModelRunner {
@@ -85,6 +95,7 @@ class ModelRunner {
     uint64_t seed = 0;
     std::vector<int32_t> block_ids;
     int32_t num_computed_tokens = 0;
+    int32_t lora_slot = -1;  // its LoRA adapter in the model, or -1
     size_t num_tokens() const { return prompt_tokens.size() + output_tokens.size(); }
     int32_t token(size_t i) const {
       return i < prompt_tokens.size() ? prompt_tokens[i] : output_tokens[i - prompt_tokens.size()];

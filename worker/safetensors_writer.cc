@@ -44,6 +44,12 @@ Status WriteOne(const std::string& path, const std::vector<const TensorToWrite*>
 
 }  // namespace
 
+Status WriteSafetensorsFile(const std::string& path, const std::vector<TensorToWrite>& tensors) {
+  std::vector<const TensorToWrite*> all;
+  for (const auto& t : tensors) all.push_back(&t);
+  return WriteOne(path, all);
+}
+
 Status WriteSafetensors(const std::string& dir, const std::vector<TensorToWrite>& tensors, size_t num_shards) {
   namespace fs = std::filesystem;
   std::error_code ec;

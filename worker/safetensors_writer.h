@@ -25,5 +25,7 @@ struct TensorToWrite {
 // model-0000i-of-0000N.safetensors with an index (num_shards > 1; tensors are
 // split in order by size).
 Status WriteSafetensors(const std::string& dir, const std::vector<TensorToWrite>& tensors, size_t num_shards);
+// Writes `tensors` as the one file `path` (e.g. adapter_model.safetensors).
+Status WriteSafetensorsFile(const std::string& path, const std::vector<TensorToWrite>& tensors);
 
 }  // namespace llmserve::worker
