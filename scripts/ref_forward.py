@@ -52,8 +52,13 @@ quantized as llama.cpp's Q8_K for its Q4_K dot products (per row and block of
 min(127, x * iscale rounded half to even), d = 1 / iscale kept as float32),
 which is what llmserve's Q4_K kernels compute with.
 
+With --lora DIR, a PEFT LoRA adapter (adapter_config.json, adapter_model.safetensors)
+is merged into the weights before the forward pass: W + s * B @ A for every
+"base_model.model.<W's name minus .weight>.lora_A/lora_B.weight" pair, with
+s = lora_alpha / r, or lora_alpha / sqrt(r) when use_rslora (float32).
+
 Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32 [--q8-activations] [--q4k-activations]
-                      [--quantize-int8]
+                      [--quantize-int8] [--bf16-head] [--lora ADAPTER_DIR]
 Writes logits [len(tokens) x vocab] as raw little-endian float32.
 Run it with /usr/bin/python3 (Debian's numpy).
 """
@@ -279,6 +284,24 @@ def quantize_int8(W):
     return names
 
 
+def merge_lora(W, adapter_dir):
+    """W[name] += s * B @ A for each of the adapter's factor pairs."""
+    with open(os.path.join(adapter_dir, "adapter_config.json")) as f:
+        acfg = json.load(f)
+    r = acfg["r"]
+    alpha = acfg.get("lora_alpha", 8)
+    s = alpha / math.sqrt(r) if acfg.get("use_rslora") else alpha / r
+    factors = read_safetensors(os.path.join(adapter_dir, "adapter_model.safetensors"))
+    prefix = "base_model.model."
+    for name, a in factors.items():
+        if not name.endswith(".lora_A.weight"):
+            continue
+        module = name[len(prefix):-len(".lora_A.weight")]
+        b = factors[prefix + module + ".lora_B.weight"]
+        target = module + ".weight"
+        W[target] = (W[target] + np.float32(s) * (b @ a)).astype(np.float32)
+
+
 def inv_freq_and_scale(cfg, dim):
     base = float(cfg.get("rope_theta", 10000.0))
     inv = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / dim))
@@ -496,8 +519,11 @@ def main():
                     help="first quantize the linear weights to per-channel int8 as --quantization int8 does")
     ap.add_argument("--q4k-activations", action="store_true",
                     help="quantize the activations entering Q4_K weights as llmserve's Q4_K kernels do (Q8_K)")
+    ap.add_argument("--lora", metavar="ADAPTER_DIR", help="merge this PEFT LoRA adapter into the weights first")
     args = ap.parse_args()
     cfg, W, quant_names = load(args.model_dir)
+    if args.lora:
+        merge_lora(W, args.lora)
     if args.quantize_int8:
         quant_names["Q8_0"] |= quantize_int8(W)
     toks = [int(t) for t in args.tokens.split(",")]

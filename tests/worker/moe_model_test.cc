@@ -8,7 +8,8 @@
 #include "worker/gguf_export.h"
 #include "worker/model_runner.h"
 
-namespace llmserve::worker {
+// A named namespace: the unity build puts this file beside others with the same helper names.
+namespace llmserve::worker::moe_model_test {
 namespace {
 
 using testing::Blocks;
@@ -201,4 +202,4 @@ TEST(MoeModel, CudaAndGgufRefuseClearly) {
 }
 
 }  // namespace
-}  // namespace llmserve::worker
+}  // namespace llmserve::worker::moe_model_test
