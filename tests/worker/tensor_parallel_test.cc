@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "tests/worker/worker_test_util.h"
+#include "worker/test_lora_adapter.h"
 
 namespace llmserve::worker {
 namespace {
@@ -54,11 +55,21 @@ class InProcessGroup {
   std::barrier<> barrier_;
 };
 
-// Two ranks of `spec` give the one-rank logits (within 1e-5).
-void CheckTwoRanksMatchOneRank(const TestModelSpec& spec, const std::string& quantization = "",
+// Two ranks of `spec` give the one-rank logits (within 1e-5); with `lora`,
+// each also runs a LoRA adapter on all seven projections.
+void CheckTwoRanksMatchOneRank(const TestModelSpec& spec, bool lora = false, const std::string& quantization = "",
                                kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32) {
   testing::ScratchDir dir;
   ASSERT_TRUE(WriteTestModel(spec, dir / "m").ok());
+  if (lora) {
+    ASSERT_TRUE(WriteTestLoraAdapter(TestLoraSpec(), dir / "m", dir / "ad").ok());
+  }
+  auto load_adapter = [&](Model& m) {
+    if (!lora) return -1;
+    auto slot = m.LoadLoraAdapter("ad", dir / "ad", LoraLimits());
+    EXPECT_TRUE(slot.ok()) << slot.status().ToString();
+    return slot.ok() ? *slot : -1;
+  };
   const std::vector<int32_t> tokens = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
 
   kernels::cpu::ThreadPool pool(1);
@@ -69,7 +80,12 @@ void CheckTwoRanksMatchOneRank(const TestModelSpec& spec, const std::string& qua
   auto full = Model::Load(dir / "m", o, nullptr, &pool);
   ASSERT_TRUE(full.ok());
   KvCache cache((*full)->CacheShape(4, 4));
-  const auto want = testing::RunPrompt(**full, cache, tokens, {7, 1}, testing::Blocks(0, 3));
+  const int32_t full_slot = load_adapter(**full);
+  const auto want = testing::RunPrompt(**full, cache, tokens, {7, 1}, testing::Blocks(0, 3), full_slot);
+  if (lora) {  // the adapter acts, so the comparison below could fail
+    const auto base = testing::RunPrompt(**full, cache, tokens, {7, 1}, testing::Blocks(0, 3));
+    EXPECT_GT(testing::MaxRelativeError(base, want), 1e-2);
+  }
 
   InProcessGroup group(2);
   std::vector<std::vector<float>> got(2);
@@ -85,7 +101,8 @@ void CheckTwoRanksMatchOneRank(const TestModelSpec& spec, const std::string& qua
       ASSERT_TRUE(m.ok()) << m.status().ToString();
       EXPECT_EQ((*m)->shard().num_heads, 2u);
       KvCache c((*m)->CacheShape(4, 4));
-      got[r] = testing::RunPrompt(**m, c, tokens, {7, 1}, testing::Blocks(0, 3));
+      const int32_t slot = load_adapter(**m);
+      got[r] = testing::RunPrompt(**m, c, tokens, {7, 1}, testing::Blocks(0, 3), slot);
     });
   }
   for (auto& t : ranks) t.join();
@@ -98,6 +115,13 @@ TEST(TensorParallel, TwoRanksMatchOneRank) {
   spec.vocab_size = 509;                      // uneven vocab split
   spec.tie_word_embeddings = false;
   CheckTwoRanksMatchOneRank(spec);
+}
+
+// A LoRA adapter's B rows split with the column-parallel projections, its A
+// columns with the row-parallel ones (their updates join the all-reduce).
+TEST(TensorParallel, LoraTwoRanksMatchOneRank) {
+  auto spec = testing::TinySpec("qwen3", 33);
+  CheckTwoRanksMatchOneRank(spec, /*lora=*/true);
 }
 
 // Each expert's intermediate dimension is split like the dense MLP's; the
@@ -114,8 +138,8 @@ TEST(TensorParallel, MoeTwoRanksMatchOneRank) {
 // unsharded weight does; in the reference mode and on the int8 kernels.
 TEST(TensorParallel, Int8TwoRanksMatchOneRank) {
   auto spec = testing::TinySpec("qwen3", 33);
-  CheckTwoRanksMatchOneRank(spec, "int8");
-  CheckTwoRanksMatchOneRank(spec, "int8", kernels::cpu::MatmulPrecision::kBF16);
+  CheckTwoRanksMatchOneRank(spec, /*lora=*/false, "int8");
+  CheckTwoRanksMatchOneRank(spec, /*lora=*/false, "int8", kernels::cpu::MatmulPrecision::kBF16);
 }
 
 }  // namespace

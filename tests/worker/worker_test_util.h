@@ -86,9 +86,11 @@ inline double MaxRelativeError(const std::vector<float>& a, const std::vector<fl
 }
 
 // Runs one request's `tokens` through `model` in chunks of the given sizes
-// (cycled), blocks 0.. of `cache` in order, and returns logits for every position.
+// (cycled), blocks 0.. of `cache` in order, with LoRA adapter `lora_slot`
+// (-1: none), and returns logits for every position.
 inline std::vector<float> RunPrompt(Model& model, KvCache& cache, const std::vector<int32_t>& tokens,
-                                    const std::vector<size_t>& chunks, const std::vector<int32_t>& blocks) {
+                                    const std::vector<size_t>& chunks, const std::vector<int32_t>& blocks,
+                                    int32_t lora_slot = -1) {
   const size_t vocab = model.config().vocab_size;
   std::vector<float> all;
   size_t done = 0, ci = 0;
@@ -96,7 +98,7 @@ inline std::vector<float> RunPrompt(Model& model, KvCache& cache, const std::vec
     const size_t n = std::min(chunks[ci++ % chunks.size()], tokens.size() - done);
     ForwardBatch b;
     std::vector<int32_t> chunk(tokens.begin() + done, tokens.begin() + done + n);
-    b.AddRequest(chunk, static_cast<int32_t>(done), blocks, cache.shape().block_size, false);
+    b.AddRequest(chunk, static_cast<int32_t>(done), blocks, cache.shape().block_size, false, lora_slot);
     for (size_t i = 0; i < n; ++i) b.logits_indices.push_back(static_cast<int32_t>(i));
     b.FinishBlockTables();
     std::vector<float> logits;
