@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "common/gguf/ggml_type.h"
+#include "deploy/make_lora_adapter.h"
 #include "worker/gguf_export.h"
 #include "worker/gguf_test_model.h"
 #include "worker/quantized_export.h"
@@ -88,6 +90,7 @@ int RunMakeModelCommand(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       std::fputs(kMakeModelUsage, stdout);
+      std::fputs(kMakeLoraAdapterUsage, stdout);
       return 0;
     }
     if (a.rfind("--", 0) != 0) {
@@ -108,6 +111,7 @@ int RunMakeModelCommand(int argc, char** argv) {
     }
     opts[a] = value;
   }
+  if (opts.count("lora-adapter") != 0) return RunMakeLoraAdapter(std::move(opts));
   auto take = [&](const char* k, std::string fallback) {
     auto it = opts.find(k);
     if (it == opts.end()) return fallback;

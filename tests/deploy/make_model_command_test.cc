@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "worker/lora_adapter.h"
 #include "worker/model_config.h"
+#include "worker/model_loader.h"
 
 namespace llmserve::deploy {
 namespace {
@@ -39,6 +41,30 @@ TEST(MakeModelCommand, WritesALoadableShardedModelWithTheTokenizer) {
   EXPECT_EQ(MakeModel({"--out", dir + "/x", "--layers", "two"}), 2);
   EXPECT_EQ(MakeModel({"--out", dir + "/x", "--frobnicate", "1"}), 2);
   EXPECT_EQ(MakeModel({"--arch", "llama"}), 2);  // --out is required
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MakeModelCommand, WritesALoraAdapterTheWorkerLoads) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "llmserve_make_model_XXXXXX").string();
+  const std::string dir = ::mkdtemp(tmpl.data());
+  ASSERT_EQ(MakeModel({"--out", dir + "/m", "--vocab", "300"}), 0);
+  ASSERT_EQ(MakeModel({"--lora-adapter", dir + "/ad", "--base", dir + "/m", "--lora-rank", "4", "--lora-alpha", "8",
+                       "--lora-targets", "q_proj,down_proj", "--rslora", "true", "--seed", "3"}),
+            0);
+  auto c = worker::LoadModelConfig(dir + "/m");
+  ASSERT_TRUE(c.ok());
+  auto d = worker::ComputeShardDims(*c, 0, 1);
+  ASSERT_TRUE(d.ok());
+  auto a = worker::LoadLoraAdapter("ad", dir + "/ad", *c, *d, worker::LoraLimits());
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)->rank, 4u);
+  EXPECT_FLOAT_EQ((*a)->scale, 4.f);  // rsLoRA: 8 / sqrt(4)
+  EXPECT_FALSE((*a)->layers[0][static_cast<size_t>(worker::LoraTarget::kQ)].empty());
+  EXPECT_TRUE((*a)->layers[0][static_cast<size_t>(worker::LoraTarget::kV)].empty());
+  EXPECT_EQ(MakeModel({"--lora-adapter", dir + "/x"}), 2);  // --base is required
+  EXPECT_EQ(MakeModel({"--lora-adapter", dir + "/x", "--base", dir + "/m", "--lora-rank", "0"}), 2);
+  EXPECT_EQ(MakeModel({"--lora-adapter", dir + "/x", "--base", dir + "/m", "--layers", "2"}), 2);
+  EXPECT_EQ(MakeModel({"--lora-adapter", dir + "/x", "--base", dir + "/m", "--lora-targets", "lm_head"}), 1);
   std::filesystem::remove_all(dir);
 }
 
