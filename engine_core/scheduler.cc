@@ -245,6 +245,14 @@ void Scheduler::Preempt(int32_t handle) {
 void Scheduler::ScheduleWaiting(int32_t* budget) {
   const int32_t threshold = config_.long_prefill_token_threshold;
   skipped_waiting_.clear();
+  // The adapters running now (vLLM counts the running requests' adapters, this step's admissions included).
+  running_loras_.clear();
+  if (config_.max_loras > 0) {
+    for (int32_t h : running_) {
+      const std::string& lora = requests_[h]->lora_name;
+      if (!lora.empty()) running_loras_.insert(lora);
+    }
+  }
   while (!waiting_.empty() && *budget > 0 &&
          static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
     const int32_t h = waiting_.Front();
@@ -252,6 +260,12 @@ void Scheduler::ScheduleWaiting(int32_t* budget) {
     if (r.status == RequestStatus::kWaitingForStructuredOutputGrammar) {
       // Not ready; look past it without losing its place.
       waiting_.Pop();
+      skipped_waiting_.push_back(h);
+      continue;
+    }
+    if (config_.max_loras > 0 && !r.lora_name.empty() && running_loras_.count(r.lora_name) == 0 &&
+        static_cast<int32_t>(running_loras_.size()) >= config_.max_loras) {
+      waiting_.Pop();  // a further adapter: it waits, keeping its place
       skipped_waiting_.push_back(h);
       continue;
     }
@@ -268,6 +282,7 @@ void Scheduler::ScheduleWaiting(int32_t* budget) {
     }
     waiting_.Pop();
     running_.push_back(h);
+    if (config_.max_loras > 0 && !r.lora_name.empty()) running_loras_.insert(r.lora_name);
     const Kind kind = r.status == RequestStatus::kPreempted ? Kind::kResumed : Kind::kNew;
     r.status = RequestStatus::kRunning;
     r.num_computed_tokens = hit;

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine_core/kv_cache_manager.h"
@@ -191,6 +192,7 @@ class Scheduler final {
   std::vector<int32_t> row_handle_;
   std::vector<int32_t> hit_blocks_;
   std::vector<int32_t> skipped_waiting_;
+  std::unordered_set<std::string> running_loras_;  // ScheduleWaiting's adapters in use (max_loras)
   std::vector<int32_t> finished_handles_;
   std::vector<ClientOutputs> per_client_;  // indexed by client index; buffers reused
   std::vector<int32_t> per_client_used_;   // outputs filled this update, per client

@@ -26,6 +26,9 @@ struct SchedulerConfig {
   bool enable_chunked_prefill = true;     // split prompts across steps
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   int32_t max_waiting_requests = 0;       // >0: AddRequest beyond this is ResourceExhausted
+  // >0: distinct LoRA adapters among running requests at most (--max-loras);
+  // a waiting request of a further adapter waits, later ones may pass it.
+  int32_t max_loras = 0;
   bool reserve_full_prompt = true;        // admit only when the whole prompt's blocks fit
   int32_t num_lookahead_tokens = 0;       // extra KV slots per step (speculative decoding)
   bool log_stats = true;                  // record request events and attach SchedulerStats
