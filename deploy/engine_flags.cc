@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 
 #include "deploy/kv_events_config.h"
+#include "deploy/lora_flags.h"
 #include "deploy/speculative_config.h"
 #include "worker/quantization_config.h"
 
@@ -159,6 +160,7 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   config->set_shutdown_timeout_s(FLAGS_shutdown_timeout);
   LLMSERVE_RETURN_IF_ERROR(ParseSpeculativeConfig(FLAGS_speculative_config, config->mutable_speculative()));
   LLMSERVE_RETURN_IF_ERROR(ParseKVEventsConfig(FLAGS_kv_events_config, config->mutable_kv_events()));
+  LLMSERVE_RETURN_IF_ERROR(LoraConfigFromFlags(name, config->mutable_lora()));
   return Status::Ok();
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "deploy/lora_flags.h"
+
 namespace llmserve::deploy {
 
 namespace {
@@ -68,6 +70,7 @@ StatusOr<ServeArguments> PrepareServeArguments(const std::vector<std::string>& c
   LLMSERVE_ASSIGN_OR_RETURN(std::vector<std::string> from_cli, FilterVllmFlags(cli, is_ours, &warned, &out.warnings));
   out.args = std::move(from_config);
   out.args.insert(out.args.end(), from_cli.begin(), from_cli.end());
+  out.args = JoinLoraModuleArgs(out.args);
   out.model = model_flag.empty() ? config.model : model_flag;
   return out;
 }
@@ -84,6 +87,8 @@ bool GflagsIsOurs(const std::string& dashed_name) {
 }
 
 ListStyle GflagsListStyle(const std::string& dashed_name) {
+  // --lora-modules takes several values as vLLM's does (JoinLoraModuleArgs).
+  if (dashed_name == "lora-modules") return ListStyle::kSeparateValues;
   return GflagsIsOurs(dashed_name) ? ListStyle::kSingleValue : ListStyle::kSeparateValues;
 }
 

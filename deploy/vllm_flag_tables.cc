@@ -11,7 +11,6 @@ namespace {
 using A = VllmArity;
 
 constexpr char kTextOnly[] = "text-only: no multimodal models or inputs";
-constexpr char kLora[] = "only used with --enable-lora, which llmserve rejects";
 constexpr char kNoExpertParallel[] = "expert placement only; llmserve has no expert parallelism, outputs are the same";
 constexpr char kDbo[] = "dual-batch overlap is an expert-parallel speed-up; outputs are the same";
 constexpr char kCudaGraphs[] = "llmserve's CUDA backend sizes its CUDA graphs itself";
@@ -37,7 +36,7 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"cudagraph-capture-sizes", A::kList, kCudaGraphs},
     {"dbo-decode-token-threshold", A::kOne, kDbo},
     {"dbo-prefill-token-threshold", A::kOne, kDbo},
-    {"default-mm-loras", A::kOne, kLora},
+    {"default-mm-loras", A::kOne, kTextOnly},
     {"disable-cascade-attn", A::kBool, "llmserve has no cascade attention"},
     {"disable-chunked-mm-input", A::kBool, kTextOnly},
     {"disable-custom-all-reduce", A::kBool, "tensor-parallel all-reduce is llmserve's own (shared memory on CPU)"},
@@ -60,7 +59,7 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"eplb-step-interval", A::kOne, kNoExpertParallel},
     {"eplb-window-size", A::kOne, kNoExpertParallel},
     {"expert-placement-strategy", A::kOne, kNoExpertParallel},
-    {"fully-sharded-loras", A::kBool, kLora},
+    {"fully-sharded-loras", A::kBool, "how LoRA work is split among tensor-parallel ranks; outputs are the same"},
     {"guided-decoding-backend", A::kOne, "structured outputs always use the built-in grammar engine"},
     {"guided-decoding-disable-fallback", A::kOne, "there is no other grammar backend to fall back to"},
     {"h11-max-header-count", A::kOne, "the HTTP parser is not h11; see --max-request-body-bytes"},
@@ -73,16 +72,13 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"log-config-file", A::kOne, "logging is glog's (GLOG_* environment variables)"},
     {"log-error-stack", A::kBool, "errors have no Python stack to log"},
     {"logits-processor-pattern", A::kOne, "requests cannot name logits processors"},
-    {"lora-dtype", A::kOne, kLora},
-    {"lora-extra-vocab-size", A::kOne, kLora},
+    {"lora-dtype", A::kOne, "LoRA factors are kept and multiplied in float32"},
+    {"lora-extra-vocab-size", A::kOne, "adapters with extra vocabulary are refused when loaded"},
     {"mamba-block-size", A::kOne, kNoMamba},
     {"mamba-cache-dtype", A::kOne, kNoMamba},
     {"mamba-ssm-cache-dtype", A::kOne, kNoMamba},
-    {"max-cpu-loras", A::kOne, kLora},
     {"max-cudagraph-capture-size", A::kOne, kCudaGraphs},
     {"max-long-partial-prefills", A::kOne, "a limit on concurrent partial prefills; scheduling only"},
-    {"max-lora-rank", A::kOne, kLora},
-    {"max-loras", A::kOne, kLora},
     {"max-num-partial-prefills", A::kOne, "a limit on concurrent partial prefills; scheduling only"},
     {"max-parallel-loading-workers", A::kOne, "weights are memory-mapped, not read by loader workers"},
     {"media-io-kwargs", A::kOne, kTextOnly},
@@ -121,7 +117,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"decode-context-parallel-size", A::kOne, "decode context parallelism", "1"},
     {"disable-sliding-window", A::kBool, "disabling sliding-window attention", ""},
     {"enable-force-include-usage", A::kBool, "usage in every response", ""},
-    {"enable-lora", A::kBool, "LoRA adapters", ""},
     {"enable-prompt-embeds", A::kBool, "prompt embeddings as input", ""},
     {"enable-prompt-tokens-details", A::kBool, "prompt_tokens_details in usage", ""},
     {"enable-server-load-tracking", A::kBool, "server load tracking", ""},
@@ -140,7 +135,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"load-format", A::kOne, "weight formats other than safetensors (GGUF is found by itself)", "auto,safetensors"},
     {"logits-processors", A::kList, "custom logits processors", ""},
     {"logprobs-mode", A::kOne, "logprobs other than the raw model log-probabilities", "raw_logprobs"},
-    {"lora-modules", A::kList, "LoRA adapters", ""},
     {"middleware", A::kOne, "Python ASGI middleware", ""},
     {"model-impl", A::kOne, "other model implementations", "auto,vllm,transformers"},
     {"num-gpu-blocks-override", A::kOne, "a KV cache size in blocks; use --kv-cache-memory", ""},

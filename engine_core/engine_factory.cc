@@ -51,6 +51,10 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     return Status::InvalidArgument(
         "speculative decoding runs on the CPU backend only so far: use --device cpu or drop --speculative-config");
   rc.kv_cache_dtype = worker::KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
+  if (config.lora().enable_lora()) {
+    rc.lora_limits.max_rank = config.lora().max_lora_rank();
+    for (const auto& m : config.lora().modules()) rc.lora_modules.push_back({m.name(), m.path()});
+  }
   rc.memory_fraction = worker::WorkerMemoryFraction(config.cache(), rc.device, 1, ranks_on_node);
   BuiltEngine built;
   if (rc.device == "cpu") {
@@ -95,6 +99,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.scheduler.policy = config.scheduler().policy() == proto::SchedulerConfig::PRIORITY ? SchedulingPolicy::kPriority
                                                                                          : SchedulingPolicy::kFcfs;
   ec.scheduler.max_waiting_requests = static_cast<int32_t>(config.scheduler().max_waiting_requests());
+  if (config.lora().enable_lora()) ec.scheduler.max_loras = static_cast<int32_t>(config.lora().max_loras());
   if (spec.method() == "ngram") {
     ec.scheduler.num_speculative_tokens = static_cast<int32_t>(spec.num_speculative_tokens());
     ec.scheduler.ngram.min_n = static_cast<int32_t>(spec.prompt_lookup_min());

@@ -71,6 +71,10 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.device = device.ok() ? *device : config.parallel().device();
   rc.memory_fraction = WorkerMemoryFraction(config.cache(), rc.device, world_size, ranks_on_node);
   rc.enforce_eager = config.model().enforce_eager();
+  if (config.lora().enable_lora()) {
+    rc.lora_limits.max_rank = config.lora().max_lora_rank();
+    for (const auto& m : config.lora().modules()) rc.lora_modules.push_back({m.name(), m.path()});
+  }
   // Each worker of each data-parallel rank on the node gets an equal share of the cores.
   rc.num_threads = CoreShare(static_cast<size_t>(world_size) * ranks_on_node);
   rc.show_progress = rank == 0;

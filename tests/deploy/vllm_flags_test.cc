@@ -94,7 +94,7 @@ TEST(VllmFlags, RejectedFlagsAreErrors) {
   EXPECT_EQ(f.status.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(f.status.message(), HasSubstr("--kv-transfer-config {\"kv_connector\": \"X\"} is not supported by "
                                             "llmserve yet: KV connectors"));
-  EXPECT_THAT(Filter({"--enable-lora"}).status.message(), HasSubstr("LoRA adapters"));
+  EXPECT_THAT(Filter({"--enable-sleep-mode"}).status.message(), HasSubstr("sleep mode"));
   EXPECT_THAT(Filter({"--load-format=pt"}).status.message(), HasSubstr("--load-format pt is not supported"));
   EXPECT_THAT(Filter({"-pp", "2"}).status.message(),
               HasSubstr("--pipeline-parallel-size 2 is not supported by llmserve yet: pipeline parallelism "
@@ -102,10 +102,10 @@ TEST(VllmFlags, RejectedFlagsAreErrors) {
 }
 
 TEST(VllmFlags, RejectedFlagsAskingForTheDefaultAreWarnings) {
-  Filtered f = Filter({"--no-enable-lora", "-pp", "1", "--runner=generate", "--tokenizer-mode", "auto", "M"});
+  Filtered f = Filter({"--no-enable-sleep-mode", "-pp", "1", "--runner=generate", "--tokenizer-mode", "auto", "M"});
   ASSERT_TRUE(f.status.ok()) << f.status.message();
   EXPECT_THAT(f.args, ElementsAre("M"));
-  EXPECT_THAT(f.warnings, ElementsAre("--no-enable-lora has no effect on llmserve: llmserve does that anyway",
+  EXPECT_THAT(f.warnings, ElementsAre("--no-enable-sleep-mode has no effect on llmserve: llmserve does that anyway",
                                       "--pipeline-parallel-size 1 has no effect on llmserve: llmserve does that anyway",
                                       "--runner generate has no effect on llmserve: llmserve does that anyway",
                                       "--tokenizer-mode auto has no effect on llmserve: llmserve does that anyway"));
