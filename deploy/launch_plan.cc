@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 namespace llmserve::deploy {
 
 std::vector<ChildId> LaunchPlan::Children() const {
@@ -74,6 +76,12 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
   if (!options_.api_key.empty()) argv.push_back("--api-key=" + options_.api_key);
   if (!options_.chat_template.empty()) argv.push_back("--chat-template-source=" + options_.chat_template);
   if (!config_.model().tokenizer().empty()) argv.push_back("--tokenizer=" + config_.model().tokenizer());
+  if (config_.lora().enable_lora() && config_.lora().modules_size() > 0) {
+    nlohmann::json modules = nlohmann::json::array();
+    for (const auto& m : config_.lora().modules())
+      modules.push_back({{"name", m.name()}, {"path", m.path()}, {"base_model_name", m.base_model_name()}});
+    argv.push_back("--lora-modules=" + modules.dump());
+  }
   argv.push_back("--allowed-origins=" + options_.allowed_origins);
   argv.push_back("--allowed-methods=" + options_.allowed_methods);
   argv.push_back("--allowed-headers=" + options_.allowed_headers);

@@ -9,6 +9,9 @@
 DEFINE_string(model, "", "Hugging Face model directory (tokenizer, chat template, generation_config.json).");
 DEFINE_string(tokenizer, "", "Directory of the tokenizer and chat template; \"\": the model directory's.");
 DEFINE_string(served_model_name, "", "Model name in the API; defaults to the model directory's name.");
+DEFINE_string(lora_modules, "",
+              "LoRA adapters served, as a JSON list [{\"name\", \"path\", \"base_model_name\"}] (set by "
+              "llmserve serve from its --lora-modules).");
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on.");
 DEFINE_string(api_key, "", "If set, /v1/* requests must send 'Authorization: Bearer KEY'.");
@@ -69,6 +72,7 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.model_dir = FLAGS_model;
   o.tokenizer_dir = FLAGS_tokenizer;
   o.served_model_name = FLAGS_served_model_name;
+  o.lora_modules_json = FLAGS_lora_modules;
   o.host = FLAGS_host;
   o.port = static_cast<uint16_t>(FLAGS_port);
   o.api_key = FLAGS_api_key;

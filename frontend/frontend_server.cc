@@ -53,6 +53,7 @@ Status FrontendServerOptions::Validate() const {
         "--dp-prefix-affinity-tokens must be at least 1 and --dp-prefix-overload-tokens not negative");
   LLMSERVE_RETURN_IF_ERROR(serving::ValidateChatOutputFlags(enable_auto_tool_choice, tool_call_parser, reasoning_parser));
   LLMSERVE_RETURN_IF_ERROR(LoadGenerationDefaults(generation_config, model_dir, override_generation_config).status());
+  LLMSERVE_RETURN_IF_ERROR(openai::ParseLoraCards(lora_modules_json, served_model_name).status());
   return openai::ParseStructuredOutputsConfig(structured_outputs_config).status();
 }
 
@@ -113,6 +114,8 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
   serving_.tokenizer = tokenizer_.get();
   serving_.chat_template = chat_template_ ? &*chat_template_ : nullptr;
   serving_.served_model_names = {options_.served_model_name};
+  serving_.lora_cards =
+      openai::ParseLoraCards(options_.lora_modules_json, options_.served_model_name).value();  // validated in Start
   serving_.defaults = LoadGenerationDefaults(options_.generation_config, options_.model_dir,
                                              options_.override_generation_config).value();  // validated in Start
   serving_.eos_token_ids = tokenizer_->eos_token_ids();
@@ -149,6 +152,7 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   openai::InfoRoutesConfig info;
   info.served_model_names = serving_.served_model_names;
   info.model_root = options_.model_dir;
+  info.lora_cards = serving_.lora_cards;
   info.max_model_len = [engine] { return engine->max_model_len(); };
   info.version = "0.1.0";
   info.api_key = options_.api_key;

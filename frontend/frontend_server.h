@@ -30,6 +30,7 @@ struct FrontendServerOptions {
   std::string model_dir;          // Hugging Face model directory: tokenizer, chat template, generation_config.json
   std::string tokenizer_dir;      // tokenizer and chat template; "": model_dir's
   std::string served_model_name;  // the model's name in the API; "": the model directory's name
+  std::string lora_modules_json;  // LoRA adapters (openai::ParseLoraCards); "": none
   std::string host = "0.0.0.0";   // address the HTTP server listens on
   uint16_t port = 8000;           // 0: an ephemeral port (see FrontendServer::port)
   std::string api_key;            // "": /v1/* needs no Authorization header

@@ -114,6 +114,7 @@ void GenerationJob::Start() {
       if (params.seed && n > 1) r.sampling_params.seed = *params.seed + i;  // distinct choices
       r.arrival_time = NowSeconds();
       r.cache_salt = spec_.sampling.cache_salt;
+      r.lora_name = spec_.lora_name;
       // A constraint starts after the reasoning (vLLM): tell the engine whether it is over.
       if (params.structured_outputs) r.reasoning_ended = spec_.reasoning_ended;
       r.priority = spec_.sampling.priority;

@@ -39,6 +39,7 @@ struct JobSpec {
   ApiKind kind = ApiKind::kCompletion;
   std::string request_id;            // "cmpl-..." / "chatcmpl-..."
   std::string model;                 // served model name echoed back
+  std::optional<std::string> lora_name;  // the LoRA adapter "model" named, if it names one
   openai::SamplingRequest sampling;  // the client's sampling fields
   std::vector<JobPrompt> prompts;
   bool chat_logprobs = false;        // chat: "logprobs": true

@@ -18,6 +18,12 @@ namespace llmserve::frontend::serving {
 
 namespace {
 
+// 404 unless `model` is unset, the served model or one of its LoRA adapters.
+openai::MaybeError CheckServedModel(const ServingContext& ctx, const std::optional<std::string>& model) {
+  if (model && openai::FindLoraCard(ctx.lora_cards, *model) != nullptr) return std::nullopt;
+  return openai::CheckModel(model, ctx.served_model_names);
+}
+
 using openai::MaybeError;
 
 void Reply(http::ResponseWriter& w, const openai::ApiError& e) { w.Respond(openai::ErrorResponse(e)); }
@@ -63,12 +69,13 @@ void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
   openai::CompletionRequest cr;
   if (auto e = openai::ParseCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
   WarnIgnoredFields(cr.ignored_fields);
-  if (auto e = openai::CheckModel(cr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckServedModel(ctx, cr.model)) return Reply(*w, *e);
   if (auto e = CheckEngines(ctx)) return Reply(*w, *e);
   JobSpec spec;
   spec.kind = ApiKind::kCompletion;
   spec.request_id = openai::ResolveRequestId(req, cr.sampling.request_id, "cmpl-");
   spec.model = cr.model.value_or(ctx.served_model_names.front());
+  if (openai::FindLoraCard(ctx.lora_cards, spec.model) != nullptr) spec.lora_name = spec.model;
   spec.sampling = cr.sampling;
   if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
   for (const auto& p : cr.prompts) {
@@ -123,7 +130,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
   openai::ChatCompletionRequest cr;
   if (auto e = openai::ParseChatCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
   WarnIgnoredFields(cr.ignored_fields);
-  if (auto e = openai::CheckModel(cr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckServedModel(ctx, cr.model)) return Reply(*w, *e);
   if (auto e = CheckEngines(ctx)) return Reply(*w, *e);
   std::string prompt_text;
   const bool add_generation_prompt = cr.add_generation_prompt && !cr.continue_final_message;
@@ -135,6 +142,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
   spec.kind = ApiKind::kChat;
   spec.request_id = openai::ResolveRequestId(req, cr.sampling.request_id, "chatcmpl-");
   spec.model = cr.model.value_or(ctx.served_model_names.front());
+  if (openai::FindLoraCard(ctx.lora_cards, spec.model) != nullptr) spec.lora_name = spec.model;
   spec.sampling = cr.sampling;
   spec.chat_logprobs = cr.sampling.logprobs.has_value();
   if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
@@ -155,7 +163,7 @@ void HandleResponses(const ServingContext& ctx, const http::HttpRequest& req,
   openai::ResponsesRequest rr;
   if (auto e = openai::ParseResponsesRequest(req.body, ctx.parse_options, &rr)) return Reply(*w, *e);
   WarnIgnoredFields(rr.ignored_fields);
-  if (auto e = openai::CheckModel(rr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckServedModel(ctx, rr.model)) return Reply(*w, *e);
   if (auto e = CheckEngines(ctx)) return Reply(*w, *e);
   JobSpec spec;
   spec.conversation = nlohmann::json::array();
@@ -176,6 +184,7 @@ void HandleResponses(const ServingContext& ctx, const http::HttpRequest& req,
   spec.kind = ApiKind::kResponses;
   spec.request_id = openai::ResolveRequestId(req, rr.sampling.request_id, "resp_");
   spec.model = rr.model.value_or(ctx.served_model_names.front());
+  if (openai::FindLoraCard(ctx.lora_cards, spec.model) != nullptr) spec.lora_name = spec.model;
   spec.sampling = rr.sampling;
   if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
   if (rr.store) spec.store = ctx.responses;
@@ -197,7 +206,7 @@ void HandleTokenize(const ServingContext& ctx, const http::HttpRequest& req, std
   openai::TokenizeRequest tr;
   if (auto e = openai::ParseTokenizeRequest(req.body, &tr)) return Reply(*w, *e);
   WarnIgnoredFields(tr.ignored_fields);
-  if (auto e = openai::CheckModel(tr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckServedModel(ctx, tr.model)) return Reply(*w, *e);
   std::string text;
   if (tr.prompt) {
     text = *tr.prompt;
@@ -222,7 +231,7 @@ void HandleDetokenize(const ServingContext& ctx, const http::HttpRequest& req,
   openai::DetokenizeRequest dr;
   if (auto e = openai::ParseDetokenizeRequest(req.body, &dr)) return Reply(*w, *e);
   WarnIgnoredFields(dr.ignored_fields);
-  if (auto e = openai::CheckModel(dr.model, ctx.served_model_names)) return Reply(*w, *e);
+  if (auto e = CheckServedModel(ctx, dr.model)) return Reply(*w, *e);
   if (auto e = CheckTokenIds(ctx, dr.tokens)) return Reply(*w, *e);
   w->Respond(http::HttpResponse::Make(
       200, "application/json", openai::Dump(openai::DetokenizeResponse(ctx.tokenizer->Decode(dr.tokens, false)))));

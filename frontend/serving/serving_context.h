@@ -11,6 +11,7 @@
 #include "frontend/chat_template/chat_template.h"
 #include "frontend/engine_client.h"
 #include "frontend/metrics/frontend_metrics.h"
+#include "frontend/openai/lora_cards.h"
 #include "frontend/openai/sampling_request.h"
 #include "frontend/serving/request_log.h"
 #include "frontend/serving/response_store.h"
@@ -23,6 +24,7 @@ struct ServingContext {
   const common::tokenizer::Tokenizer* tokenizer = nullptr;
   const ChatTemplate* chat_template = nullptr;            // null: the model has none (chat answers 400)
   std::vector<std::string> served_model_names;            // first = default
+  std::vector<openai::LoraCard> lora_cards;               // adapters, also valid "model" names
   openai::GenerationDefaults defaults;                    // from generation_config.json
   std::vector<int32_t> eos_token_ids;                     // stop unless ignore_eos
   openai::ParseOptions parse_options;
