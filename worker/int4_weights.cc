@@ -29,22 +29,11 @@ StatusOr<Int8Groups> DecodeInt4(const Checkpoint& ckpt, const std::string& prefi
                                    std::to_string(group));
   }
   const size_t groups = cols / group;
-  auto get = [&](const std::string& name, std::vector<size_t> shape) -> StatusOr<TensorView> {
-    const TensorView* t = ckpt.Find(name);
-    if (t == nullptr) return Status::NotFound(prefix + ": 4-bit tensor " + name + " is missing");
-    if (t->shape != shape) {
-      TensorView want;
-      want.shape = shape;
-      return Status::InvalidArgument(t->file + ": tensor " + name + " has shape " + t->ShapeString() +
-                                     ", expected " + want.ShapeString());
-    }
-    return *t;
-  };
   LLMSERVE_ASSIGN_OR_RETURN(TensorView qweight,
-                            get(prefix + ".qweight", awq ? std::vector<size_t>{cols, rows / 8}
-                                                         : std::vector<size_t>{cols / 8, rows}));
-  LLMSERVE_ASSIGN_OR_RETURN(TensorView qzeros, get(prefix + ".qzeros", {groups, rows / 8}));
-  LLMSERVE_ASSIGN_OR_RETURN(TensorView scales, get(prefix + ".scales", {groups, rows}));
+                            ckpt.Get(prefix + ".qweight", awq ? std::vector<size_t>{cols, rows / 8}
+                                                              : std::vector<size_t>{cols / 8, rows}));
+  LLMSERVE_ASSIGN_OR_RETURN(TensorView qzeros, ckpt.Get(prefix + ".qzeros", {groups, rows / 8}));
+  LLMSERVE_ASSIGN_OR_RETURN(TensorView scales, ckpt.Get(prefix + ".scales", {groups, rows}));
   for (const TensorView* t : {&qweight, &qzeros}) {
     if (t->dtype != kernels::cpu::WeightDType::kI32)
       return Status::InvalidArgument(t->file + ": tensor " + t->name + " is not int32");

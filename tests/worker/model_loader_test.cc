@@ -93,16 +93,16 @@ TEST_F(ModelLoaderTest, UnsupportedDtypeAndCorruptFilesAreErrors) {
   t[0].fill = [](uint8_t* out) { std::fill_n(out, 16, 0); };
   ScratchDir other;
   ASSERT_TRUE(WriteSafetensors(other.path(), t, 1).ok());
-  // Patch the dtype string in place: "F32" -> "I32" (same length keeps offsets valid).
+  // Patch the dtype string in place: "F32" -> "U32" (same length keeps offsets valid).
   std::fstream f(other / "model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  bytes.replace(bytes.find("\"F32\""), 5, "\"I32\"");
+  bytes.replace(bytes.find("\"F32\""), 5, "\"U32\"");
   f.seekp(0);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   f.close();
   auto st = SafetensorsFile::Open(other / "model.safetensors");
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.status().message().find("model.safetensors: tensor model.embed_tokens.weight has dtype I32"),
+  EXPECT_NE(st.status().message().find("model.safetensors: tensor model.embed_tokens.weight has dtype U32"),
             std::string::npos)
       << st.status().message();
   // Truncated file: header length past the end.
