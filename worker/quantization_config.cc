@@ -16,9 +16,10 @@ constexpr char kSupported[] =
 // vLLM's --quantization methods this build does not run yet: named as such
 // rather than as unknown words.
 constexpr std::array<std::string_view, 22> kNotYet = {
-    "gptq_marlin_24", "gptq_bitblas", "fp8",   "fbgemm_fp8", "ptpc_fp8", "modelopt",
-    "modelopt_fp4", "bitsandbytes", "experts_int8", "marlin", "bitblas", "deepspeedfp", "tpu_int8", "qqq",
-    "hqq",      "quark",      "moe_wna16",      "torchao",      "auto-round", "rtn",   "inc",      "mxfp4"};
+    "gptq_marlin_24", "gptq_bitblas", "fp8",         "fbgemm_fp8",   "ptpc_fp8", "modelopt",
+    "modelopt_fp4",   "bitsandbytes", "experts_int8", "marlin",      "bitblas",  "deepspeedfp",
+    "tpu_int8",       "qqq",          "hqq",          "quark",       "moe_wna16", "torchao",
+    "auto-round",     "rtn",          "inc",          "mxfp4"};
 
 bool IsNone(const std::string& flag) { return flag.empty() || flag == "None" || flag == "none"; }
 
