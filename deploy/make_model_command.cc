@@ -82,10 +82,48 @@ Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::str
   return st;
 }
 
-}  // namespace
 
-int RunMakeModelCommand(int argc, char** argv) {
-  std::map<std::string, std::string> opts;
+// The options left to read, `--name value` with '_' spelt '-'; each Take
+// removes one, so what is left at the end is unknown.
+class MakeModelOptions {
+ public:
+  explicit MakeModelOptions(std::map<std::string, std::string> opts) : opts_(std::move(opts)) {}
+
+  std::string Take(const std::string& key, std::string fallback) {
+    auto it = opts_.find(key);
+    if (it == opts_.end()) return fallback;
+    std::string v = std::move(it->second);
+    opts_.erase(it);
+    return v;
+  }
+  Status TakeSize(const std::string& key, size_t* out) {
+    const std::string v = Take(key, "");
+    if (v.empty() || ParseSize(v, out)) return Status::Ok();
+    return Status::InvalidArgument("--" + key + " wants a non-negative integer, got '" + v + "'");
+  }
+  Status TakeReal(const std::string& key, double* out) {
+    const std::string v = Take(key, "");
+    if (v.empty() || ParseDouble(v, out)) return Status::Ok();
+    return Status::InvalidArgument("--" + key + " wants a number, got '" + v + "'");
+  }
+  Status TakeBool(const std::string& key, bool* out) {
+    const std::string v = Take(key, *out ? "true" : "false");
+    if (v != "true" && v != "false") return Status::InvalidArgument("--" + key + " wants true or false");
+    *out = v == "true";
+    return Status::Ok();
+  }
+  Status CheckAllTaken() const {
+    if (opts_.empty()) return Status::Ok();
+    return Status::InvalidArgument("unknown option --" + opts_.begin()->first);
+  }
+
+ private:
+  std::map<std::string, std::string> opts_;
+};
+
+// Reads argv into `opts`; returns an exit code when the command is done
+// (--help, a malformed argument), -1 to go on.
+int ReadArguments(int argc, char** argv, std::map<std::string, std::string>* opts) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -109,102 +147,94 @@ int RunMakeModelCommand(int argc, char** argv) {
       std::fprintf(stderr, "llmserve make-model: --%s needs a value\n", a.c_str());
       return 2;
     }
-    opts[a] = value;
+    (*opts)[a] = value;
   }
-  if (opts.count("lora-adapter") != 0) return RunMakeLoraAdapter(std::move(opts));
-  auto take = [&](const char* k, std::string fallback) {
-    auto it = opts.find(k);
-    if (it == opts.end()) return fallback;
-    std::string v = it->second;
-    opts.erase(it);
-    return v;
-  };
-  const std::string out = take("out", "");
+  return -1;
+}
+
+// The shape and initialisation options, applied to a preset's spec.
+Status TakeSpecOptions(MakeModelOptions& opts, worker::TestModelSpec* spec) {
+  const std::map<std::string, size_t*> sizes = {
+      {"shards", &spec->num_shards},        {"layers", &spec->num_layers},       {"hidden", &spec->hidden_size},
+      {"heads", &spec->num_heads},          {"kv-heads", &spec->num_kv_heads},   {"head-dim", &spec->head_dim},
+      {"intermediate", &spec->intermediate_size}, {"vocab", &spec->vocab_size},
+      {"max-pos", &spec->max_position_embeddings}, {"sliding-window", &spec->sliding_window},
+      {"experts", &spec->num_experts}, {"experts-per-tok", &spec->num_experts_per_tok},
+      {"moe-intermediate", &spec->moe_intermediate_size}, {"decoder-sparse-step", &spec->decoder_sparse_step}};
+  const std::map<std::string, double*> reals = {
+      {"std", &spec->std}, {"norm-jitter", &spec->norm_jitter}, {"rope-theta", &spec->rope_theta}};
+  for (const auto& [k, p] : sizes) LLMSERVE_RETURN_IF_ERROR(opts.TakeSize(k, p));
+  for (const auto& [k, p] : reals) LLMSERVE_RETURN_IF_ERROR(opts.TakeReal(k, p));
+  size_t seed = spec->seed;
+  LLMSERVE_RETURN_IF_ERROR(opts.TakeSize("seed", &seed));
+  spec->seed = seed;
+  spec->dtype = opts.Take("dtype", spec->dtype);
+  spec->rope_scaling_json = opts.Take("rope-scaling", "");
+  spec->tokenizer_dir = opts.Take("tokenizer-dir", "");
+  LLMSERVE_RETURN_IF_ERROR(opts.TakeBool("tie", &spec->tie_word_embeddings));
+  return opts.TakeBool("norm-topk-prob", &spec->norm_topk_prob);
+}
+
+// How the weights are written: --format, --gguf-type, --group-size.
+struct OutputFormat {
+  std::string format = "safetensors";
+  common::gguf::GgmlType gguf_type = common::gguf::GgmlType::kF16;
+  size_t group_size = 128;
+
+  std::string Describe(const worker::TestModelSpec& spec) const {
+    if (format == "gguf") return "GGUF " + common::gguf::GgmlTypeName(gguf_type);
+    if (format == "compressed-tensors") return "compressed-tensors W8A8 int8";
+    if (format == "gptq") return "GPTQ 4-bit";
+    if (format == "awq") return "AWQ 4-bit";
+    return spec.dtype;
+  }
+};
+
+Status TakeOutputFormat(MakeModelOptions& opts, OutputFormat* out) {
+  out->format = opts.Take("format", out->format);
+  if (out->format != "safetensors" && out->format != "gguf" && out->format != "compressed-tensors" &&
+      out->format != "gptq" && out->format != "awq") {
+    return Status::InvalidArgument("--format wants safetensors, gguf, compressed-tensors, gptq or awq");
+  }
+  LLMSERVE_ASSIGN_OR_RETURN(out->gguf_type, worker::ParseGgufWeightType(opts.Take("gguf-type", "f16")));
+  return opts.TakeSize("group-size", &out->group_size);
+}
+
+Status WriteModel(const worker::TestModelSpec& spec, const OutputFormat& format, const std::string& out) {
+  if (format.format == "gguf") return worker::WriteGgufTestModel(spec, format.gguf_type, out);
+  if (format.format == "safetensors") return worker::WriteTestModel(spec, out);
+  return WriteQuantizedTestModel(spec, format.format, format.group_size, out);
+}
+
+}  // namespace
+
+int RunMakeModelCommand(int argc, char** argv) {
+  std::map<std::string, std::string> args;
+  if (const int rc = ReadArguments(argc, argv, &args); rc >= 0) return rc;
+  if (args.count("lora-adapter") != 0) return RunMakeLoraAdapter(std::move(args));
+  MakeModelOptions opts(std::move(args));
+  const std::string out = opts.Take("out", "");
   if (out.empty()) {
     std::fprintf(stderr, "llmserve make-model: --out DIR is required\n%s", kMakeModelUsage);
     return 2;
   }
-  auto spec_or = worker::TestModelPreset(take("preset", "tiny"), take("arch", "qwen3"));
-  if (!spec_or.ok()) {
-    std::fprintf(stderr, "llmserve make-model: %s\n", spec_or.status().message().c_str());
-    return 2;
-  }
-  worker::TestModelSpec spec = *spec_or;
-  const std::map<std::string, size_t*> sizes = {
-      {"shards", &spec.num_shards},        {"layers", &spec.num_layers},       {"hidden", &spec.hidden_size},
-      {"heads", &spec.num_heads},          {"kv-heads", &spec.num_kv_heads},   {"head-dim", &spec.head_dim},
-      {"intermediate", &spec.intermediate_size}, {"vocab", &spec.vocab_size}, {"max-pos", &spec.max_position_embeddings},
-      {"sliding-window", &spec.sliding_window}, {"experts", &spec.num_experts},
-      {"experts-per-tok", &spec.num_experts_per_tok}, {"moe-intermediate", &spec.moe_intermediate_size},
-      {"decoder-sparse-step", &spec.decoder_sparse_step}};
-  const std::map<std::string, double*> reals = {
-      {"std", &spec.std}, {"norm-jitter", &spec.norm_jitter}, {"rope-theta", &spec.rope_theta}};
-  for (const auto& [k, p] : sizes) {
-    if (auto v = take(k.c_str(), ""); !v.empty() && !ParseSize(v, p)) {
-      std::fprintf(stderr, "llmserve make-model: --%s wants a non-negative integer, got '%s'\n", k.c_str(), v.c_str());
-      return 2;
-    }
-  }
-  for (const auto& [k, p] : reals) {
-    if (auto v = take(k.c_str(), ""); !v.empty() && !ParseDouble(v, p)) {
-      std::fprintf(stderr, "llmserve make-model: --%s wants a number, got '%s'\n", k.c_str(), v.c_str());
-      return 2;
-    }
-  }
-  size_t seed = spec.seed;
-  if (auto v = take("seed", ""); !v.empty() && !ParseSize(v, &seed)) {
-    std::fprintf(stderr, "llmserve make-model: --seed wants a non-negative integer\n");
-    return 2;
-  }
-  spec.seed = seed;
-  spec.dtype = take("dtype", spec.dtype);
-  spec.rope_scaling_json = take("rope-scaling", "");
-  spec.tokenizer_dir = take("tokenizer-dir", "");
-  const std::string tie = take("tie", spec.tie_word_embeddings ? "true" : "false");
-  if (tie != "true" && tie != "false") {
-    std::fprintf(stderr, "llmserve make-model: --tie wants true or false\n");
-    return 2;
-  }
-  spec.tie_word_embeddings = tie == "true";
-  const std::string norm_topk = take("norm-topk-prob", spec.norm_topk_prob ? "true" : "false");
-  if (norm_topk != "true" && norm_topk != "false") {
-    std::fprintf(stderr, "llmserve make-model: --norm-topk-prob wants true or false\n");
-    return 2;
-  }
-  spec.norm_topk_prob = norm_topk == "true";
-  const std::string format = take("format", "safetensors");
-  auto gguf_type = worker::ParseGgufWeightType(take("gguf-type", "f16"));
-  if ((format != "safetensors" && format != "gguf" && format != "compressed-tensors" && format != "gptq" &&
-       format != "awq") ||
-      !gguf_type.ok()) {
-    std::fprintf(stderr, "llmserve make-model: %s\n",
-                 gguf_type.ok() ? "--format wants safetensors, gguf, compressed-tensors, gptq or awq"
-                                : gguf_type.status().message().c_str());
-    return 2;
-  }
-  size_t group_size = 128;
-  if (auto v = take("group-size", ""); !v.empty() && !ParseSize(v, &group_size)) {
-    std::fprintf(stderr, "llmserve make-model: --group-size wants a positive integer\n");
-    return 2;
-  }
-  if (!opts.empty()) {
-    std::fprintf(stderr, "llmserve make-model: unknown option --%s\n%s", opts.begin()->first.c_str(), kMakeModelUsage);
-    return 2;
-  }
-  const Status st = format == "gguf"                 ? worker::WriteGgufTestModel(spec, *gguf_type, out)
-                    : format == "safetensors"        ? worker::WriteTestModel(spec, out)
-                                                     : WriteQuantizedTestModel(spec, format, group_size, out);
+  auto spec = worker::TestModelPreset(opts.Take("preset", "tiny"), opts.Take("arch", "qwen3"));
+  OutputFormat format;
+  Status st = spec.status();
+  if (st.ok()) st = TakeSpecOptions(opts, &*spec);
+  if (st.ok()) st = TakeOutputFormat(opts, &format);
+  if (st.ok()) st = opts.CheckAllTaken();
   if (!st.ok()) {
+    std::fprintf(stderr, "llmserve make-model: %s\n", st.message().c_str());
+    if (st.message().rfind("unknown option", 0) == 0) std::fputs(kMakeModelUsage, stderr);
+    return 2;
+  }
+  if (st = WriteModel(*spec, format, out); !st.ok()) {
     std::fprintf(stderr, "llmserve make-model: %s\n", st.ToString().c_str());
     return 1;
   }
-  std::printf("wrote %s (%s, %zu layers, hidden %zu, vocab %zu, %s)\n", out.c_str(), spec.arch.c_str(),
-              spec.num_layers, spec.hidden_size, spec.vocab_size,
-              format == "gguf"                 ? ("GGUF " + common::gguf::GgmlTypeName(*gguf_type)).c_str()
-              : format == "compressed-tensors" ? "compressed-tensors W8A8 int8"
-              : format == "gptq"               ? "GPTQ 4-bit"
-              : format == "awq"                ? "AWQ 4-bit"
-                                               : spec.dtype.c_str());
+  std::printf("wrote %s (%s, %zu layers, hidden %zu, vocab %zu, %s)\n", out.c_str(), spec->arch.c_str(),
+              spec->num_layers, spec->hidden_size, spec->vocab_size, format.Describe(*spec).c_str());
   return 0;
 }
 
