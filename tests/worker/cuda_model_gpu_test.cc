@@ -13,18 +13,13 @@
 namespace llmserve::worker {
 namespace {
 
+using testing::Prompt;
 using testing::ScratchDir;
 
 // bf16 matmul inputs and K/V against fp32 ones: the error grows with depth,
 // and the bound is the deepest model's measured error with headroom
 // (figures: docs/perf/2026-11-26-cuda-backend.md).
 constexpr double kRelativeTolerance = 4e-2;
-
-std::vector<int32_t> Prompt(size_t n, size_t vocab, uint32_t salt) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919 + salt * 104729 + 13) % vocab);
-  return t;
-}
 
 // Logits of every position of `tokens`, run as the given chunks.
 std::vector<float> RunOnGpu(cuda::CudaModel& model, const std::vector<int32_t>& tokens,

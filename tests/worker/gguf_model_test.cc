@@ -21,13 +21,8 @@ namespace {
 using common::gguf::GgmlType;
 using common::gguf::GgufFile;
 using common::gguf::GgufWriter;
+using testing::Prompt;
 using testing::ScratchDir;
-
-std::vector<int32_t> Prompt(size_t n, size_t vocab) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919 + 13) % vocab);
-  return t;
-}
 
 // Writes `spec` as safetensors into DIR/hf and as GGUF `type` into DIR/gguf/model.gguf.
 void WriteBoth(const TestModelSpec& spec, GgmlType type, const ScratchDir& dir) {
@@ -152,8 +147,8 @@ TEST_P(GgufQuantized, MatchesNumpyOnDequantisedWeights) {
 
 // The model of spec `s` written as `type` runs with those weights kept
 // quantized (every layer) and its activations quantized on the way in;
-// ref_forward.py with `ref_flag` computes the same, within 1e-4, and differs
-// measurably from the f32 reference mode. Returns (ours, reference) logits.
+// ref_forward.py with `ref_flag` computes the same
+// (testing::ExpectMatchesQuantizedReference). Returns (ours, reference) logits.
 std::pair<std::vector<float>, std::vector<float>> CheckKeptQuantized(const TestModelSpec& s, GgmlType type,
                                                                      const std::string& ref_flag,
                                                                      const std::string& label) {
@@ -165,12 +160,7 @@ std::pair<std::vector<float>, std::vector<float>> CheckKeptQuantized(const TestM
   EXPECT_EQ(kept_layers, s.num_layers);
   auto q_ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "quantized.f32", ref_flag);
   const auto plain_ref = testing::ReferenceLogits(dir / "gguf", tokens, s.vocab_size, dir / "ref.f32");
-  const double err = testing::MaxRelativeError(ours, q_ref);
-  const double mode_gap = testing::MaxRelativeError(plain_ref, q_ref);
-  std::printf("%s: max relative error %.3g vs numpy with quantized activations, %.3g between the numpy modes\n",
-              label.c_str(), err, mode_gap);
-  EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py " << ref_flag;
-  EXPECT_GT(mode_gap, 10 * err) << "the two reference modes should differ by more than our error";
+  testing::ExpectMatchesQuantizedReference(label + " (" + ref_flag + ")", ours, q_ref, plain_ref, s.vocab_size);
   return {std::move(ours), std::move(q_ref)};
 }
 
@@ -181,15 +171,6 @@ TEST(GgufModel, Q8_0KeptQuantizedMatchesNumpyWithQuantizedActivations) {
   CheckKeptQuantized(testing::TinySpec("qwen3", 9), GgmlType::kQ8_0, "--q8-activations", "Q8_0 int8 path");
 }
 
-// The argmax of each row of logits [rows × vocab]: the greedy tokens.
-std::vector<size_t> ArgmaxPerRow(const std::vector<float>& logits, size_t vocab) {
-  std::vector<size_t> out;
-  for (size_t at = 0; at + vocab <= logits.size(); at += vocab)
-    out.push_back(static_cast<size_t>(std::max_element(logits.begin() + at, logits.begin() + at + vocab) -
-                                      (logits.begin() + at)));
-  return out;
-}
-
 // Outside the f32 reference mode Q4_K weights stay 4-bit and the activations
 // entering them are quantized per 256 as llama.cpp's Q8_K: ref_forward.py
 // --q4k-activations computes the same (llama: the q/k rows are permuted).
@@ -197,7 +178,7 @@ TEST(GgufModel, Q4_KKeptQuantizedMatchesNumpyWithQuantizedActivations) {
   if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
   const auto s = KQuantSpec("llama", 9);
   const auto [ours, q_ref] = CheckKeptQuantized(s, GgmlType::kQ4_K, "--q4k-activations", "Q4_K integer path");
-  EXPECT_EQ(ArgmaxPerRow(ours, s.vocab_size), ArgmaxPerRow(q_ref, s.vocab_size));
+  EXPECT_EQ(testing::ArgmaxPerRow(ours, s.vocab_size), testing::ArgmaxPerRow(q_ref, s.vocab_size));
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, GgufQuantized,

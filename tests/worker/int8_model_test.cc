@@ -24,13 +24,8 @@ namespace llmserve::worker::int8_model_test {
 namespace {
 
 using kernels::cpu::MatmulPrecision;
+using testing::Prompt;
 using testing::ScratchDir;
-
-std::vector<int32_t> Prompt(size_t n, size_t vocab) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919 + 13) % vocab);
-  return t;
-}
 
 // Writes `spec` as safetensors into DIR/hf and as a compressed-tensors W8A8
 // checkpoint into DIR/int8.
@@ -66,14 +61,6 @@ std::vector<float> Logits(const std::string& dir, const std::vector<int32_t>& to
   return testing::RunPrompt(**model, cache, tokens, {5, 3}, testing::Blocks(1, 8));
 }
 
-std::vector<size_t> Argmax(const std::vector<float>& logits, size_t vocab) {
-  std::vector<size_t> out;
-  for (size_t at = 0; at + vocab <= logits.size(); at += vocab)
-    out.push_back(static_cast<size_t>(std::max_element(logits.begin() + at, logits.begin() + at + vocab) -
-                                      (logits.begin() + at)));
-  return out;
-}
-
 TEST(Int8Model, F32ReferenceModeMatchesNumpyOnDequantizedWeights) {
   if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
   const auto s = testing::TinySpec("qwen3", 21);
@@ -86,7 +73,7 @@ TEST(Int8Model, F32ReferenceModeMatchesNumpyOnDequantizedWeights) {
   const auto ref = testing::ReferenceLogits(dir / "int8", tokens, s.vocab_size, dir / "ref.f32");
   const double err = testing::MaxRelativeError(ours, ref);
   EXPECT_LE(err, 1e-4) << "max relative error vs ref_forward.py";
-  EXPECT_EQ(Argmax(ours, s.vocab_size), Argmax(ref, s.vocab_size));
+  EXPECT_EQ(testing::ArgmaxPerRow(ours, s.vocab_size), testing::ArgmaxPerRow(ref, s.vocab_size));
   // The int8 weights are not the float ones: the reference over the float
   // checkpoint differs by more than our error.
   const auto float_ref = testing::ReferenceLogits(dir / "hf", tokens, s.vocab_size, dir / "float.f32");
@@ -107,13 +94,7 @@ TEST(Int8Model, Int8KernelsMatchNumpyWithQuantizedActivations) {
   EXPECT_EQ(int8_layers, s.num_layers);
   const auto q_ref = testing::ReferenceLogits(dir / "int8", tokens, s.vocab_size, dir / "q.f32", "--q8-activations --bf16-head");
   const auto plain_ref = testing::ReferenceLogits(dir / "int8", tokens, s.vocab_size, dir / "ref.f32");
-  const double err = testing::MaxRelativeError(ours, q_ref);
-  const double mode_gap = testing::MaxRelativeError(plain_ref, q_ref);
-  std::printf("W8A8 int8 path: max relative error %.3g vs numpy with quantized activations, %.3g between the "
-              "numpy modes\n", err, mode_gap);
-  EXPECT_LE(err, 1e-4);
-  EXPECT_GT(mode_gap, 10 * err);
-  EXPECT_EQ(Argmax(ours, s.vocab_size), Argmax(q_ref, s.vocab_size));
+  testing::ExpectMatchesQuantizedReference("W8A8 int8 path", ours, q_ref, plain_ref, s.vocab_size);
 }
 
 // --quantization int8 on the float checkpoint and the checkpoint exported as
@@ -258,8 +239,7 @@ void CheckInt4(const TestModelSpec& s, size_t group_size, bool awq = false) {
   EXPECT_EQ(int8_layers, s.num_layers);
   const auto q_ref = testing::ReferenceLogits(dir / "gptq", tokens, s.vocab_size, dir / "q.f32",
                                               "--q8-activations --bf16-head");
-  EXPECT_LE(testing::MaxRelativeError(ours, q_ref), 1e-4) << "int8 kernels";
-  EXPECT_EQ(Argmax(ours, s.vocab_size), Argmax(q_ref, s.vocab_size));
+  testing::ExpectMatchesQuantizedReference(awq ? "AWQ int8 path" : "GPTQ int8 path", ours, q_ref, ref, s.vocab_size);
   if (awq) return;
   // gptq_v2 stores the zero points as they are: the same files read
   // otherwise, by both sides.

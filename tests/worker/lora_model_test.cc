@@ -12,13 +12,8 @@ namespace {
 
 using kernels::cpu::MatmulPrecision;
 using testing::Blocks;
+using testing::Prompt;
 using testing::ScratchDir;
-
-std::vector<int32_t> Prompt(size_t n, size_t vocab, uint32_t salt) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919 + salt * 104729 + 13) % vocab);
-  return t;
-}
 
 int32_t Argmax(const float* row, size_t n) {
   size_t best = 0;

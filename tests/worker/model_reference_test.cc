@@ -7,18 +7,13 @@
 namespace llmserve::worker {
 namespace {
 
+using testing::Prompt;
 using testing::ScratchDir;
 
 struct Case {
   std::string name;
   TestModelSpec spec;
 };
-
-std::vector<int32_t> Prompt(size_t n, size_t vocab, uint32_t salt) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919 + salt * 104729 + 13) % vocab);
-  return t;
-}
 
 void CheckAgainstReference(const TestModelSpec& spec, size_t prompt_len, const std::vector<size_t>& chunks) {
   if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";

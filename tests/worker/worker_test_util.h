@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -83,6 +84,41 @@ inline double MaxRelativeError(const std::vector<float>& a, const std::vector<fl
     scale = std::max(scale, std::abs(static_cast<double>(b[i])));
   }
   return diff / std::max(scale, 1e-30);
+}
+
+// A prompt of `n` token ids spread over the vocabulary; `salt` varies it.
+inline std::vector<int32_t> Prompt(size_t n, size_t vocab, uint32_t salt = 0) {
+  std::vector<int32_t> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7919 + salt * 104729 + 13) % vocab);
+  return t;
+}
+
+// The argmax of each row of logits [rows × vocab]: the greedy tokens.
+inline std::vector<size_t> ArgmaxPerRow(const std::vector<float>& logits, size_t vocab) {
+  std::vector<size_t> out;
+  for (size_t at = 0; at + vocab <= logits.size(); at += vocab)
+    out.push_back(static_cast<size_t>(std::max_element(logits.begin() + at, logits.begin() + at + vocab) -
+                                      (logits.begin() + at)));
+  return out;
+}
+
+// `ours` (weights kept quantized, activations quantized on the way in)
+// against ref_forward.py computing the same (`q_ref`). Quantizing an
+// activation is a step function: numpy's BLAS sums in another order than we
+// do, and a last-bit difference can move one activation across a rounding
+// boundary of its step (seen with Zen 4's OpenBLAS: 4e-3 on one GPTQ case,
+// 3e-7 with its Haswell kernels). So the bound is a quarter of the gap
+// between the reference's two modes (`plain_ref`: activations unquantized),
+// which a wrong scale, zero point or nibble order far exceeds.
+inline void ExpectMatchesQuantizedReference(const std::string& label, const std::vector<float>& ours,
+                                            const std::vector<float>& q_ref, const std::vector<float>& plain_ref,
+                                            size_t vocab) {
+  const double err = MaxRelativeError(ours, q_ref);
+  const double mode_gap = MaxRelativeError(plain_ref, q_ref);
+  std::printf("%s: max relative error %.3g vs numpy with quantized activations, %.3g between the numpy modes\n",
+              label.c_str(), err, mode_gap);
+  EXPECT_LE(err, std::max(1e-4, mode_gap / 4)) << label;
+  EXPECT_EQ(ArgmaxPerRow(ours, vocab), ArgmaxPerRow(q_ref, vocab)) << label;
 }
 
 // Runs one request's `tokens` through `model` in chunks of the given sizes
