@@ -47,11 +47,13 @@ CpuFeatures Probe() {
   const bool avx512f = b & (1u << 16), avx512dq = b & (1u << 17), avx512bw = b & (1u << 30),
              avx512vl = b & (1u << 31);
   const bool amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
+  const bool avx512_vnni = c & (1u << 11);
   unsigned a1 = 0, b1, c1, d1;
   __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
   f.avx2 = ymm_state && avx2 && fma && f16c;
   f.avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512bw && avx512vl;
   f.avx512_bf16 = f.avx512 && (a1 & (1u << 5));
+  f.avx512_vnni = f.avx512 && avx512_vnni;
   f.amx = f.avx512_bf16 && tile_state && amx_tile && amx_bf16 && RequestAmxPermission();
   f.best = f.amx           ? Isa::kAmx
            : f.avx512_bf16 ? Isa::kAvx512Bf16

@@ -24,6 +24,8 @@ struct CpuFeatures {
   bool avx2 = false;         // AVX2 + FMA + F16C with OS-enabled ymm state
   bool avx512 = false;       // AVX-512 F/BW/VL/DQ with OS-enabled zmm state
   bool avx512_bf16 = false;  // vdpbf16ps / vcvtneps2bf16
+  bool avx512_vnni = false;  // vpdpbusd (int8 products); not a level of its own: Zen 4 and
+                             // Ice Lake have it, Skylake-X does not
   bool amx = false;          // AMX tile + bf16, XTILEDATA permission granted
   Isa best = Isa::kScalar;   // highest level all of the above allow
   size_t l1d_bytes = 0;      // L1 data cache of one core (0: unknown)

@@ -9,8 +9,8 @@
 //
 // Every kernel computes output (i, r) as
 //   acc = 0; for each block b in order: acc = fma(float(Σ qx·qw), dw × dx, acc)
-// The integer sums are exact, so the scalar and AVX2 kernels agree bit for bit,
-// and a row's result does not depend on the other rows of the batch.
+// The integer sums are exact, so the scalar, AVX2 and VNNI kernels agree bit
+// for bit, and a row's result does not depend on the other rows of the batch.
 //
 // Layout: output rows in groups of 8. Group g stores, for each block b, the 8
 // rows' 32 quants (256 bytes, row j at 32 j); after every group's quants come
@@ -60,5 +60,12 @@ struct Problem {
 void GemmScalar(const Problem& p, size_t group_begin, size_t group_end);
 // Requires Isa::kAvx2 or better.
 void GemmAvx2(const Problem& p, size_t group_begin, size_t group_end);
+// Requires Isa::kAvx512 and CpuFeatures::avx512_vnni, and weights that went
+// through InterleaveForVnni after packing.
+void GemmVnni(const Problem& p, size_t group_begin, size_t group_end);
+
+// Reorders packed weights (Pack / PackInt8) for GemmVnni: within each group's
+// block, byte 4t + u of row j moves to 32t + 4j + u. Scales stay.
+void InterleaveForVnni(uint8_t* packed, size_t rows, size_t cols);
 
 }  // namespace llmserve::kernels::cpu::q8

@@ -25,14 +25,6 @@ LLMSERVE_AVX2_INLINE __m256i Dot32(__m256i w, __m256i x, __m256i abs_x, __m256i 
   }
 }
 
-// Lane j = the sum of the 8 lanes of p[j].
-LLMSERVE_AVX2_INLINE __m256i SumLanes(const __m256i p[8]) {
-  const __m256i q0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-  const __m256i q4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-  return _mm256_add_epi32(_mm256_permute2x128_si256(q0123, q4567, 0x20),
-                          _mm256_permute2x128_si256(q0123, q4567, 0x31));
-}
-
 template <bool kMinQuant>
 LLMSERVE_AVX2 void Group(const Problem& p, size_t g, const uint8_t* wq, const float* wd) {
   const size_t blocks = p.k / kBlock;

@@ -1,8 +1,9 @@
 #pragma once
 // What the AVX2 kernels of the quantized GEMMs (gemm_q8_avx2.cc,
-// gemm_q4k_avx2.cc) share: the target attributes every function there
-// carries (they are reached only after run-time dispatch), and the store of
-// a group's 8 output lanes into a row that may hold fewer.
+// gemm_q4k_avx2.cc, gemm_q8_vnni.cc) share: the target attributes every
+// function there carries (they are reached only after run-time dispatch), the
+// sum of a group's 8 integer dot products, and the store of a group's 8
+// output lanes into a row that may hold fewer.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -11,6 +12,14 @@
 #define LLMSERVE_AVX2_INLINE LLMSERVE_AVX2 __attribute__((always_inline)) inline
 
 namespace llmserve::kernels::cpu {
+
+// Lane j = the sum of the 8 lanes of p[j].
+LLMSERVE_AVX2_INLINE __m256i SumLanes(const __m256i p[8]) {
+  const __m256i q0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+  const __m256i q4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(q0123, q4567, 0x20),
+                          _mm256_permute2x128_si256(q0123, q4567, 0x31));
+}
 
 // y[0, min(width, 8)) = the 8 lanes of acc.
 LLMSERVE_AVX2_INLINE void StoreGroupLanes(float* y, size_t width, __m256 acc) {

@@ -1,7 +1,7 @@
 // Q8_0 weights kept quantized (gemm_q8.h): the activation quantization,
-// the exact per-block formula, agreement of the scalar and AVX2 kernels bit
-// for bit, batch and thread invariance, and closeness to the f32 product of
-// the dequantized weights.
+// the exact per-block formula, agreement of the scalar, AVX2 and VNNI
+// kernels bit for bit, batch and thread invariance, and closeness to the f32
+// product of the dequantized weights.
 #include "kernels/cpu/gemm_q8.h"
 
 #include <gtest/gtest.h>
@@ -106,31 +106,41 @@ TEST(GemmQ8, ScalarKernelIsTheBlockFormula) {
   }
 }
 
-// The AVX2 kernel against the scalar one, and each row alone against the batch.
-void ExpectAvx2EqualsScalarRowByRow(bool min_quant, std::mt19937& rng) {
+// The kernel of level `isa` (kAvx2, or kAvx512: the VNNI kernel) against the
+// scalar one, and each row alone against the batch.
+void ExpectKernelEqualsScalarRowByRow(Isa isa, bool min_quant, std::mt19937& rng) {
   SCOPED_TRACE(min_quant ? "with -128 quants" : "quants within ±127");
   const size_t rows = 77, cols = 256, stride = 256, m = 11;
   const auto blocks = RandomQ8Blocks(rows, stride, rng, min_quant);
   const auto x = RandomQ8Activations(m * cols, rng);
   ThreadPool one(1), two(2);
-  std::vector<float> scalar(m * rows), avx2(m * rows);
+  std::vector<float> scalar(m * rows), fast(m * rows);
   PackQ8With(Isa::kScalar, blocks, rows, cols, stride).Apply(x.data(), m, scalar.data(), one);
-  const LinearWeight w = PackQ8With(Isa::kAvx2, blocks, rows, cols, stride);
-  EXPECT_EQ(w.isa(), Isa::kAvx2);
-  w.Apply(x.data(), m, avx2.data(), two);
-  EXPECT_EQ(std::memcmp(scalar.data(), avx2.data(), scalar.size() * 4), 0);
+  const LinearWeight w = PackQ8With(isa, blocks, rows, cols, stride);
+  EXPECT_EQ(w.isa(), isa);
+  w.Apply(x.data(), m, fast.data(), two);
+  EXPECT_EQ(std::memcmp(scalar.data(), fast.data(), scalar.size() * 4), 0);
   for (size_t i = 0; i < m; ++i) {
     std::vector<float> alone(rows);
     w.Apply(x.data() + i * cols, 1, alone.data(), one);
-    EXPECT_EQ(std::memcmp(alone.data(), avx2.data() + i * rows, rows * 4), 0) << "row " << i;
+    EXPECT_EQ(std::memcmp(alone.data(), fast.data() + i * rows, rows * 4), 0) << "row " << i;
   }
 }
 
 TEST(GemmQ8, Avx2EqualsScalarAndRowsDoNotDependOnTheBatch) {
   LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx2);
   std::mt19937 rng(5);
-  ExpectAvx2EqualsScalarRowByRow(false, rng);  // the one-sign path
-  ExpectAvx2EqualsScalarRowByRow(true, rng);   // the path exact for -128
+  ExpectKernelEqualsScalarRowByRow(Isa::kAvx2, false, rng);  // the one-sign path
+  ExpectKernelEqualsScalarRowByRow(Isa::kAvx2, true, rng);   // the path exact for -128
+}
+
+// vpdpbusd is AVX-512 VNNI, which not every AVX-512 CPU has (Skylake-X).
+TEST(GemmQ8, VnniEqualsScalarAndRowsDoNotDependOnTheBatch) {
+  if (!GetCpuFeatures().avx512_vnni) GTEST_SKIP() << "AVX-512 VNNI: not on this CPU";
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512);
+  std::mt19937 rng(6);
+  ExpectKernelEqualsScalarRowByRow(Isa::kAvx512, false, rng);
+  ExpectKernelEqualsScalarRowByRow(Isa::kAvx512, true, rng);
 }
 
 // Against the f32 product of the dequantized weights: the only difference is
