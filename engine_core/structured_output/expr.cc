@@ -51,6 +51,16 @@ Expr RepeatExpr(Expr item, int32_t min, int32_t max) {
   return e;
 }
 
+Expr CountedExpr(Expr item, int32_t min, int32_t max, Expr tail) {
+  Expr e;
+  e.kind = ExprKind::kCounted;
+  e.min = min;
+  e.max = max;
+  e.items.push_back(std::move(item));
+  e.items.push_back(std::move(tail));
+  return e;
+}
+
 int64_t ExprSize(const Expr& e) {
   int64_t n = 1;
   for (const Expr& item : e.items) n += ExprSize(item);

@@ -1,5 +1,6 @@
 #include "engine_core/structured_output/grammar.h"
 
+#include <climits>
 #include <functional>
 #include <sstream>
 #include <unordered_map>
@@ -37,7 +38,7 @@ class Inliner {
 
   // Whether references to `rule` are replaced by its body.
   bool Inlinable(int32_t rule) {
-    if (recursive_[rule]) return false;
+    if (recursive_[rule] || bodies_[rule]->kind == ExprKind::kCounted) return false;
     const Expr& e = Expanded(rule);
     if (shared_[rule]) {
       std::vector<int32_t> refs;
@@ -97,6 +98,11 @@ int32_t GrammarBuilder::AddRule(std::string name) {
 }
 
 void GrammarBuilder::Define(int32_t rule, Expr body) { bodies_.at(rule) = std::move(body); }
+
+void GrammarBuilder::DefineCounted(int32_t rule, Expr item, int32_t min, int32_t max, Expr tail) {
+  bodies_.at(rule) = CountedExpr(std::move(item), min, max < 0 ? INT32_MAX : max, std::move(tail));
+  shared_.at(rule) = true;
+}
 
 std::optional<int32_t> GrammarBuilder::Find(const std::string& name) const {
   for (size_t i = 0; i < names_.size(); ++i)
@@ -159,6 +165,7 @@ std::string Grammar::LeafShape(int32_t rule) const {
       if (fresh) order.push_back(b.target);
       out.append(reinterpret_cast<const char*>(b.set.w), sizeof(b.set.w));
       out.append(reinterpret_cast<const char*>(&it->second), sizeof(int32_t));
+      out += static_cast<char>('0' + static_cast<int>(b.op));
     }
     out += ';';
   }
@@ -168,7 +175,9 @@ std::string Grammar::LeafShape(int32_t rule) const {
 std::string Grammar::ToString() const {
   std::ostringstream os;
   for (size_t r = 0; r < rules_.size(); ++r) {
-    os << "rule " << r << " " << rules_[r].name << " start=" << rules_[r].start << "\n";
+    os << "rule " << r << " " << rules_[r].name << " start=" << rules_[r].start;
+    if (rules_[r].counted()) os << " count=" << rules_[r].count_min << ".." << rules_[r].count_max;
+    os << "\n";
   }
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
@@ -184,7 +193,7 @@ std::string Grammar::ToString() const {
           os << ",";
           c = e;
         }
-      os << "]->n" << b.target;
+      os << "]" << (b.op == CountOp::kStart ? "+" : b.op == CountOp::kExit ? "!" : "") << "->n" << b.target;
     }
     for (const CallEdge& c : n.calls) os << " call r" << c.rule << "->n" << c.ret;
     os << "\n";

@@ -23,9 +23,17 @@
 
 namespace llmserve::engine_core::structured_output {
 
+// What a byte edge does to the count of a counted rule (CountedExpr).
+enum class CountOp : uint8_t {
+  kNone,
+  kStart,  // starts a copy of the item: allowed while count < the rule's max; count + 1
+  kExit,   // leaves the loop for the tail: allowed once count >= the rule's min
+};
+
 struct ByteEdge {
   ByteSet set;
   int32_t target = -1;  // node id
+  CountOp op = CountOp::kNone;
 };
 
 struct CallEdge {
@@ -44,6 +52,11 @@ struct Rule {
   std::string name;
   int32_t start = -1;  // node id
   bool leaf = false;   // calls no rule (its positions can be cached by shape)
+  // A counted rule (body a CountedExpr): its frames count the item copies
+  // started, within [count_min, count_max]. count_max < 0: not counted.
+  int32_t count_min = 0;
+  int32_t count_max = -1;
+  bool counted() const { return count_max >= 0; }
 };
 
 struct GrammarLowering;
@@ -58,6 +71,8 @@ class Grammar {
   int32_t root() const { return root_; }
   // A canonical text of rule `rule` (its automaton from its start), equal for
   // two rules exactly when they accept the same byte paths the same way.
+  // A counted rule's bounds are left out: its position masks do not depend
+  // on them (they are applied at mask time).
   std::string LeafShape(int32_t rule) const;
   // A human-readable dump for tests and debugging.
   std::string ToString() const;
@@ -81,6 +96,9 @@ class GrammarBuilder {
   int32_t AddRule(std::string name);
   // Sets the body of `rule`.
   void Define(int32_t rule, Expr body);
+  // Sets the body of `rule` to min..max counted copies of `item` then `tail`
+  // (CountedExpr); the rule stays separate and is shared like MarkShared's.
+  void DefineCounted(int32_t rule, Expr item, int32_t min, int32_t max, Expr tail);
   // Keeps `rule` a separate rule (not inlined) so its positions are cached
   // across grammars; only honoured for rules that call no other rule.
   void MarkShared(int32_t rule) { shared_.at(rule) = true; }

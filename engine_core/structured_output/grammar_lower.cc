@@ -1,6 +1,8 @@
 #include "engine_core/structured_output/grammar_lower.h"
 
 #include <algorithm>
+#include <climits>
+#include <string>
 #include <functional>
 
 namespace llmserve::engine_core::structured_output {
@@ -22,6 +24,8 @@ class Thompson {
     return static_cast<int32_t>(states_.size() - 1);
   }
   bool overflow() const { return static_cast<int64_t>(states_.size()) > max_states_; }
+  // An error in the shape of a counted body (CountedExpr's requirements).
+  const std::string& error() const { return error_; }
   std::vector<TState>& states() { return states_; }
 
   // Emits `e` starting at state `in`; returns its end state.
@@ -55,8 +59,30 @@ class Thompson {
       }
       case ExprKind::kRepeat:
         return EmitRepeat(e, in);
+      case ExprKind::kCounted:
+        error_ = "a counted repetition is only allowed as the whole body of a rule";
+        return in;
     }
     return in;
+  }
+
+  // Emits a rule body that is a CountedExpr: a loop head, the item looping
+  // back to it and the tail after it. The item's first byte edges start a
+  // copy (CountOp::kStart), the tail's first byte edges leave (kExit).
+  int32_t EmitCounted(const Expr& e, int32_t in) {
+    int32_t head = New();
+    states_[in].eps.push_back(head);
+    int32_t item = New();
+    states_[head].eps.push_back(item);
+    int32_t item_end = Emit(e.items[0], item);
+    states_[item_end].eps.push_back(head);
+    int32_t tail = New();
+    states_[head].eps.push_back(tail);
+    int32_t end = Emit(e.items[1], tail);
+    if (!MarkFirstEdges(item, item_end, CountOp::kStart) || !MarkFirstEdges(tail, end, CountOp::kExit)) {
+      error_ = "a counted repetition's item and tail must not match the empty string";
+    }
+    return end;
   }
 
  private:
@@ -87,8 +113,26 @@ class Thompson {
     return out;
   }
 
+  // Sets `op` on the byte edges reachable from `from` by epsilon edges;
+  // false when `end` is reachable so (the part matches the empty string).
+  bool MarkFirstEdges(int32_t from, int32_t end, CountOp op) {
+    std::vector<bool> seen(states_.size(), false);
+    std::vector<int32_t> stack{from};
+    seen[from] = true;
+    while (!stack.empty()) {
+      int32_t s = stack.back();
+      stack.pop_back();
+      if (s == end) return false;
+      for (ByteEdge& b : states_[s].bytes) b.op = op;
+      for (int32_t t : states_[s].eps)
+        if (!seen[t]) seen[t] = true, stack.push_back(t);
+    }
+    return true;
+  }
+
   int64_t max_states_;
   std::vector<TState> states_;
+  std::string error_;
 };
 
 // Adds the epsilon-free form of one Thompson automaton to g; returns the
@@ -120,8 +164,8 @@ int32_t RemoveEpsilons(std::vector<TState>& ts, int32_t start, int32_t final_sta
       for (const ByteEdge& b : ts[s].bytes) {
         int32_t t = visit(b.target);
         auto it = std::find_if(node.bytes.begin(), node.bytes.end(),
-                               [&](const ByteEdge& x) { return x.target == t; });
-        if (it == node.bytes.end()) node.bytes.push_back({b.set, t});
+                               [&](const ByteEdge& x) { return x.target == t && x.op == b.op; });
+        if (it == node.bytes.end()) node.bytes.push_back({b.set, t, b.op});
         else it->set |= b.set;
       }
       for (const CallEdge& c : ts[s].calls) {
@@ -181,7 +225,13 @@ Status GrammarLowering::Lower(const std::vector<Expr>& bodies, const std::vector
   for (size_t r = 0; r < bodies.size(); ++r) {
     Thompson t(max_nodes);
     int32_t start = t.New();
-    int32_t end = t.Emit(bodies[r], start);
+    const bool counted = bodies[r].kind == ExprKind::kCounted;
+    int32_t end = counted ? t.EmitCounted(bodies[r], start) : t.Emit(bodies[r], start);
+    if (!t.error().empty()) return Status::InvalidArgument(t.error() + " (rule '" + names[r] + "')");
+    if (counted) {
+      g->rules_[r].count_min = bodies[r].min;
+      g->rules_[r].count_max = bodies[r].max < 0 ? INT32_MAX : bodies[r].max;
+    }
     if (t.overflow() || static_cast<int64_t>(g->nodes_.size()) > max_nodes) {
       return Status::InvalidArgument("grammar too large: more than " + std::to_string(max_nodes) +
                                      " automaton states (rule '" + names[r] + "')");

@@ -145,8 +145,14 @@ Expr JsonSchemaCompiler::StringBody(int32_t min_len, int32_t max_len) {
   auto it = string_rules_.find(key);
   if (it != string_rules_.end()) return RefExpr(it->second);
   int32_t r = b_.AddRule("string_body");
-  b_.Define(r, SeqExpr({RepeatExpr(JsonChar(), min_len, max_len), LiteralExpr("\"")}));
-  b_.MarkShared(r);
+  if ((min_len == 0 && max_len < 0) || max_len == 0) {
+    b_.Define(r, SeqExpr({RepeatExpr(JsonChar(), min_len, max_len), LiteralExpr("\"")}));
+    b_.MarkShared(r);
+  } else {
+    // Characters counted at match time (one JsonChar is one code point, as
+    // JSON Schema counts): one set of masks for every length range.
+    b_.DefineCounted(r, JsonChar(), min_len, max_len, LiteralExpr("\""));
+  }
   string_rules_[key] = r;
   return RefExpr(r);
 }

@@ -61,29 +61,61 @@ void GrammarMatcher::Rollback(int n) {
   history_.resize(history_.size() - n);
 }
 
+std::pair<int32_t, int32_t> GrammarMatcher::RoomAndNeed(int32_t stack) const {
+  const Rule& r = grammar_->grammar().rules()[grammar_->grammar().nodes()[pool_.node(stack)].rule];
+  const int32_t count = pool_.count(stack);
+  return {r.count_max - count, r.count_min - count};
+}
+
+void GrammarMatcher::OrPosition(int32_t stack, uint32_t* mask) {
+  const PositionMask& pm = *grammar_->mask(pool_.node(stack));
+  if (!pm.counted) {
+    pm.OrInto(mask);
+    return;
+  }
+  auto [room, need] = RoomAndNeed(stack);
+  pm.OrCountedInto(mask, room, need, &scratch_);
+}
+
 void GrammarMatcher::CheckUncertain(int32_t stack, const PositionMask& pm, uint32_t* mask) {
   int32_t parent = pool_.parent(stack);
   if (parent == kNoFrame || pm.uncertain.empty()) return;  // nothing may follow the root
+  // The key: the stack's nodes, with the counts of the frames below the top
+  // (the top's count only filters the result, below).
   nodes_.clear();
-  for (int32_t f = stack; f != kNoFrame; f = pool_.parent(f)) nodes_.push_back(pool_.node(f));
+  nodes_.push_back(pool_.node(stack));
+  for (int32_t f = parent; f != kNoFrame; f = pool_.parent(f)) {
+    nodes_.push_back(pool_.node(f));
+    if (pool_.count(f) != 0) nodes_.push_back(~pool_.count(f));
+  }
   UncertainCache& cache = grammar_->uncertain_cache();
   UncertainCache::Tokens accepted = cache.Find(nodes_);
   if (!accepted) {
     accepted = std::make_shared<const std::vector<int32_t>>(AcceptedUncertain(parent, pm));
     cache.Insert(nodes_, accepted);
   }
-  for (int32_t id : *accepted) mask[id >> 5] |= uint32_t{1} << (id & 31);
+  if (!pm.counted) {
+    for (int32_t i : *accepted) mask[pm.uncertain[i].token >> 5] |= uint32_t{1} << (pm.uncertain[i].token & 31);
+    return;
+  }
+  auto [room, need] = RoomAndNeed(stack);
+  for (int32_t i : *accepted) {
+    const PositionMask::Uncertain& u = pm.uncertain[i];
+    if (PositionMask::Fits(u, room, need)) mask[u.token >> 5] |= uint32_t{1} << (u.token & 31);
+  }
 }
 
-// The uncertain tokens of `pm` that the stack below the position (`parent`)
-// accepts: each remainder is stepped from the closure of `parent`, in
-// remainder order, reusing the levels of the previous remainder's prefix.
+// The uncertain tokens of `pm` (indices into pm.uncertain) that the stack
+// below the position (`parent`) accepts: each remainder is stepped from the
+// closure of `parent`, in remainder order, reusing the levels of the
+// previous remainder's prefix.
 std::vector<int32_t> GrammarMatcher::AcceptedUncertain(int32_t parent, const PositionMask& pm) {
   std::vector<int32_t> accepted;
   if (levels_.empty()) levels_.resize(1);
   pda_.Closure({parent}, &levels_[0]);
   int32_t valid = 0;  // levels_[0..valid] hold the previous remainder's prefix
-  for (const PositionMask::Uncertain& u : pm.uncertain) {
+  for (size_t i = 0; i < pm.uncertain.size(); ++i) {
+    const PositionMask::Uncertain& u = pm.uncertain[i];
     valid = std::min(valid, u.lcp);
     std::string_view rem = pm.remainder(u);
     if (levels_.size() <= rem.size()) levels_.resize(rem.size() + 1);
@@ -93,7 +125,7 @@ std::vector<int32_t> GrammarMatcher::AcceptedUncertain(int32_t parent, const Pos
       pda_.Step(levels_[k], static_cast<uint8_t>(rem[k]), &levels_[k + 1]);
     }
     valid = k;
-    if (k == static_cast<int32_t>(rem.size()) && !levels_[k].Dead()) accepted.push_back(u.token);
+    if (k == static_cast<int32_t>(rem.size()) && !levels_[k].Dead()) accepted.push_back(static_cast<int32_t>(i));
   }
   return accepted;
 }
@@ -107,10 +139,10 @@ void GrammarMatcher::FillNextTokenBitmask(int32_t* out) {
   size_t mark = pool_.size();
   const std::vector<int32_t>& stacks = cur.set.stacks;
   for (size_t i = 0; i < stacks.size(); ++i) {
-    int32_t node = pool_.node(stacks[i]);
+    int32_t node = pool_.node(stacks[i]), count = pool_.count(stacks[i]);
     bool seen = false;
-    for (size_t j = 0; j < i && !seen; ++j) seen = pool_.node(stacks[j]) == node;
-    if (!seen) grammar_->mask(node)->OrInto(mask);
+    for (size_t j = 0; j < i && !seen; ++j) seen = pool_.node(stacks[j]) == node && pool_.count(stacks[j]) == count;
+    if (!seen) OrPosition(stacks[i], mask);
   }
   for (int32_t s : stacks) CheckUncertain(s, *grammar_->mask(pool_.node(s)), mask);
   pool_.Truncate(mark);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine_core/structured_output/compiled_grammar.h"
@@ -54,8 +55,12 @@ class GrammarMatcher {
   };
   bool terminated() const { return history_.back().terminated; }
   bool Advance(std::string_view bytes, StackSet* out);
+  void OrPosition(int32_t stack, uint32_t* mask);
   void CheckUncertain(int32_t stack, const PositionMask& pm, uint32_t* mask);
   std::vector<int32_t> AcceptedUncertain(int32_t parent, const PositionMask& pm);
+  // A counted frame's room (copies it may still start) and need (copies it
+  // must start before it leaves).
+  std::pair<int32_t, int32_t> RoomAndNeed(int32_t stack) const;
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   StackPool pool_;
@@ -63,6 +68,7 @@ class GrammarMatcher {
   std::vector<State> history_;
   std::vector<StackSet> levels_;  // scratch for mask computation
   std::vector<int32_t> nodes_;    // scratch: a stack's nodes, the UncertainCache key
+  std::vector<uint32_t> scratch_; // scratch for counted masks
 };
 
 }  // namespace llmserve::engine_core::structured_output

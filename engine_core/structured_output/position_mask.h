@@ -15,6 +15,9 @@
 //   rejected   - everything else.
 // Positions of leaf rules (rules that call no rule) depend only on the shape
 // of the rule, so their masks are cached per vocabulary across grammars.
+// Positions of counted rules are walked with the count of the bottom frame
+// unknown (unchecked); `counted` records what each token does to the count,
+// and the mask of a frame is filtered by its count at mask time.
 
 #include <array>
 #include <cstdint>
@@ -24,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine_core/structured_output/counted_tokens.h"
 #include "engine_core/structured_output/grammar.h"
 #include "engine_core/structured_output/pda.h"
 #include "engine_core/structured_output/vocabulary.h"
@@ -36,22 +40,32 @@ struct PositionMask {
     int32_t begin;   // its remainder (the bytes left when the rule ended) in `remainders`
     int32_t size;
     int32_t lcp;     // common prefix of this remainder with the previous one
+    int32_t starts;  // counted rules: item copies started before the rule ended
   };
+  // Counted rules: only the tokens that stay in the loop (see `counted`).
   std::vector<uint32_t> accepted_bits;  // dense form (mask_words words), or empty
   std::vector<int32_t> accepted_ids;    // sparse form when accepted_bits is empty
   std::vector<Uncertain> uncertain;     // sorted by remainder bytes
   // The remainders, one after another: checking them reads this buffer in
   // order instead of ~1,000 token strings scattered over the heap.
   std::string remainders;
+  // Positions of counted rules: the count-aware rest (null otherwise).
+  std::shared_ptr<const CountedTokens> counted;
 
   std::string_view remainder(const Uncertain& u) const { return std::string_view(remainders).substr(u.begin, u.size); }
 
   // ORs the accepted tokens into `mask`.
   void OrInto(uint32_t* mask) const;
+  // Counted rules: ORs the accepted tokens of a frame that may start `room`
+  // more copies and must start `need` more before it leaves; `scratch` has
+  // mask_words words.
+  void OrCountedInto(uint32_t* mask, int32_t room, int32_t need, std::vector<uint32_t>* scratch) const;
+  // Counted rules: whether an uncertain token fits the frame's count.
+  static bool Fits(const Uncertain& u, int32_t room, int32_t need) { return u.starts <= room && u.starts >= need; }
   // The bytes this mask holds (for cache budgets).
   size_t bytes() const {
     return sizeof(*this) + accepted_bits.size() * sizeof(uint32_t) + accepted_ids.size() * sizeof(int32_t) +
-           uncertain.size() * sizeof(Uncertain) + remainders.size();
+           uncertain.size() * sizeof(Uncertain) + remainders.size() + (counted ? counted->bytes() : 0);
   }
 };
 
@@ -70,12 +84,21 @@ class LocalDfa {
     int32_t t = trans_[state][byte];
     return t != kUnknown ? t : Slow(state, byte);
   }
+  // The grammar.
+  const Grammar& grammar() const { return *g_; }
   // True when the bottom frame ended on the way to `state`.
   bool popped(int32_t state) const { return popped_[state]; }
+  // The count operation the bottom frame (unknown count) took on `byte`
+  // from `state` (after Next(state, byte) was called).
+  CountOp op(int32_t state, uint8_t byte) const { return ops_[state][byte]; }
+  // True when some step had bottom-frame edges with different count
+  // operations (a counted item that is not deterministic: masks inexact).
+  bool ambiguous() const { return ambiguous_; }
 
  private:
   static constexpr int32_t kUnknown = -2;
   int32_t Slow(int32_t state, uint8_t byte);
+  void RecordOp(int32_t state, uint8_t byte);
   int32_t Add(StackSet set);
 
   const Grammar* g_;
@@ -85,7 +108,9 @@ class LocalDfa {
   std::vector<ByteSet> viable_;
   std::vector<bool> popped_;
   std::vector<std::array<int32_t, 256>> trans_;
+  std::vector<std::array<CountOp, 256>> ops_;
   std::unordered_map<std::string, int32_t> ids_;
+  bool ambiguous_ = false;
 };
 
 // Computes the mask of `node` (a node with byte edges) over `vocab`, with

@@ -1,6 +1,7 @@
 #pragma once
-// UncertainCache: which uncertain tokens of a position a whole stack accepts,
-// remembered by the stack's nodes (top first). A string position is met at
+// UncertainCache: which uncertain tokens of a position a whole stack accepts
+// (as indices into the position's uncertain list), remembered by the stack's
+// nodes (top first, with the counts of counted frames below the top). A string position is met at
 // every character of a string value with the same stack below it, and by
 // every request that uses the grammar; its ~1,000 uncertain tokens are then
 // checked against the stack once instead of at every step.
