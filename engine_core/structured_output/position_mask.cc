@@ -118,10 +118,6 @@ void SortUncertainByRemainder(const Vocabulary& vocab, PositionMask* mask) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Stores the accepted tokens (`bits`, `count` of them) densely or as ids.
 void StoreAccepted(std::vector<uint32_t> bits, int64_t count, const Vocabulary& vocab, PositionMask* mask) {
   if (count * 32 > vocab.size()) {

@@ -192,6 +192,23 @@ TEST(StringLengthTest, LengthRangesShareOnePositionMask) {
   EXPECT_EQ(first_char(*a), first_char(*b));
 }
 
+// The per-token counts are exact only when a counted rule's walk takes one
+// edge per byte: the JSON string character is deterministic.
+TEST(StringLengthTest, CountedStringWalksTakeOneEdgePerByte) {
+  auto g = Compact(R"({"type": "object", "properties": {"s": )" + Bounds(1, 5) + R"(}, "required": ["s"]})");
+  ASSERT_TRUE(g.ok());
+  LocalDfa dfa(**g);
+  int counted = 0;
+  for (size_t i = 0; i < (*g)->nodes().size(); ++i) {
+    const Node& n = (*g)->nodes()[i];
+    if (n.bytes.empty()) continue;
+    auto mask = ComputePositionMask(dfa, static_cast<int32_t>(i), *StringVocab());
+    counted += mask->counted != nullptr;
+  }
+  EXPECT_GT(counted, 5);
+  EXPECT_FALSE(dfa.ambiguous());
+}
+
 // Identical inputs give identical masks, whichever matcher filled the
 // shared caches first.
 TEST(StringLengthTest, IdenticalInputsGiveIdenticalMasks) {
