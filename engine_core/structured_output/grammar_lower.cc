@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <string>
 #include <functional>
+#include <string>
 
 namespace llmserve::engine_core::structured_output {
 namespace {
