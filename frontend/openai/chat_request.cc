@@ -3,6 +3,7 @@
 #include <limits>
 #include <set>
 
+#include "frontend/openai/beam_search_request.h"
 #include "frontend/openai/request_body.h"
 #include "frontend/openai/structured_outputs_request.h"
 #include "frontend/openai/tool_choice.h"
@@ -192,6 +193,7 @@ MaybeError ParseChatCompletionRequest(std::string_view body, const ParseOptions&
                                            &req.sampling.structured_outputs));
   }
 
+  LLMSERVE_API_TRY(ReadBeamSearchFields(reader, options, &req.sampling));
   LLMSERVE_API_TRY(CheckSamplingRequest(req.sampling, json));
   req.ignored_fields = reader.UnknownFields();
   *out = std::move(req);

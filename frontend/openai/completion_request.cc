@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "frontend/openai/beam_search_request.h"
 #include "frontend/openai/request_body.h"
 #include "frontend/openai/structured_outputs_request.h"
 
@@ -90,6 +91,7 @@ MaybeError ParseCompletionRequest(std::string_view body, const ParseOptions& opt
   if (best_of && *best_of != req.sampling.n) {
     return BadRequest("'best_of' is not supported; leave it unset or equal to n.", "best_of");
   }
+  LLMSERVE_API_TRY(ReadBeamSearchFields(reader, options, &req.sampling));
   LLMSERVE_API_TRY(CheckSamplingRequest(req.sampling, json));
   req.ignored_fields = reader.UnknownFields();
   *out = std::move(req);

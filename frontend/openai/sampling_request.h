@@ -71,6 +71,9 @@ struct SamplingRequest {
   std::optional<std::string> request_id;     // body "request_id" (vLLM extension)
   // structured_outputs / response_format / guided_*, validated (structured_outputs_request.h).
   std::optional<proto::StructuredOutputsParams> structured_outputs;
+  // vLLM's use_beam_search (beam width n) and its length_penalty (beam_search_request.h).
+  bool use_beam_search = false;
+  double length_penalty = 1.0;
 
   bool operator==(const SamplingRequest&) const = default;
 };

@@ -11,6 +11,7 @@
 #include "frontend/openai/server_info.h"
 #include "frontend/openai/tokenize_request.h"
 #include "frontend/openai/tool_choice.h"
+#include "frontend/serving/beam_search_job.h"
 #include "frontend/serving/generation_job.h"
 #include "frontend/serving/ignored_fields_log.h"
 
@@ -64,6 +65,18 @@ MaybeError RenderChat(const ServingContext& ctx, const nlohmann::json& messages,
   return std::nullopt;
 }
 
+// Runs a completion or chat request: vLLM's beam search above the engine, or
+// one engine request per choice.
+void StartJob(const ServingContext& ctx, JobSpec spec, std::shared_ptr<http::ResponseWriter> w) {
+  if (spec.sampling.use_beam_search) {
+    auto job = std::make_shared<BeamSearchJob>(ctx, std::move(spec), std::move(w));
+    job->Start();
+    return;
+  }
+  auto job = std::make_shared<GenerationJob>(ctx, std::move(spec), std::move(w));
+  job->Start();
+}
+
 void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
                        std::shared_ptr<http::ResponseWriter> w) {
   openai::CompletionRequest cr;
@@ -90,8 +103,7 @@ void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
     if (prompt.token_ids.empty()) return Reply(*w, openai::BadRequest("The prompt is empty.", "prompt"));
     spec.prompts.push_back(std::move(prompt));
   }
-  auto job = std::make_shared<GenerationJob>(ctx, std::move(spec), std::move(w));
-  job->Start();
+  StartJob(ctx, std::move(spec), std::move(w));
 }
 
 // How the choices' text becomes messages: tool calls and reasoning.
@@ -151,8 +163,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
   if (prompt.token_ids.empty()) return Reply(*w, openai::BadRequest("The rendered prompt is empty.", "messages"));
   if (ctx.request_log.requests) prompt.text = std::move(prompt_text);
   spec.prompts.push_back(std::move(prompt));
-  auto job = std::make_shared<GenerationJob>(ctx, std::move(spec), std::move(w));
-  job->Start();
+  StartJob(ctx, std::move(spec), std::move(w));
 }
 
 // POST /v1/responses: the conversation (a stored one continued, then the
