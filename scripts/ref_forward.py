@@ -60,6 +60,14 @@ s = lora_alpha / r, or lora_alpha / sqrt(r) when use_rslora (float32).
 Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32 [--q8-activations] [--q4k-activations]
                       [--quantize-int8] [--bf16-head] [--lora ADAPTER_DIR]
 Writes logits [len(tokens) x vocab] as raw little-endian float32.
+With --beam-width N (and --max-tokens, --eos-token-id, --length-penalty,
+--ignore-eos) it runs vLLM's beam search from the prompt --tokens instead and
+prints the N best beams as JSON lines {"token_ids", "cum_logprob",
+"finish_reason"}, best first: each step every live beam's 2N most likely next
+tokens (raw logprobs of the last position) extend it, an EOS ends it, the N
+best by cumulative logprob live on; at the end beams are ranked by
+cum_logprob / (len(prompt + output) - [last is EOS]) ** length_penalty.
+Ties: candidates by beam then rank, final beams ended first (stable sorts).
 Run it with /usr/bin/python3 (Debian's numpy).
 """
 import argparse
@@ -505,11 +513,40 @@ def forward(cfg, W, toks, quantizers=None):
     return mm(x, head).astype(np.float32)
 
 
+def beam_search(cfg, W, prompt, width, max_tokens, eos, length_penalty, ignore_eos, quantizers):
+    live, ended = [(list(prompt), 0.0)], []
+    for _ in range(max_tokens):
+        cands = []
+        for b, (toks, cum) in enumerate(live):
+            z = forward(cfg, W, toks, quantizers)[-1].astype(np.float64)
+            lp = (z - z.max() - np.log(np.exp(z - z.max()).sum())).astype(np.float32)
+            for t in np.argsort(-lp, kind="stable")[:2 * width]:
+                c = cum + float(lp[t])
+                if eos is not None and t == eos and not ignore_eos:
+                    ended.append((toks, c, "stop"))
+                else:
+                    cands.append((c, int(t), b))
+        cands.sort(key=lambda x: -x[0])
+        live = [(live[b][0] + [t], c) for c, t, b in cands[:width]]
+        if not live:
+            break
+    def score(beam):
+        n = len(beam[0]) - (1 if eos is not None and beam[0][-1] == eos else 0)
+        return beam[1] / max(n, 1) ** length_penalty
+    beams = sorted(ended + [(t, c, "length") for t, c in live], key=lambda x: -score(x))[:width]
+    return [{"token_ids": t[len(prompt):], "cum_logprob": c, "finish_reason": f} for t, c, f in beams]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model_dir")
     ap.add_argument("--tokens", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="where the logits go (required without --beam-width)")
+    ap.add_argument("--beam-width", type=int, help="run vLLM's beam search instead; print the beams")
+    ap.add_argument("--max-tokens", type=int, default=16, help="beam search steps")
+    ap.add_argument("--eos-token-id", type=int, help="the token that ends a beam")
+    ap.add_argument("--length-penalty", type=float, default=1.0)
+    ap.add_argument("--ignore-eos", action="store_true")
     ap.add_argument("--q8-activations", action="store_true",
                     help="quantize the activations entering Q8_0 weights as llmserve's int8 kernels do")
     ap.add_argument("--bf16-head", action="store_true",
@@ -537,6 +574,13 @@ def main():
         if head not in W or cfg.get("tie_word_embeddings", False):
             head = "model.embed_tokens.weight"
         quantizers[head] = round_bf16
+    if args.beam_width:
+        for beam in beam_search(cfg, W, toks, args.beam_width, args.max_tokens, args.eos_token_id,
+                                args.length_penalty, args.ignore_eos, quantizers):
+            print(json.dumps(beam))
+        return
+    if not args.out:
+        ap.error("--out is required without --beam-width")
     logits = forward(cfg, W, toks, quantizers)
     logits.astype("<f4").tofile(args.out)
 
