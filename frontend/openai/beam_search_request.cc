@@ -29,7 +29,8 @@ std::optional<std::string> UnhonouredField(const SamplingRequest& r) {
 
 }  // namespace
 
-MaybeError ReadBeamSearchFields(FieldReader& reader, const ParseOptions& options, SamplingRequest* out) {
+MaybeError ReadBeamSearchFields(FieldReader& reader, const ParseOptions& options, bool stream_allowed,
+                                SamplingRequest* out) {
   LLMSERVE_API_TRY(reader.Bool("use_beam_search", &out->use_beam_search));
   LLMSERVE_API_TRY(reader.Double("length_penalty", &out->length_penalty));
   if (!std::isfinite(out->length_penalty)) return BadRequest("length_penalty must be a finite number.", "length_penalty");
@@ -39,7 +40,7 @@ MaybeError ReadBeamSearchFields(FieldReader& reader, const ParseOptions& options
                         "length_penalty");
     return std::nullopt;
   }
-  if (out->stream) return BadRequest("Streaming is not currently supported with beam search.", "stream");
+  if (out->stream && !stream_allowed) return BadRequest("Streaming is not currently supported with beam search.", "stream");
   if (auto field = UnhonouredField(*out)) return Unsupported(*field);
   if (out->structured_outputs) {
     return BadRequest(

@@ -6,8 +6,8 @@
 // max_tokens, temperature, ignore_eos, include_stop_str_in_output and
 // length_penalty, and ignores the other sampling fields. Rather than ignore
 // them silently, a beam-search request that sets one of them to anything but
-// its neutral value is a 400 naming it: stream (vLLM's completions refuse it
-// too), logprobs / top_logprobs, stop, stop_token_ids, min_tokens, top_p,
+// its neutral value is a 400 naming it: stream on completions (vLLM refuses
+// it too; chat streams, as in vLLM), logprobs / top_logprobs, stop, stop_token_ids, min_tokens, top_p,
 // top_k, min_p, the penalties, logit_bias, allowed_token_ids, and structured
 // outputs (response_format, structured_outputs, guided_*, a required or
 // named tool_choice). Each step asks the engine for 2 × n logprobs, so n is
@@ -20,7 +20,8 @@
 namespace llmserve::frontend::openai {
 
 // Reads use_beam_search and length_penalty into `out`, then checks that the
-// rest of `out` (read already) goes with them.
-MaybeError ReadBeamSearchFields(FieldReader& reader, const ParseOptions& options, SamplingRequest* out);
+// rest of `out` (read already) goes with them; `stream_allowed`: chat.
+MaybeError ReadBeamSearchFields(FieldReader& reader, const ParseOptions& options, bool stream_allowed,
+                                SamplingRequest* out);
 
 }  // namespace llmserve::frontend::openai

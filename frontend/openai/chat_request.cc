@@ -193,7 +193,7 @@ MaybeError ParseChatCompletionRequest(std::string_view body, const ParseOptions&
                                            &req.sampling.structured_outputs));
   }
 
-  LLMSERVE_API_TRY(ReadBeamSearchFields(reader, options, &req.sampling));
+  LLMSERVE_API_TRY(ReadBeamSearchFields(reader, options, /*stream_allowed=*/true, &req.sampling));
   LLMSERVE_API_TRY(CheckSamplingRequest(req.sampling, json));
   req.ignored_fields = reader.UnknownFields();
   *out = std::move(req);

@@ -91,7 +91,7 @@ MaybeError ParseCompletionRequest(std::string_view body, const ParseOptions& opt
   if (best_of && *best_of != req.sampling.n) {
     return BadRequest("'best_of' is not supported; leave it unset or equal to n.", "best_of");
   }
-  LLMSERVE_API_TRY(ReadBeamSearchFields(reader, options, &req.sampling));
+  LLMSERVE_API_TRY(ReadBeamSearchFields(reader, options, /*stream_allowed=*/false, &req.sampling));
   LLMSERVE_API_TRY(CheckSamplingRequest(req.sampling, json));
   req.ignored_fields = reader.UnknownFields();
   *out = std::move(req);

@@ -55,7 +55,7 @@ class BeamSearchJob::Sink : public OutputSink {
 };
 
 BeamSearchJob::BeamSearchJob(const ServingContext& context, JobSpec spec, std::shared_ptr<http::ResponseWriter> writer)
-    : context_(context), spec_(std::move(spec)), writer_(std::move(writer)) {
+    : context_(context), spec_(std::move(spec)), writer_(std::move(writer)), sse_(writer_) {
   meta_.id = spec_.request_id;
   meta_.created = static_cast<int64_t>(EpochSeconds());
   meta_.model = spec_.model;
@@ -107,6 +107,10 @@ void BeamSearchJob::Start() {
     if (auto job = weak.lock()) job->OnDisconnect();
   });
   for (size_t p = 0; p < searches_.size() && !responded_; ++p) SubmitStep(p);
+  if (spec_.sampling.stream && !responded_) {
+    sse_.Begin();
+    stream_started_ = true;
+  }
 }
 
 void BeamSearchJob::SubmitStep(size_t p) {
@@ -170,7 +174,15 @@ void BeamSearchJob::FinishIfDone() {
   for (const auto& s : searches_)
     if (!s->done) return;
   responded_ = true;
-  const nlohmann::json body = spec_.kind == ApiKind::kChat ? ChatBody() : CompletionBody();
+  if (stream_started_) return StreamChat();
+  nlohmann::json body;
+  if (spec_.kind == ApiKind::kChat) {
+    openai::Usage usage;
+    std::vector<openai::ChatChoice> choices = ChatChoices(false, &usage);
+    body = openai::ChatCompletionResponse(meta_, choices, usage);
+  } else {
+    body = CompletionBody();
+  }
   writer_->Respond(http::HttpResponse::Make(200, "application/json", openai::Dump(body)));
 }
 
@@ -225,14 +237,13 @@ nlohmann::json BeamSearchJob::CompletionBody() const {
   return openai::CompletionResponse(meta_, choices, usage);
 }
 
-nlohmann::json BeamSearchJob::ChatBody() const {
+std::vector<openai::ChatChoice> BeamSearchJob::ChatChoices(bool streamed, openai::Usage* usage) const {
   std::vector<openai::ChatChoice> choices;
-  openai::Usage usage;
   for (const auto& s : searches_) {
-    usage.prompt_tokens += static_cast<int32_t>(s->prompt->token_ids.size());
+    usage->prompt_tokens += static_cast<int32_t>(s->prompt->token_ids.size());
     for (const Beam& beam : s->best) {
       BeamAnswer a = Answer(*s->search, beam, *context_.tokenizer, s->skip_special_tokens);
-      usage.completion_tokens += static_cast<int32_t>(a.token_ids.size());
+      usage->completion_tokens += static_cast<int32_t>(a.token_ids.size());
       LogOutput(a);
       openai::ChatChoice c;
       c.index = static_cast<int32_t>(choices.size());
@@ -241,13 +252,44 @@ nlohmann::json BeamSearchJob::ChatBody() const {
       c.stop_reason = a.stop_reason;
       if (spec_.chat_output.active()) {
         ChatOutput output(spec_.chat_output);
-        output.Complete(a.text, &c);
+        if (streamed) {  // one delta with the whole text, as a stream shapes it
+          ChatPiece piece = output.Feed(a.text);
+          ChatPiece rest = output.Finish();
+          c.content = piece.content + rest.content;
+          if (piece.reasoning || rest.reasoning) c.reasoning = piece.reasoning.value_or("") + rest.reasoning.value_or("");
+          c.tool_calls = std::move(piece.tool_calls);
+          for (auto& call : rest.tool_calls) c.tool_calls.push_back(std::move(call));
+        } else {
+          output.Complete(a.text, &c);
+        }
         if (output.tools_called() && c.finish_reason == "stop") c.finish_reason = "tool_calls";
       }
       choices.push_back(std::move(c));
     }
   }
-  return openai::ChatCompletionResponse(meta_, choices, usage);
+  return choices;
+}
+
+// vLLM's chat stream of a beam search: the role chunk of every choice, then
+// each choice's whole message with its finish_reason, then the usage chunk.
+void BeamSearchJob::StreamChat() {
+  openai::Usage usage;
+  const std::vector<openai::ChatChoice> choices = ChatChoices(true, &usage);
+  const bool continuous = spec_.sampling.continuous_usage_stats;
+  auto usage_of = [&](int32_t completion_tokens) {
+    return continuous ? std::optional<openai::Usage>(openai::Usage{usage.prompt_tokens, completion_tokens, {}})
+                      : std::nullopt;
+  };
+  for (const auto& c : choices) sse_.Send(openai::Dump(openai::ChatRoleChunk(meta_, c.index, usage_of(0))));
+  size_t i = 0;
+  for (const auto& s : searches_) {
+    for (const Beam& beam : s->best) {
+      const auto tokens = static_cast<int32_t>(s->search->OutputTokens(beam).size());
+      sse_.Send(openai::Dump(openai::ChatContentChunk(meta_, choices[i++], usage_of(tokens))));
+    }
+  }
+  if (spec_.sampling.include_usage) sse_.Send(openai::Dump(openai::ChatUsageChunk(meta_, usage)));
+  sse_.Done();
 }
 
 void BeamSearchJob::AbortInFlight() {
@@ -265,7 +307,13 @@ void BeamSearchJob::Fail(const Status& status) {
   AbortInFlight();
   if (responded_) return;
   responded_ = true;
-  writer_->Respond(openai::ErrorResponse(openai::FromStatus(status)));
+  const openai::ApiError error = openai::FromStatus(status);
+  if (stream_started_) {
+    sse_.Send(openai::ErrorBody(error));
+    sse_.Done();
+    return;
+  }
+  writer_->Respond(openai::ErrorResponse(error));
 }
 
 void BeamSearchJob::OnError(const Status& status) {

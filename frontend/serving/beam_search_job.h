@@ -6,7 +6,9 @@
 // logprobs, all of a step's requests at once (the engine's prefix cache makes
 // the repeated prompts cheap), and the next step starts when they all answered.
 // The answer is one response object with the n best beams of each prompt as
-// its choices (streaming is refused at parse time, as in vLLM's completions).
+// its choices. A chat stream (vLLM streams beam search on chat, not on
+// completions) opens at once and, when the search is over, carries every
+// choice's role chunk, then one chunk per choice with its whole message.
 //
 // Threads: engine outputs arrive on the engine client's output thread, a
 // client disconnect on an HTTP I/O thread; a mutex serialises them. A
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "frontend/http/response_writer.h"
+#include "frontend/http/sse.h"
 #include "frontend/openai/responses.h"
 #include "frontend/serving/beam_search.h"
 #include "frontend/serving/generation_job.h"
@@ -52,7 +55,9 @@ class BeamSearchJob : public std::enable_shared_from_this<BeamSearchJob> {
   void FinishIfDone();              // mu_ held
   void LogOutput(const BeamAnswer& answer) const;  // --enable-log-outputs
   nlohmann::json CompletionBody() const;
-  nlohmann::json ChatBody() const;
+  // The chat choices (whole messages, or with `streamed` the one chunk each sends); adds up `usage`.
+  std::vector<openai::ChatChoice> ChatChoices(bool streamed, openai::Usage* usage) const;
+  void StreamChat();  // the chunks of a streamed chat answer and [DONE]
 
   const ServingContext& context_;
   JobSpec spec_;
@@ -60,7 +65,9 @@ class BeamSearchJob : public std::enable_shared_from_this<BeamSearchJob> {
   openai::ResponseMeta meta_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Search>> searches_;  // one per prompt
+  http::SseStream sse_;
   bool responded_ = false;
+  bool stream_started_ = false;
 };
 
 }  // namespace llmserve::frontend::serving

@@ -2,7 +2,7 @@
 // the official client) on a tiny random-weight Qwen3. The beams, their order
 // and their finish reasons are those scripts/ref_forward.py --beam-width
 // finds by numpy over the same weights; chat answers what completions do for
-// the rendered prompt; usage counts the prompt once and the returned beams'
+// the rendered prompt, streamed or not; usage counts the prompt once and the returned beams'
 // tokens; fields beam search cannot honour are 400s naming them; a client
 // that goes away mid-search stops it.
 // Run by ctest:
@@ -151,6 +151,23 @@ test('chat beam search answers what completions give for the rendered prompt', a
   assert.deepEqual(chat.choices.map((c) => c.message.content), completion.choices.map((c) => c.text));
   assert.equal(chat.usage.prompt_tokens, rendered.tokens.length);
   assert.equal(chat.usage.completion_tokens, completion.usage.completion_tokens);
+  // Streamed (vLLM streams chat beam search): every role chunk, then each whole message.
+  const stream = await client.chat.completions.create({
+    model: 'tiny', messages, n: 2, max_tokens: 4, temperature: 0, use_beam_search: true, stream: true,
+    stream_options: { include_usage: true } });
+  const content = ['', ''];
+  const finish = [null, null];
+  let usage;
+  for await (const chunk of stream) {
+    for (const c of chunk.choices) {
+      content[c.index] += c.delta.content ?? '';
+      finish[c.index] = c.finish_reason ?? finish[c.index];
+    }
+    usage = chunk.usage ?? usage;
+  }
+  assert.deepEqual(content, chat.choices.map((c) => c.message.content));
+  assert.deepEqual(finish, chat.choices.map((c) => c.finish_reason));
+  assert.deepEqual(usage, chat.usage);
 });
 
 test('fields beam search cannot honour are 400s that name them', async () => {

@@ -3,7 +3,7 @@
 // token, 2 × n logprobs, all live beams at once), the response vLLM gives
 // (choices best first, finish_reason / stop_reason of an EOS-ended beam,
 // token_ids, usage), a disconnect or an engine error aborting the steps in
-// flight; and the 400s for fields beam search cannot honour.
+// flight; a chat stream; and the 400s for fields beam search cannot honour.
 #include "frontend/serving/beam_search_job.h"
 
 #include <functional>
@@ -92,9 +92,9 @@ class FakeWriter : public http::ResponseWriter {
   void Respond(http::HttpResponse response) override {
     responses.push_back(std::move(response));
   }
-  void BeginStream(int, std::string, http::Headers) override { ADD_FAILURE() << "beam search does not stream"; }
-  void Write(std::string) override {}
-  void End() override {}
+  void BeginStream(int status, std::string, http::Headers) override { stream_status = status; }
+  void Write(std::string data) override { stream += data; }
+  void End() override { stream_ended = true; }
   bool closed() const override { return false; }
   bool finished() const override { return !responses.empty(); }
   void OnDisconnect(std::function<void()> callback) override { on_disconnect = std::move(callback); }
@@ -102,6 +102,9 @@ class FakeWriter : public http::ResponseWriter {
 
   std::vector<http::HttpResponse> responses;
   std::function<void()> on_disconnect;
+  int stream_status = 0;
+  std::string stream;
+  bool stream_ended = false;
 };
 
 // Prompt [100], n = 2, two steps. Beam 200 meets EOS first (-0.15 over length 2);
@@ -125,7 +128,7 @@ struct Fixture {
     context.eos_token_ids = {kEos, 151643};
   }
 
-  std::shared_ptr<BeamSearchJob> Start(ApiKind kind, bool return_token_ids = true) {
+  std::shared_ptr<BeamSearchJob> Start(ApiKind kind, bool return_token_ids = true, bool stream = false) {
     JobSpec spec;
     spec.kind = kind;
     spec.request_id = "cmpl-beam";
@@ -135,6 +138,8 @@ struct Fixture {
     spec.sampling.temperature = 0.0;
     spec.sampling.use_beam_search = true;
     spec.sampling.return_token_ids = return_token_ids;
+    spec.sampling.stream = stream;
+    spec.sampling.include_usage = stream;
     spec.prompts.push_back(JobPrompt{{100}, std::nullopt});
     auto job = std::make_shared<BeamSearchJob>(context, std::move(spec), writer);
     job->Start();
@@ -196,6 +201,47 @@ TEST(BeamSearchJob, ChatAnswersAChatCompletion) {
   EXPECT_EQ(body["choices"][0]["message"]["content"], f.tokenizer->Decode(std::vector<int32_t>{200}, true));
   EXPECT_EQ(body["choices"][1]["message"]["content"], f.tokenizer->Decode(std::vector<int32_t>{201, 310}, true));
   EXPECT_EQ(body["usage"]["completion_tokens"], 3);
+}
+
+// The JSON payloads of the `data:` events of an SSE stream ("[DONE]" as a string).
+std::vector<json> SseEvents(const std::string& stream) {
+  std::vector<json> out;
+  size_t at = 0;
+  while ((at = stream.find("data: ", at)) != std::string::npos) {
+    const size_t end = stream.find("\n\n", at);
+    const std::string data = stream.substr(at + 6, end - at - 6);
+    out.push_back(data == "[DONE]" ? json(data) : json::parse(data));
+    at = end;
+  }
+  return out;
+}
+
+TEST(BeamSearchJob, ChatStreamSendsRoleChunksThenEachWholeMessage) {
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(tok, "qwen3");
+  Fixture f(std::move(tok));
+  f.Start(ApiKind::kChat, false, /*stream=*/true);
+  EXPECT_EQ(f.writer->stream_status, 200);  // the stream opens at once
+  f.engine.Pump();
+  EXPECT_EQ(f.writer->stream, "");
+  f.engine.Pump();
+  EXPECT_TRUE(f.writer->responses.empty());
+  EXPECT_TRUE(f.writer->stream_ended);
+  const std::vector<json> events = SseEvents(f.writer->stream);
+  ASSERT_EQ(events.size(), 6u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(events[i]["object"], "chat.completion.chunk");
+    EXPECT_EQ(events[i]["choices"][0]["index"], i);
+    EXPECT_EQ(events[i]["choices"][0]["delta"]["role"], "assistant");
+  }
+  EXPECT_EQ(events[2]["choices"][0]["delta"]["content"], f.tokenizer->Decode(std::vector<int32_t>{200}, true));
+  EXPECT_EQ(events[2]["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(events[2]["choices"][0]["stop_reason"], kEos);
+  EXPECT_EQ(events[3]["choices"][0]["index"], 1);
+  EXPECT_EQ(events[3]["choices"][0]["delta"]["content"], f.tokenizer->Decode(std::vector<int32_t>{201, 310}, true));
+  EXPECT_EQ(events[3]["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(events[4]["choices"], json::array());
+  EXPECT_EQ(events[4]["usage"]["completion_tokens"], 3);
+  EXPECT_EQ(events[5], "[DONE]");
 }
 
 TEST(BeamSearchJob, DisconnectAbortsTheStepInFlight) {
@@ -288,7 +334,7 @@ TEST(BeamSearchRequest, FieldsBeamSearchCannotHonourAre400s) {
   EXPECT_EQ(CompletionError(R"({"prompt": "hi", "use_beam_search": "yes"})"), "use_beam_search");
 
   const std::string chat = R"({"messages": [{"role": "user", "content": "hi"}], "use_beam_search": true, )";
-  EXPECT_EQ(ChatError(chat + R"("stream": true})"), "stream");
+  EXPECT_EQ(ChatError(chat + R"("stream": true})"), "");  // vLLM streams chat beam search
   EXPECT_EQ(ChatError(chat + R"("logprobs": true})"), "logprobs");
   EXPECT_EQ(ChatError(chat + R"("stop": "x"})"), "stop");
   EXPECT_EQ(ChatError(chat + R"("response_format": {"type": "json_object"}})"), "structured_outputs");
