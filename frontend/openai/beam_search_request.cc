@@ -12,7 +12,6 @@ ApiError Unsupported(const std::string& field) {
 
 // The first set field that beam search would not honour, by name.
 std::optional<std::string> UnhonouredField(const SamplingRequest& r) {
-  if (r.logprobs) return "logprobs";
   if (!r.stop.empty()) return "stop";
   if (!r.stop_token_ids.empty()) return "stop_token_ids";
   if (r.min_tokens > 0) return "min_tokens";

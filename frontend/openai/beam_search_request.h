@@ -4,10 +4,11 @@
 //
 // vLLM's beam search (BeamSearchParams) honours n (the beam width),
 // max_tokens, temperature, ignore_eos, include_stop_str_in_output and
-// length_penalty, and ignores the other sampling fields. Rather than ignore
-// them silently, a beam-search request that sets one of them to anything but
-// its neutral value is a 400 naming it: stream on completions (vLLM refuses
-// it too; chat streams, as in vLLM), logprobs / top_logprobs, stop, stop_token_ids, min_tokens, top_p,
+// length_penalty (and logprobs, from the rows the beams grew from), and
+// ignores the other sampling fields. Rather than ignore them silently, a
+// beam-search request that sets one of them to anything but its neutral
+// value is a 400 naming it: stream on completions (vLLM refuses it too; chat
+// streams, as in vLLM), stop, stop_token_ids, min_tokens, top_p,
 // top_k, min_p, the penalties, logit_bias, allowed_token_ids, and structured
 // outputs (response_format, structured_outputs, guided_*, a required or
 // named tool_choice). Each step asks the engine for 2 × n logprobs, so n is

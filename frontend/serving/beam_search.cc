@@ -16,7 +16,7 @@ double BeamSearchScore(const std::vector<int32_t>& tokens, double cum_logprob,
 
 BeamSearch::BeamSearch(BeamSearchParams params, std::vector<int32_t> prompt)
     : params_(std::move(params)), prompt_len_(prompt.size()) {
-  live_.push_back(Beam{std::move(prompt), 0.0, false});
+  live_.push_back(Beam{std::move(prompt), 0.0, false, {}});
 }
 
 void BeamSearch::Step(const std::vector<std::vector<BeamCandidate>>& candidates) {
@@ -27,14 +27,19 @@ void BeamSearch::Step(const std::vector<std::vector<BeamCandidate>>& candidates)
   };
   const bool eos_ends = params_.eos_token_id && !params_.ignore_eos;
   std::vector<Extension> extensions;
+  std::vector<std::vector<BeamCandidate>> rows(live_.size());  // candidates without repeats
   for (size_t b = 0; b < live_.size() && b < candidates.size(); ++b) {
-    const Beam& beam = live_[b];
     std::unordered_set<int32_t> seen;
-    for (const auto& [token, logprob] : candidates[b]) {
-      if (!seen.insert(token).second) continue;
+    for (const BeamCandidate& c : candidates[b])
+      if (seen.insert(c.first).second) rows[b].push_back(c);
+  }
+  for (size_t b = 0; b < live_.size(); ++b) {
+    const Beam& beam = live_[b];
+    for (const auto& [token, logprob] : rows[b]) {
       const double cum = beam.cum_logprob + logprob;
       if (eos_ends && token == *params_.eos_token_id) {
-        Beam ended{beam.tokens, cum, true};
+        Beam ended{beam.tokens, cum, true, beam.rows};
+        ended.rows.push_back(rows[b]);
         if (params_.include_stop_str_in_output) ended.tokens.push_back(token);
         ended_.push_back(std::move(ended));
       } else {
@@ -49,8 +54,9 @@ void BeamSearch::Step(const std::vector<std::vector<BeamCandidate>>& candidates)
   next.reserve(keep);
   for (size_t i = 0; i < keep; ++i) {
     const Extension& e = extensions[i];
-    Beam beam{live_[e.beam].tokens, e.cum_logprob, false};
+    Beam beam{live_[e.beam].tokens, e.cum_logprob, false, live_[e.beam].rows};
     beam.tokens.push_back(e.token);
+    beam.rows.push_back(rows[e.beam]);
     next.push_back(std::move(beam));
   }
   live_ = std::move(next);

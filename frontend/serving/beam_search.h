@@ -36,14 +36,17 @@ struct BeamSearchParams {
   std::optional<int32_t> eos_token_id;   // the tokenizer's EOS; unset: no beam ends early
 };
 
+// A beam's candidate next token: (token id, logprob).
+using BeamCandidate = std::pair<int32_t, double>;
+
 struct Beam {
   std::vector<int32_t> tokens;  // prompt + output (+ the EOS that ended it, when kept)
   double cum_logprob = 0.0;
   bool ended_by_eos = false;    // finish_reason "stop" (else "length")
+  // Each step's candidate row it grew from (repeats dropped), for logprobs;
+  // an EOS-ended beam has the row of its EOS too.
+  std::vector<std::vector<BeamCandidate>> rows;
 };
-
-// A beam's candidate next token: (token id, logprob).
-using BeamCandidate = std::pair<int32_t, double>;
 
 // vLLM's get_beam_search_score: cum_logprob / seq_len^length_penalty, with
 // seq_len = tokens.size() less one when the last token is `eos_token_id`.

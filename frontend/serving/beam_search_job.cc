@@ -1,6 +1,7 @@
 #include "frontend/serving/beam_search_job.h"
 
 #include <chrono>
+#include <limits>
 #include <optional>
 
 #include <glog/logging.h>
@@ -192,21 +193,41 @@ struct BeamSearchJob::BeamAnswer {
   std::vector<int32_t> token_ids;
   std::string finish_reason;
   openai::StopReason stop_reason;
+  std::optional<std::vector<openai::TokenLogprob>> logprobs;  // when asked for
 };
 
-namespace {
-using BeamAnswer = BeamSearchJob::BeamAnswer;
-
-BeamAnswer Answer(const BeamSearch& search, const Beam& beam, const common::tokenizer::Tokenizer& tokenizer,
-                  bool skip_special_tokens) {
+BeamSearchJob::BeamAnswer BeamSearchJob::AnswerOf(const Search& s, const Beam& beam) const {
+  const BeamSearch& search = *s.search;
   BeamAnswer a;
-  a.text = tokenizer.Decode(search.TextTokens(beam), skip_special_tokens);
+  a.text = context_.tokenizer->Decode(search.TextTokens(beam), s.skip_special_tokens);
   a.token_ids = search.OutputTokens(beam);
   a.finish_reason = beam.ended_by_eos ? "stop" : "length";
   if (beam.ended_by_eos) a.stop_reason = *search.params().eos_token_id;  // vLLM reports the EOS id here
+  if (spec_.sampling.logprobs) a.logprobs = LogprobsOf(a.token_ids, beam);
   return a;
 }
-}  // namespace
+
+// As vLLM: each output token's logprob from the row it was chosen from, and
+// the first `logprobs` entries of that row (at most 2 × n) as its top list.
+std::vector<openai::TokenLogprob> BeamSearchJob::LogprobsOf(const std::vector<int32_t>& ids, const Beam& beam) const {
+  auto text_of = [&](int32_t id) {
+    if (spec_.sampling.return_tokens_as_token_ids) return "token_id:" + std::to_string(id);
+    return context_.tokenizer->Decode(std::vector<int32_t>{id}, false);
+  };
+  const auto top = static_cast<size_t>(std::max(0, *spec_.sampling.logprobs));
+  std::vector<openai::TokenLogprob> out;
+  for (size_t i = 0; i < ids.size() && i < beam.rows.size(); ++i) {
+    const std::vector<BeamCandidate>& row = beam.rows[i];
+    openai::TokenLogprob t;
+    t.token = text_of(ids[i]);
+    t.logprob = -std::numeric_limits<double>::infinity();
+    for (const auto& [id, logprob] : row)
+      if (id == ids[i]) t.logprob = logprob;
+    for (size_t k = 0; k < row.size() && k < top; ++k) t.top.emplace_back(text_of(row[k].first), row[k].second);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
 
 void BeamSearchJob::LogOutput(const BeamAnswer& a) const {
   if (!context_.request_log.outputs) return;
@@ -219,7 +240,7 @@ nlohmann::json BeamSearchJob::CompletionBody() const {
   for (const auto& s : searches_) {
     usage.prompt_tokens += static_cast<int32_t>(s->prompt->token_ids.size());
     for (const Beam& beam : s->best) {
-      BeamAnswer a = Answer(*s->search, beam, *context_.tokenizer, s->skip_special_tokens);
+      BeamAnswer a = AnswerOf(*s, beam);
       usage.completion_tokens += static_cast<int32_t>(a.token_ids.size());
       LogOutput(a);
       openai::CompletionChoice c;
@@ -227,6 +248,7 @@ nlohmann::json BeamSearchJob::CompletionBody() const {
       c.text = std::move(a.text);
       c.finish_reason = std::move(a.finish_reason);
       c.stop_reason = a.stop_reason;
+      c.logprobs = std::move(a.logprobs);
       if (spec_.sampling.return_token_ids) {
         c.prompt_token_ids = s->prompt->token_ids;
         c.token_ids = std::move(a.token_ids);
@@ -242,7 +264,7 @@ std::vector<openai::ChatChoice> BeamSearchJob::ChatChoices(bool streamed, openai
   for (const auto& s : searches_) {
     usage->prompt_tokens += static_cast<int32_t>(s->prompt->token_ids.size());
     for (const Beam& beam : s->best) {
-      BeamAnswer a = Answer(*s->search, beam, *context_.tokenizer, s->skip_special_tokens);
+      BeamAnswer a = AnswerOf(*s, beam);
       usage->completion_tokens += static_cast<int32_t>(a.token_ids.size());
       LogOutput(a);
       openai::ChatChoice c;
@@ -250,6 +272,7 @@ std::vector<openai::ChatChoice> BeamSearchJob::ChatChoices(bool streamed, openai
       c.content = a.text;
       c.finish_reason = std::move(a.finish_reason);
       c.stop_reason = a.stop_reason;
+      c.logprobs = std::move(a.logprobs);
       if (spec_.chat_output.active()) {
         ChatOutput output(spec_.chat_output);
         if (streamed) {  // one delta with the whole text, as a stream shapes it

@@ -53,6 +53,8 @@ class BeamSearchJob : public std::enable_shared_from_this<BeamSearchJob> {
   void AbortInFlight();
   void Fail(const Status& status);  // mu_ held
   void FinishIfDone();              // mu_ held
+  BeamAnswer AnswerOf(const Search& search, const Beam& beam) const;
+  std::vector<openai::TokenLogprob> LogprobsOf(const std::vector<int32_t>& ids, const Beam& beam) const;
   void LogOutput(const BeamAnswer& answer) const;  // --enable-log-outputs
   nlohmann::json CompletionBody() const;
   // The chat choices (whole messages, or with `streamed` the one chunk each sends); adds up `usage`.

@@ -1,10 +1,10 @@
 // End-to-end: vLLM's beam search (`use_beam_search`, an extra body field of
-// the official client) on a tiny random-weight Qwen3. The beams, their order
-// and their finish reasons are those scripts/ref_forward.py --beam-width
+// the official client) on a tiny random-weight Qwen3. The beams, their order,
+// finish reasons and logprobs are those scripts/ref_forward.py --beam-width
 // finds by numpy over the same weights; chat answers what completions do for
-// the rendered prompt, streamed or not; usage counts the prompt once and the returned beams'
-// tokens; fields beam search cannot honour are 400s naming them; a client
-// that goes away mid-search stops it.
+// the rendered prompt, streamed or not; usage counts the prompt once and the
+// returned beams' tokens; fields beam search cannot honour are 400s naming
+// them; a client that goes away mid-search stops it.
 // Run by ctest:
 //   node --test tests/e2e/beam_search.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, before, after } from 'node:test';
@@ -80,7 +80,7 @@ const beamSearch = (prompt, { n, maxTokens, lengthPenalty, ignoreEos = false, in
   client.completions.create({
     model: 'tiny', prompt, n, max_tokens: maxTokens, temperature: 0, use_beam_search: true,
     length_penalty: lengthPenalty, ignore_eos: ignoreEos, include_stop_str_in_output: includeStop,
-    return_token_ids: true,
+    return_token_ids: true, logprobs: 1, return_tokens_as_token_ids: true,
   });
 
 test('the beams and their order are those numpy finds over the same weights', async (t) => {
@@ -114,7 +114,15 @@ test('the beams and their order are those numpy finds over the same weights', as
       assert.deepEqual(got.map((c) => c.index), want.map((_, k) => k), what);
       assert.equal(answers[i].usage.prompt_tokens, prompt.length, what);
       assert.equal(answers[i].usage.completion_tokens, wantIds.reduce((sum, ids) => sum + ids.length, 0), what);
-      got.forEach((c) => finishes.add(c.finish_reason));
+      got.forEach((c, k) => {
+        finishes.add(c.finish_reason);
+        // logprobs: the chosen tokens, whose logprobs add up to numpy's cumulative logprob
+        // (an EOS not kept in the tokens is not in them either).
+        assert.deepEqual(c.logprobs.tokens, c.token_ids.map((id) => `token_id:${id}`), what);
+        if (c.finish_reason === 'stop' && !s.includeStop) return;
+        const sum = c.logprobs.token_logprobs.reduce((a, b) => a + b, 0);
+        assert.ok(Math.abs(sum - want[k].cum_logprob) < 1e-4, `${what}: ${sum} vs ${want[k].cum_logprob}`);
+      });
       if (i === 3 && !s.ignoreEos && !s.includeStop) orders.set(s.lengthPenalty, JSON.stringify(want));
     });
   }
@@ -176,7 +184,7 @@ test('fields beam search cannot honour are 400s that name them', async () => {
                          (e) => e.status === 400 && e.error?.param === param, `${param} is refused`);
   };
   await refused({ stream: true }, 'stream');
-  await refused({ logprobs: 2 }, 'logprobs');
+  await refused({ stop_token_ids: [13] }, 'stop_token_ids');
   await refused({ stop: ['.'] }, 'stop');
   await refused({ top_p: 0.5 }, 'top_p');
   await refused({ n: 11 }, 'n');  // 22 logprobs a step > --max-logprobs 20

@@ -128,7 +128,8 @@ struct Fixture {
     context.eos_token_ids = {kEos, 151643};
   }
 
-  std::shared_ptr<BeamSearchJob> Start(ApiKind kind, bool return_token_ids = true, bool stream = false) {
+  std::shared_ptr<BeamSearchJob> Start(ApiKind kind, bool return_token_ids = true, bool stream = false,
+                                       std::optional<int32_t> logprobs = std::nullopt) {
     JobSpec spec;
     spec.kind = kind;
     spec.request_id = "cmpl-beam";
@@ -140,6 +141,9 @@ struct Fixture {
     spec.sampling.return_token_ids = return_token_ids;
     spec.sampling.stream = stream;
     spec.sampling.include_usage = stream;
+    spec.sampling.logprobs = logprobs;
+    spec.sampling.return_tokens_as_token_ids = true;
+    spec.chat_logprobs = logprobs.has_value();
     spec.prompts.push_back(JobPrompt{{100}, std::nullopt});
     auto job = std::make_shared<BeamSearchJob>(context, std::move(spec), writer);
     job->Start();
@@ -186,6 +190,27 @@ TEST(BeamSearchJob, SendsEachStepsBeamsAtOnceAndAnswersTheBestBeams) {
   EXPECT_EQ(body["usage"]["prompt_tokens"], 1);
   EXPECT_EQ(body["usage"]["completion_tokens"], 3);
   EXPECT_TRUE(f.engine.aborted.empty());
+}
+
+TEST(BeamSearchJob, LogprobsComeFromTheRowsTheBeamsGrewFrom) {
+  LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(tok, "qwen3");
+  Fixture f(std::move(tok));
+  f.Start(ApiKind::kCompletion, false, false, /*logprobs=*/2);
+  f.engine.Pump();
+  f.engine.Pump();
+  ASSERT_EQ(f.writer->responses.size(), 1u);
+  const json body = json::parse(f.writer->responses[0].body);
+  const json& first = body["choices"][0]["logprobs"];  // [200], ended by EOS: no entry for the EOS
+  EXPECT_EQ(first["tokens"], json::array({"token_id:200"}));
+  EXPECT_NEAR(first["token_logprobs"][0].get<double>(), -0.1, 1e-6);
+  const json& second = body["choices"][1]["logprobs"];  // [201, 310]
+  EXPECT_EQ(second["tokens"], json::array({"token_id:201", "token_id:310"}));
+  EXPECT_NEAR(second["token_logprobs"][0].get<double>(), -0.2, 1e-6);
+  EXPECT_NEAR(second["token_logprobs"][1].get<double>(), -0.3, 1e-6);
+  // The top 2 of the row each token came from.
+  EXPECT_EQ(second["top_logprobs"][1].size(), 2u);
+  EXPECT_NEAR(second["top_logprobs"][1]["token_id:311"].get<double>(), -0.4, 1e-6);
+  EXPECT_TRUE(second["top_logprobs"][0].contains("token_id:200"));
 }
 
 TEST(BeamSearchJob, ChatAnswersAChatCompletion) {
@@ -313,7 +338,7 @@ TEST(BeamSearchRequest, ReadsUseBeamSearchAndLengthPenalty) {
 TEST(BeamSearchRequest, FieldsBeamSearchCannotHonourAre400s) {
   const std::string beam = R"({"prompt": "hi", "use_beam_search": true, )";
   EXPECT_EQ(CompletionError(beam + R"("stream": true})"), "stream");
-  EXPECT_EQ(CompletionError(beam + R"("logprobs": 1})"), "logprobs");
+  EXPECT_EQ(CompletionError(beam + R"("logprobs": 1})"), "");  // from the beams' rows, as vLLM
   EXPECT_EQ(CompletionError(beam + R"("stop": ["x"]})"), "stop");
   EXPECT_EQ(CompletionError(beam + R"("stop_token_ids": [5]})"), "stop_token_ids");
   EXPECT_EQ(CompletionError(beam + R"("min_tokens": 1})"), "min_tokens");
@@ -335,7 +360,7 @@ TEST(BeamSearchRequest, FieldsBeamSearchCannotHonourAre400s) {
 
   const std::string chat = R"({"messages": [{"role": "user", "content": "hi"}], "use_beam_search": true, )";
   EXPECT_EQ(ChatError(chat + R"("stream": true})"), "");  // vLLM streams chat beam search
-  EXPECT_EQ(ChatError(chat + R"("logprobs": true})"), "logprobs");
+  EXPECT_EQ(ChatError(chat + R"("logprobs": true, "top_logprobs": 2})"), "");
   EXPECT_EQ(ChatError(chat + R"("stop": "x"})"), "stop");
   EXPECT_EQ(ChatError(chat + R"("response_format": {"type": "json_object"}})"), "structured_outputs");
   EXPECT_EQ(ChatError(chat + R"("n": 2})"), "");

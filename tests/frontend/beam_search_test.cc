@@ -148,6 +148,18 @@ TEST(BeamSearchCore, RepeatedTokenInARowCountsOnce) {
   EXPECT_EQ(Outputs(search, search.Best()), (std::vector<std::vector<int32_t>>{{10}, {11}}));
 }
 
+TEST(BeamSearchCore, BeamsKeepTheRowsTheyGrewFrom) {
+  BeamSearchParams p = Params(1, 2);
+  p.include_stop_str_in_output = true;
+  BeamSearch search(p, {1});
+  search.Step(Rows{{{10, -0.1}, {10, -0.1}, {11, -0.2}}});
+  search.Step(Rows{{{99, -0.1}, {12, -0.4}}});
+  const std::vector<Beam> best = search.Best();
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_TRUE(best[0].ended_by_eos);  // -0.2 / 2 beats -0.5 / 3
+  EXPECT_EQ(best[0].rows, (std::vector<std::vector<BeamCandidate>>{{{10, -0.1}, {11, -0.2}}, {{99, -0.1}, {12, -0.4}}}));
+}
+
 TEST(BeamSearchCore, StopsWhenNoCandidateIsLeft) {
   BeamSearch search(Params(2, 5), {1});
   search.Step(Rows{{{99, -0.1}}});
