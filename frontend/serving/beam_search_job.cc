@@ -6,6 +6,7 @@
 
 #include <glog/logging.h>
 
+#include "frontend/metrics/request_tracker.h"
 #include "frontend/openai/api_error.h"
 #include "frontend/serving/chat_output.h"
 
@@ -40,19 +41,37 @@ struct BeamSearchJob::Search {
 };
 
 // The engine client holds each step request's sink until it ends; the sink
-// holds the job, so the job lives while any of its step requests runs.
+// holds the job, so the job lives while any of its step requests runs. Each
+// step request is measured in /metrics as the engine request it is (as in
+// vLLM, whose beam search goes through the engine client's generate()); one
+// aborted or dropped unfinished is recorded as aborted when its sink goes.
 class BeamSearchJob::Sink : public OutputSink {
  public:
-  Sink(std::shared_ptr<BeamSearchJob> job, size_t p, size_t beam, int32_t step)
-      : job_(std::move(job)), p_(p), beam_(beam), step_(step) {}
+  Sink(std::shared_ptr<BeamSearchJob> job, size_t p, size_t beam, int32_t step,
+       std::unique_ptr<metrics::RequestTracker> tracker)
+      : job_(std::move(job)), p_(p), beam_(beam), step_(step), tracker_(std::move(tracker)) {}
+  ~Sink() override {
+    if (!tracker_->finished()) tracker_->OnFinished(proto::FinishReason::kAbort, metrics::RequestTracker::Clock::now());
+  }
   void OnOutput(const proto::EngineCoreOutput& output) override { job_->OnOutput(p_, beam_, step_, output); }
-  void OnError(const Status& status) override { job_->OnError(status); }
+  void OnOutputFrom(const proto::EngineCoreOutput& output, const OutputOrigin& origin) override {
+    const auto now = metrics::RequestTracker::Clock::now();
+    tracker_->OnOutput(output, origin.engine_rank, origin.engine_timestamp, now);
+    if (output.finish_reason) tracker_->OnFinished(*output.finish_reason, now);
+    OnOutput(output);
+  }
+  void OnRouted(uint32_t rank) override { tracker_->OnRouted(rank); }
+  void OnError(const Status& status) override {
+    tracker_->OnFinished(proto::FinishReason::kError, metrics::RequestTracker::Clock::now());
+    job_->OnError(status);
+  }
 
  private:
   std::shared_ptr<BeamSearchJob> job_;
   size_t p_;
   size_t beam_;
   int32_t step_;
+  std::unique_ptr<metrics::RequestTracker> tracker_;
 };
 
 BeamSearchJob::BeamSearchJob(const ServingContext& context, JobSpec spec, std::shared_ptr<http::ResponseWriter> writer)
@@ -139,7 +158,14 @@ void BeamSearchJob::SubmitStep(size_t p) {
       }
     }
     const std::string id = r.request_id;
-    Status status = context_.engine->Submit(std::move(r), std::make_shared<Sink>(shared_from_this(), p, b, step));
+    auto tracker = std::make_unique<metrics::RequestTracker>();
+    if (context_.metrics) {
+      const metrics::TrackedParams tracked{1, 1, context_.engine->max_model_len()};
+      tracker = std::make_unique<metrics::RequestTracker>(
+          context_.metrics, static_cast<int32_t>(live[b].tokens.size()), metrics::RequestTracker::Clock::now(), tracked);
+    }
+    auto sink = std::make_shared<Sink>(shared_from_this(), p, b, step, std::move(tracker));
+    Status status = context_.engine->Submit(std::move(r), std::move(sink));
     if (!status.ok()) return Fail(status);
     s.in_flight.push_back(id);
   }

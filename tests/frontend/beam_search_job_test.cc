@@ -3,7 +3,8 @@
 // token, 2 × n logprobs, all live beams at once), the response vLLM gives
 // (choices best first, finish_reason / stop_reason of an EOS-ended beam,
 // token_ids, usage), a disconnect or an engine error aborting the steps in
-// flight; a chat stream; and the 400s for fields beam search cannot honour.
+// flight (each step request measured in /metrics); a chat stream; and the
+// 400s for fields beam search cannot honour.
 #include "frontend/serving/beam_search_job.h"
 
 #include <functional>
@@ -15,7 +16,9 @@
 
 #include "frontend/openai/chat_request.h"
 #include "frontend/openai/completion_request.h"
+#include "frontend/metrics/frontend_metrics.h"
 #include "tests/common/tokenizer_test_util.h"
+#include "tests/frontend/prometheus_text.h"
 
 namespace llmserve::frontend::serving::beam_search_job_test {
 
@@ -33,6 +36,7 @@ class FakeEngine : public EngineClient {
   Status Submit(proto::EngineCoreRequest request, std::shared_ptr<OutputSink> sink) override {
     std::lock_guard<std::mutex> lock(mu_);
     submitted.push_back(request);
+    sink->OnRouted(0);
     queue_.emplace_back(std::move(request), std::move(sink));
     return Status::Ok();
   }
@@ -73,7 +77,7 @@ class FakeEngine : public EngineClient {
         out.new_token_ids = {row.front().first};
         out.new_logprobs = std::move(lp);
       }
-      sink->OnOutput(out);
+      sink->OnOutputFrom(out, OutputOrigin{0, 1.0});
     }
     return batch.size();
   }
@@ -272,6 +276,8 @@ TEST(BeamSearchJob, ChatStreamSendsRoleChunksThenEachWholeMessage) {
 TEST(BeamSearchJob, DisconnectAbortsTheStepInFlight) {
   LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(tok, "qwen3");
   Fixture f(std::move(tok));
+  metrics::FrontendMetrics m({"tiny", {0}});
+  f.context.metrics = &m;
   f.Start(ApiKind::kCompletion);
   f.engine.Pump();
   ASSERT_TRUE(f.writer->on_disconnect);
@@ -280,6 +286,10 @@ TEST(BeamSearchJob, DisconnectAbortsTheStepInFlight) {
                                                          f.engine.submitted[2].request_id}));
   EXPECT_EQ(f.engine.Pump(), 0u);
   EXPECT_TRUE(f.writer->responses.empty());
+  // Each step request counts in /metrics as the engine request it is.
+  const testing::PromScrape s = testing::ParsePrometheusText(m.Render());
+  EXPECT_EQ(s.Value("vllm:request_success_total", {{"engine", "0"}, {"finished_reason", "length"}}), 1.0);
+  EXPECT_EQ(s.Value("vllm:request_success_total", {{"engine", "0"}, {"finished_reason", "abort"}}), 2.0);
 }
 
 TEST(BeamSearchJob, EngineRefusalFailsTheRequestAndAbortsTheRest) {
