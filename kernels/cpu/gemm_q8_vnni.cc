@@ -9,7 +9,7 @@
 // Weights are interleaved at pack time (InterleaveForVnni): within a group's
 // block, 32-byte chunk t holds bytes 4t..4t+3 of its 8 rows, so one vpdpbusd
 // of chunk t with x's bytes 4t..4t+3 broadcast adds 4 products to each row's
-// lane: no horizontal sums. Up to 4 activation rows share each weight load.
+// lane: no horizontal sums. Up to 8 activation rows share each weight load.
 //
 // Only reached after run-time dispatch; every function here carries the
 // target attribute.
@@ -27,7 +27,7 @@ namespace {
 
 static_assert(kGroupRows == 8 && kBlock == 32, "a group's block is 8 chunks of 8 rows × 4 bytes");
 
-constexpr size_t kMaxRows = 4;  // activation rows sharing a weight load
+constexpr size_t kMaxRows = 8;  // activation rows sharing a weight load
 
 LLMSERVE_VNNI_INLINE __m256i Broadcast4(const uint8_t* p) {
   int32_t v;
@@ -99,6 +99,7 @@ LLMSERVE_VNNI void GemmVnni(const Problem& p, size_t group_begin, size_t group_e
     const float* wd = scales + g * blocks * kGroupRows;
     size_t i = 0;
     for (; i + kMaxRows <= p.m; i += kMaxRows) VnniRows<kMaxRows>(p, g, i, wq, wd, xu.data());
+    for (; i + kMaxRows / 2 <= p.m; i += kMaxRows / 2) VnniRows<kMaxRows / 2>(p, g, i, wq, wd, xu.data());
     for (; i < p.m; ++i) VnniRows<1>(p, g, i, wq, wd, xu.data());
   }
 }

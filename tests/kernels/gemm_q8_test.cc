@@ -110,7 +110,7 @@ TEST(GemmQ8, ScalarKernelIsTheBlockFormula) {
 // scalar one, and each row alone against the batch.
 void ExpectKernelEqualsScalarRowByRow(Isa isa, bool min_quant, std::mt19937& rng) {
   SCOPED_TRACE(min_quant ? "with -128 quants" : "quants within ±127");
-  const size_t rows = 77, cols = 256, stride = 256, m = 11;
+  const size_t rows = 77, cols = 256, stride = 256, m = 15;  // VNNI: 8 + 4 + 3 × 1 rows
   const auto blocks = RandomQ8Blocks(rows, stride, rng, min_quant);
   const auto x = RandomQ8Activations(m * cols, rng);
   ThreadPool one(1), two(2);
