@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "base/wall_clock.h"
 #include "engine_core/step_overhead.h"
 
 namespace llmserve::engine_core {
@@ -91,7 +92,7 @@ void EngineCore::PublishKVEvents() {
   // Taken even without a publisher, so a queue that nobody reads cannot grow.
   std::vector<proto::KVCacheEvent> events = scheduler_->TakeKVEvents();
   if (events.empty() || kv_events_ == nullptr) return;
-  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now = base::EpochSeconds();
   kv_events_->Publish(proto::KVEventBatch{now, std::move(events), std::nullopt});
 }
 

@@ -1,7 +1,8 @@
 #include "engine_core/llm.h"
 
-#include <chrono>
 #include <map>
+
+#include "base/wall_clock.h"
 
 namespace llmserve::engine_core {
 
@@ -19,7 +20,7 @@ StatusOr<std::vector<LLMOutput>> LLM::Generate(const std::vector<LLMPrompt>& pro
                                                const std::function<void(size_t, size_t)>& progress) {
   std::vector<LLMOutput> outputs(prompts.size());
   std::map<std::string, size_t> index_of;
-  const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now = base::EpochSeconds();
   for (size_t i = 0; i < prompts.size(); ++i) {
     LLMOutput& out = outputs[i];
     out.prompt = prompts[i].text;

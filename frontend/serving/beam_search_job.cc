@@ -1,11 +1,11 @@
 #include "frontend/serving/beam_search_job.h"
 
-#include <chrono>
 #include <limits>
 #include <optional>
 
 #include <glog/logging.h>
 
+#include "base/wall_clock.h"
 #include "frontend/metrics/request_tracker.h"
 #include "frontend/openai/api_error.h"
 #include "frontend/serving/chat_output.h"
@@ -13,9 +13,6 @@
 namespace llmserve::frontend::serving {
 
 namespace {
-double EpochSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // One engine row's candidates: column 0 is the sampled token, then the top ones.
 std::vector<BeamCandidate> RowCandidates(const proto::Logprobs& logprobs) {
@@ -77,7 +74,7 @@ class BeamSearchJob::Sink : public OutputSink {
 BeamSearchJob::BeamSearchJob(const ServingContext& context, JobSpec spec, std::shared_ptr<http::ResponseWriter> writer)
     : context_(context), spec_(std::move(spec)), writer_(std::move(writer)), sse_(writer_) {
   meta_.id = spec_.request_id;
-  meta_.created = static_cast<int64_t>(EpochSeconds());
+  meta_.created = static_cast<int64_t>(base::EpochSeconds());
   meta_.model = spec_.model;
 }
 
@@ -146,7 +143,7 @@ void BeamSearchJob::SubmitStep(size_t p) {
                    std::to_string(b);
     r.prompt_token_ids = live[b].tokens;
     r.sampling_params = s.step_params;
-    r.arrival_time = EpochSeconds();
+    r.arrival_time = base::EpochSeconds();
     r.cache_salt = spec_.sampling.cache_salt;
     r.lora_name = spec_.lora_name;
     r.priority = spec_.sampling.priority;

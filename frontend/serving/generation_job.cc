@@ -4,18 +4,11 @@
 
 #include <glog/logging.h>
 
-#include <chrono>
-
+#include "base/wall_clock.h"
 #include "frontend/metrics/request_tracker.h"
 #include "frontend/openai/api_error.h"
 
 namespace llmserve::frontend::serving {
-
-namespace {
-double NowSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
 struct GenerationJob::Choice {
   size_t index = 0;
@@ -60,7 +53,7 @@ class GenerationJob::Sink : public OutputSink {
 GenerationJob::GenerationJob(const ServingContext& context, JobSpec spec, std::shared_ptr<http::ResponseWriter> writer)
     : context_(context), spec_(std::move(spec)), writer_(std::move(writer)), sse_(writer_) {
   meta_.id = spec_.request_id;
-  meta_.created = static_cast<int64_t>(NowSeconds());
+  meta_.created = static_cast<int64_t>(base::EpochSeconds());
   meta_.model = spec_.model;
 }
 
@@ -112,7 +105,7 @@ void GenerationJob::Start() {
       // Stop strings are matched here, in the frontend; the engine never sees them.
       r.sampling_params.stop.clear();
       if (params.seed && n > 1) r.sampling_params.seed = *params.seed + i;  // distinct choices
-      r.arrival_time = NowSeconds();
+      r.arrival_time = base::EpochSeconds();
       r.cache_salt = spec_.sampling.cache_salt;
       r.lora_name = spec_.lora_name;
       // A constraint starts after the reasoning (vLLM): tell the engine whether it is over.
