@@ -20,10 +20,11 @@ DEFINE_string(quantization, "",
               "Weight quantization (-q): empty or None runs what the checkpoint declares in config.json's "
               "quantization_config (compressed-tensors W8A8 int8: int8 weights with per-channel scales, on the int8 "
               "kernels, activations quantized as they run; GPTQ and AWQ 4-bit, widened to int8 for the same "
-              "kernels); int8 quantizes a float checkpoint's linear layers (not the output layer) to per-channel "
-              "int8 at load; compressed-tensors, gptq (gptq_marlin), awq (awq_marlin) and gguf must match the "
-              "model. With --dtype float32 quantized weights are exactly dequantized (the reference mode). Other "
-              "vLLM methods (fp8, ...) are an error.");
+              "kernels; FP8 E4M3 with block or tensor scales, scaled to the model's float type at load); int8 "
+              "quantizes a float checkpoint's linear layers (not the output layer) to per-channel int8 at load; "
+              "compressed-tensors, gptq (gptq_marlin), awq (awq_marlin), fp8 and gguf must match the model. With "
+              "--dtype float32 quantized weights are exactly dequantized (the reference mode). Other vLLM methods "
+              "(modelopt, bitsandbytes, ...) are an error.");
 DEFINE_int64(seed, 0, "Seed for requests that do not set one (0 = random per process).");
 DEFINE_int32(tensor_parallel_size, 1, "Worker processes per engine (tensor-parallel ranks).");
 DEFINE_string(device, "auto", "Device for workers: auto (cuda when a GPU is visible, else cpu), cpu, cuda.");

@@ -32,7 +32,7 @@ constexpr const char* kMakeModelUsage =
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
     "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
     "         [--decoder-sparse-step N]\n"
-    "         [--format safetensors|gguf|compressed-tensors|gptq|awq] [--group-size N]\n"
+    "         [--format safetensors|gguf|compressed-tensors|gptq|awq|fp8] [--group-size N]\n"
     "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
@@ -48,7 +48,9 @@ constexpr const char* kMakeModelUsage =
     "compressed-tensors W8A8 int8 checkpoint (the decoder layers' linear weights as int8 with one\n"
     "scale per output channel, config.json's quantization_config saying so); --format gptq|awq a GPTQ\n"
     "or AWQ (GEMM layout) 4-bit checkpoint (rounded to nearest per output row and group of\n"
-    "--group-size input columns, default 128, a multiple of 32 dividing every layer's in_features).\n";
+    "--group-size input columns, default 128, a multiple of 32 dividing every layer's in_features);\n"
+    "--format fp8 an FP8 E4M3 checkpoint as vLLM's fp8 method reads it (blocks of --group-size ×\n"
+    "--group-size weights with one F32 scale each, default 128 as Qwen3-FP8; 0: one scale per tensor).\n";
 
 bool ParseSize(const std::string& s, size_t* out) {
   char* end = nullptr;
@@ -65,8 +67,8 @@ bool ParseDouble(const std::string& s, double* out) {
   return end != s.c_str() && *end == '\0';
 }
 
-// The model of `spec` written as a compressed-tensors W8A8 int8, GPTQ or AWQ
-// checkpoint (`format`), through a float copy in OUT/.hf-staging.
+// The model of `spec` written as a compressed-tensors W8A8 int8, GPTQ, AWQ or
+// FP8 checkpoint (`format`), through a float copy in OUT/.hf-staging.
 Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::string& format, size_t group_size,
                                const std::string& out) {
   const std::string staging = out + "/.hf-staging";
@@ -76,6 +78,7 @@ Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::str
   if (st.ok()) {
     st = format == "gptq"  ? worker::ExportGptq(staging, group_size, out)
          : format == "awq" ? worker::ExportAwq(staging, group_size, out)
+         : format == "fp8" ? worker::ExportFp8(staging, group_size, out)
                            : worker::ExportCompressedTensorsInt8(staging, out);
   }
   std::filesystem::remove_all(staging, ec);
@@ -186,6 +189,7 @@ struct OutputFormat {
     if (format == "compressed-tensors") return "compressed-tensors W8A8 int8";
     if (format == "gptq") return "GPTQ 4-bit";
     if (format == "awq") return "AWQ 4-bit";
+    if (format == "fp8") return "FP8 E4M3";
     return spec.dtype;
   }
 };
@@ -193,8 +197,8 @@ struct OutputFormat {
 Status TakeOutputFormat(MakeModelOptions& opts, OutputFormat* out) {
   out->format = opts.Take("format", out->format);
   if (out->format != "safetensors" && out->format != "gguf" && out->format != "compressed-tensors" &&
-      out->format != "gptq" && out->format != "awq") {
-    return Status::InvalidArgument("--format wants safetensors, gguf, compressed-tensors, gptq or awq");
+      out->format != "gptq" && out->format != "awq" && out->format != "fp8") {
+    return Status::InvalidArgument("--format wants safetensors, gguf, compressed-tensors, gptq, awq or fp8");
   }
   LLMSERVE_ASSIGN_OR_RETURN(out->gguf_type, worker::ParseGgufWeightType(opts.Take("gguf-type", "f16")));
   return opts.TakeSize("group-size", &out->group_size);

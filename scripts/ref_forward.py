@@ -38,6 +38,8 @@ from zero), which is what llmserve's int8 kernels compute with.
 A GPTQ or AWQ 4-bit checkpoint's weights are unpacked and dequantized in float32 as
 dequantize_gptq / dequantize_awq say (GPTQ's g_idx honoured), and count as int8 weights for
 --q8-activations, since llmserve runs them on its int8 kernels.
+An FP8 checkpoint's (vLLM's "fp8" method) weights are decoded and scaled to float32
+by ref_fp8.py; they are float weights from then on, as in llmserve.
 A compressed-tensors W8A8 int8 checkpoint's int8 weights are multiplied by
 their NAME_scale (per output row, or per tensor) to float32; --q8-activations
 then quantizes the activations entering them the same way as for Q8_0, which is
@@ -78,6 +80,8 @@ import struct
 
 import numpy as np
 
+import ref_fp8
+
 
 def read_safetensors(path):
     with open(path, "rb") as f:
@@ -101,6 +105,8 @@ def read_safetensors(path):
             arr = raw.view(np.int8).copy()
         elif dt == "I32":
             arr = raw.view("<i4").copy()
+        elif dt == "F8_E4M3":
+            arr = ref_fp8.decode_e4m3(raw)
         else:
             raise SystemExit(f"{path}: unsupported dtype {dt} for {name}")
         out[name] = arr.reshape(info["shape"])
@@ -191,6 +197,7 @@ def load(model_dir):
             W.update(read_safetensors(os.path.join(model_dir, fn)))
     else:
         W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
+    ref_fp8.scale_fp8_weights(cfg, W)
     int4 = dequantize_awq(cfg, W) if (cfg.get("quantization_config") or {}).get("quant_method") == "awq" \
         else dequantize_gptq(cfg, W)
     return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | int4, "Q4_K": set()}

@@ -163,6 +163,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
       LLMSERVE_ASSIGN_OR_RETURN(CheckpointQuantization q, ParseQuantizationConfig(j["quantization_config"], source));
       c.quantization = q.method;
       c.int4 = q.int4;
+      c.fp8 = q.fp8;
     }
     const bool attention_bias = Or<bool>(j, "attention_bias", false);
     switch (c.architecture) {

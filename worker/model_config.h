@@ -52,6 +52,7 @@ struct ModelConfig {
   std::string torch_dtype;         // as written in config.json ("gguf" for a GGUF file)
   Quantization quantization = Quantization::kNone;  // config.json's quantization_config (kGguf: a GGUF)
   Int4Layout int4;                                  // kGptq: how the 4-bit quants are grouped
+  Fp8Layout fp8;                                    // kFp8: how the FP8 weights are scaled
   MoeConfig moe;
 
   // Whether layer `layer`'s MLP is a mixture of experts (else the dense MLP).

@@ -6,6 +6,7 @@
 #include "common/gguf/model_path.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/gemm_q8.h"
+#include "worker/fp8_weights.h"
 #include "worker/int4_weights.h"
 #include "worker/int8_weights.h"
 #include "worker/gguf_model_loader.h"
@@ -164,22 +165,27 @@ class Loader {
 
  private:
   // Rows [begin, begin + count) and columns [col_begin, col_begin + cols) of
-  // one checkpoint matrix: a tensor (float or int8), or a 4-bit weight
-  // widened to int8 groups.
+  // one checkpoint matrix: a tensor (float or int8), a 4-bit weight widened
+  // to int8 groups, or an FP8 weight times its scales.
   struct Slice {
     TensorView t;
     std::shared_ptr<const Int8Groups> decoded;
+    std::shared_ptr<const std::vector<float>> scaled;  // FP8: the whole matrix, f32
     size_t begin = 0, count = 0;
     size_t col_begin = 0, cols = 0;
     const uint8_t* Row(size_t r) const {
+      if (scaled != nullptr) return reinterpret_cast<const uint8_t*>(&(*scaled)[(begin + r) * t.shape[1] + col_begin]);
       return static_cast<const uint8_t*>(t.data) + ((begin + r) * t.shape[1] + col_begin) * t.element_size();
     }
   };
 
-  static bool IsInteger(WeightDType d) { return d == WeightDType::kI8 || d == WeightDType::kI32; }
+  // Integers and FP8 are only for linear layers' weights (with their scales).
+  static bool IsInteger(WeightDType d) {
+    return d == WeightDType::kI8 || d == WeightDType::kI32 || d == WeightDType::kF8E4M3;
+  }
   static Status NotAMatrix(const TensorView& t) {
     return Status::Unimplemented(t.file + ": tensor " + t.name +
-                                 " holds integers; only linear layers' quantized weights may");
+                                 " holds quantized values; only linear layers' quantized weights may");
   }
 
   // The whole [rows × cols] matrix `name` (PREFIX.weight), as a slice.
@@ -196,6 +202,15 @@ class Loader {
     }
     LLMSERVE_ASSIGN_OR_RETURN(s.t, ckpt_.Get(name, {rows, cols}));
     if (s.t.dtype == WeightDType::kI32) return NotAMatrix(s.t);
+    if (s.t.dtype == WeightDType::kF8E4M3) {
+      if (c_.quantization != Quantization::kFp8) {
+        return Status::InvalidArgument(s.t.file + ": tensor " + name +
+                                       " is F8_E4M3 but config.json declares no FP8 quantization_config");
+      }
+      LLMSERVE_ASSIGN_OR_RETURN(std::vector<float> w, DequantizeFp8(ckpt_, s.t, c_.fp8));
+      s.scaled = std::make_shared<const std::vector<float>>(std::move(w));
+      s.t.dtype = WeightDType::kF32;  // what Row() points at from now on
+    }
     return s;
   }
 
@@ -333,9 +348,10 @@ StatusOr<ModelWeights> LoadModelWeights(const std::string& dir, const ModelConfi
   LoadProgress progress("loading " + dir, config.num_layers + 2, options.show_progress);
   auto embedding = w.checkpoint->Get("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
   LLMSERVE_ASSIGN_OR_RETURN(w.embedding, std::move(embedding));
-  if (w.embedding.dtype == WeightDType::kI8 || w.embedding.dtype == WeightDType::kI32) {
+  if (w.embedding.dtype == WeightDType::kI8 || w.embedding.dtype == WeightDType::kI32 ||
+      w.embedding.dtype == WeightDType::kF8E4M3) {
     return Status::Unimplemented(w.embedding.file + ": the embedding table " + w.embedding.name +
-                                 " holds integers, which is not supported");
+                                 " holds quantized values, which is not supported");
   }
   progress.Step();
   for (size_t i = 0; i < config.num_layers; ++i) {

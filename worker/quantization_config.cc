@@ -11,12 +11,13 @@ namespace llmserve::worker {
 namespace {
 
 constexpr char kSupported[] =
-    "supported: compressed-tensors W8A8 int8, GPTQ 4-bit, AWQ 4-bit, int8 (quantize at load), gguf";
+    "supported: compressed-tensors W8A8 int8, GPTQ 4-bit, AWQ 4-bit, FP8 E4M3 checkpoints, int8 (quantize at load), "
+    "gguf";
 
 // vLLM's --quantization methods this build does not run yet: named as such
 // rather than as unknown words.
-constexpr std::array<std::string_view, 22> kNotYet = {
-    "gptq_marlin_24", "gptq_bitblas", "fp8",         "fbgemm_fp8",   "ptpc_fp8", "modelopt",
+constexpr std::array<std::string_view, 21> kNotYet = {
+    "gptq_marlin_24", "gptq_bitblas", "fbgemm_fp8",   "ptpc_fp8", "modelopt",
     "modelopt_fp4",   "bitsandbytes", "experts_int8", "marlin",      "bitblas",  "deepspeedfp",
     "tpu_int8",       "qqq",          "hqq",          "quark",       "moe_wna16", "torchao",
     "auto-round",     "rtn",          "inc",          "mxfp4"};
@@ -65,6 +66,7 @@ const char* QuantizationName(Quantization q) {
     case Quantization::kGptq: return "gptq";
     case Quantization::kAwq: return "awq";
     case Quantization::kGguf: return "gguf";
+    case Quantization::kFp8: return "fp8";
   }
   return "none";
 }
@@ -112,12 +114,36 @@ StatusOr<CheckpointQuantization> ParseAwq(const nlohmann::json& qc, const std::s
   return q;
 }
 
+// vLLM's Fp8Config keys for a checkpoint serialized in FP8: E4M3, dynamic
+// activations (they stay in the model's float type here), 2-D weight blocks
+// or none. ignored_layers / modules_to_not_convert need nothing: those
+// layers' tensors are simply not FP8.
+StatusOr<CheckpointQuantization> ParseFp8(const nlohmann::json& qc, const std::string& where) {
+  auto bad = [&](const char* key, const std::string& want) {
+    return Status::Unimplemented(where + "." + key + " = " + At(qc, key).dump() + " is not supported (" + want + ")");
+  };
+  const auto& fmt = At(qc, "fmt");
+  if (!fmt.is_null() && fmt != "e4m3") return bad("fmt", "e4m3 only");
+  if (At(qc, "activation_scheme") != "dynamic") return bad("activation_scheme", "dynamic only");
+  CheckpointQuantization q;
+  q.method = Quantization::kFp8;
+  const auto& block = At(qc, "weight_block_size");
+  if (block.is_null()) return q;
+  if (!block.is_array() || block.size() != 2 || !block[0].is_number_integer() || !block[1].is_number_integer() ||
+      block[0].get<int64_t>() <= 0 || block[1].get<int64_t>() <= 0)
+    return bad("weight_block_size", "null or two positive integers");
+  q.fp8.block_rows = block[0].get<size_t>();
+  q.fp8.block_cols = block[1].get<size_t>();
+  return q;
+}
+
 StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source) {
   const std::string where = source + ": quantization_config";
   if (!qc.is_object()) return Status::InvalidArgument(where + " is not an object");
   const auto& method = At(qc, "quant_method");
   if (method == "gptq") return ParseGptq(qc, where);
   if (method == "awq") return ParseAwq(qc, where);
+  if (method == "fp8") return ParseFp8(qc, where);
   if (method != "compressed-tensors") {
     return Status::Unimplemented(where + ".quant_method " + method.dump() + " is not supported yet (" + kSupported +
                                  ")");
@@ -148,7 +174,7 @@ StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& q
 
 Status ValidateQuantizationFlag(const std::string& flag) {
   if (IsNone(flag) || flag == "compressed-tensors" || flag == "int8" || flag == "gguf" || flag == "gptq" ||
-      flag == "gptq_marlin" || flag == "awq" || flag == "awq_marlin")
+      flag == "gptq_marlin" || flag == "awq" || flag == "awq_marlin" || flag == "fp8")
     return Status::Ok();
   if (std::find(kNotYet.begin(), kNotYet.end(), flag) != kNotYet.end()) {
     return Status::Unimplemented("--quantization " + flag + " is not supported yet (" + kSupported + ")");
@@ -165,6 +191,7 @@ StatusOr<Quantization> ResolveQuantization(const std::string& flag, Quantization
                               : flag == "gguf"                            ? Quantization::kGguf
                               : flag == "gptq" || flag == "gptq_marlin" ? Quantization::kGptq
                               : flag == "awq" || flag == "awq_marlin"   ? Quantization::kAwq
+                              : flag == "fp8"                             ? Quantization::kFp8
                                                                           : Quantization::kCompressedTensorsInt8;
   if (wanted == Quantization::kInt8AtLoad) {
     if (checkpoint == Quantization::kNone) return wanted;

@@ -10,6 +10,10 @@
 //  * GPTQ 4-bit ("gptq" quant_method: AutoGPTQ / GPTQModel's layout, groups
 //    in column order) and AWQ 4-bit ("awq", GEMM layout), widened to int8 at
 //    load for now;
+//  * FP8 E4M3 weights ("fp8" quant_method: vLLM's Fp8Config, as Qwen3-FP8 and
+//    DeepSeek-V3 are written: 128 × 128 blocks with one scale each, or one
+//    scale per tensor; activations dynamic), scaled to the model's float
+//    type at load for now;
 //  * "gguf": a GGUF file (its own tensor types).
 // Anything else a checkpoint or the flag names is an error that says what is
 // not supported, never silently run as something else.
@@ -29,6 +33,7 @@ enum class Quantization {
   kGptq,                   // GPTQ 4-bit groups
   kAwq,                    // AWQ 4-bit groups
   kGguf,                   // a GGUF file
+  kFp8,                    // FP8 E4M3 weights with block or tensor scales
 };
 
 // How a 4-bit checkpoint packs and groups its quants (int4_weights.h).
@@ -39,13 +44,21 @@ struct Int4Layout {
   int zero_offset = 0;    // added to every stored zero point (1 in GPTQ's original format)
 };
 
+// How an FP8 checkpoint scales its weights: one scale (NAME.weight_scale_inv)
+// per block of block_rows × block_cols, or, with 0 × 0, one per tensor
+// (NAME.weight_scale).
+struct Fp8Layout {
+  size_t block_rows = 0, block_cols = 0;
+};
+
 // What config.json's quantization_config declares.
 struct CheckpointQuantization {
   Quantization method = Quantization::kNone;
   Int4Layout int4;  // kGptq, kAwq
+  Fp8Layout fp8;    // kFp8
 };
 
-// "compressed-tensors", "int8", "gptq", "awq", "gguf" or "none".
+// "compressed-tensors", "int8", "gptq", "awq", "gguf", "fp8" or "none".
 const char* QuantizationName(Quantization q);
 
 // Validates config.json's "quantization_config" object (`source` names the

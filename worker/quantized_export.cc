@@ -1,16 +1,18 @@
 #include "worker/quantized_export.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/float16.h"
+#include "base/float8.h"
 #include "kernels/cpu/embedding.h"
 #include "worker/int4_weights.h"
 #include "worker/int8_weights.h"
@@ -35,6 +37,7 @@ const char* SafetensorsDType(WeightDType t) {
     case WeightDType::kF16: return "F16";
     case WeightDType::kI8: return "I8";
     case WeightDType::kI32: return "I32";
+    case WeightDType::kF8E4M3: return "F8_E4M3";
   }
   return "F32";
 }
@@ -242,6 +245,35 @@ Status ExportAwq(const std::string& hf_dir, size_t group_size, const std::string
     out->push_back(Owned(p + ".qweight", {cols, rows / 8}, "I32", std::move(qweight)));
     out->push_back(Owned(p + ".qzeros", {groups, rows / 8}, "I32", std::move(qzeros)));
     out->push_back(Owned(p + ".scales", {groups, rows}, "F16", GroupMajorScales(r)));
+    return Status::Ok();
+  });
+}
+
+Status ExportFp8(const std::string& hf_dir, size_t block, const std::string& out_dir) {
+  nlohmann::json config = {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}, {"fmt", "e4m3"},
+                           {"weight_block_size", nullptr}};
+  if (block != 0) config["weight_block_size"] = {block, block};
+  return ExportQuantized(hf_dir, out_dir, config,
+                         [block](const std::string& name, const std::vector<float>& w, size_t rows, size_t cols,
+                                 std::vector<TensorToWrite>* out) -> Status {
+    const size_t br = block != 0 ? block : rows, bc = block != 0 ? block : cols;
+    const size_t srows = (rows + br - 1) / br, scols = (cols + bc - 1) / bc;
+    std::vector<float> scales(srows * scols, 0.f);
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t c = 0; c < cols; ++c) {
+        float& s = scales[r / br * scols + c / bc];
+        s = std::max(s, std::fabs(w[r * cols + c]));
+      }
+    for (float& s : scales) s = s > 0.f ? s / 448.f : 1.f;  // max|w| of the block maps to E4M3's largest value
+    std::vector<uint8_t> q(rows * cols);
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t c = 0; c < cols; ++c) q[r * cols + c] = base::FloatToFp8E4M3(w[r * cols + c] / scales[r / br * scols + c / bc]);
+    out->push_back(Owned(name, {rows, cols}, "F8_E4M3", std::move(q)));
+    if (block != 0) {
+      out->push_back(Owned(name + "_scale_inv", {srows, scols}, "F32", std::move(scales)));
+    } else {
+      out->push_back(Owned(name + "_scale", {1}, "F32", std::move(scales)));
+    }
     return Status::Ok();
   });
 }

@@ -12,7 +12,10 @@
 //    rounded to nearest per output row and group of `group_size` input
 //    columns, asymmetric (scale = (max - min) / 15 over the group with 0
 //    included, kept as f16; zero point in [1, 15] for GPTQ, [0, 15] for AWQ).
-//    Real checkpoints come from the GPTQ and AWQ algorithms, which this is not.
+//    Real checkpoints come from the GPTQ and AWQ algorithms, which this is not;
+//  * FP8 E4M3 as vLLM's "fp8" method reads it (fp8_weights.h): per block of
+//    `block` × `block` (Qwen3-FP8's 128 × 128; 0: per tensor), scale =
+//    max|w| / 448 in F32, weights rounded to nearest E4M3.
 
 #include <string>
 
@@ -26,6 +29,7 @@ Status ExportCompressedTensorsInt8(const std::string& hf_dir, const std::string&
 // `group_size` divides every quantized weight's in_features and is a multiple of 32.
 Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::string& out_dir);
 Status ExportAwq(const std::string& hf_dir, size_t group_size, const std::string& out_dir);
+Status ExportFp8(const std::string& hf_dir, size_t block, const std::string& out_dir);
 
 // Whether checkpoint tensor `name` (of `dims` dimensions) is one the exports
 // quantize: a 2-D weight inside model.layers, other than a MoE router.

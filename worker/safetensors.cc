@@ -68,9 +68,11 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
         t.dtype = WeightDType::kI8;
       } else if (dtype == "I32") {
         t.dtype = WeightDType::kI32;
+      } else if (dtype == "F8_E4M3") {
+        t.dtype = WeightDType::kF8E4M3;
       } else {
         return Status::Unimplemented(fname + ": tensor " + t.name + " has dtype " + dtype +
-                                     "; supported: BF16, F16, F32, I8 and I32 (quantized weights)");
+                                     "; supported: BF16, F16, F32, and I8, I32, F8_E4M3 (quantized weights)");
       }
       t.shape = info.at("shape").get<std::vector<size_t>>();
       const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();

@@ -24,7 +24,9 @@ struct TensorView {
   size_t num_elements() const;
   size_t element_size() const {
     using kernels::cpu::WeightDType;
-    return dtype == WeightDType::kF32 || dtype == WeightDType::kI32 ? 4 : dtype == WeightDType::kI8 ? 1 : 2;
+    return dtype == WeightDType::kF32 || dtype == WeightDType::kI32                    ? 4
+           : dtype == WeightDType::kI8 || dtype == WeightDType::kF8E4M3 ? 1
+                                                                        : 2;
   }
   // Human-readable shape, e.g. "[64, 128]".
   std::string ShapeString() const;

@@ -9,7 +9,7 @@
 namespace llmserve::worker {
 
 size_t TensorToWrite::num_bytes() const {
-  size_t n = dtype == "F32" || dtype == "I32" ? 4 : dtype == "I8" ? 1 : 2;
+  size_t n = dtype == "F32" || dtype == "I32" ? 4 : dtype == "I8" || dtype == "F8_E4M3" ? 1 : 2;
   for (size_t d : shape) n *= d;
   return n;
 }

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "base/float8.h"
+
 namespace llmserve::kernels::cpu {
 
 void ConvertToF32(const void* src, WeightDType dtype, size_t n, float* out) {
@@ -41,6 +43,11 @@ void ConvertToF32(const void* src, WeightDType dtype, size_t n, float* out) {
         std::memcpy(&v, s + 4 * i, 4);
         out[i] = static_cast<float>(v);
       }
+      return;
+    }
+    case WeightDType::kF8E4M3: {
+      const auto* s = static_cast<const uint8_t*>(src);
+      for (size_t i = 0; i < n; ++i) out[i] = base::Fp8E4M3ToFloat(s[i]);
       return;
     }
   }

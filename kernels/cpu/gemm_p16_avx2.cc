@@ -103,7 +103,8 @@ void GemmAvx2(const Problem& p, size_t panel_begin, size_t panel_end) {
     case WeightDType::kBF16: return Dispatch<WeightDType::kBF16>(p, panel_begin, panel_end);
     case WeightDType::kF16: return Dispatch<WeightDType::kF16>(p, panel_begin, panel_end);
     case WeightDType::kI8:
-    case WeightDType::kI32: break;  // LinearWeight::Pack refuses integers
+    case WeightDType::kI32:
+    case WeightDType::kF8E4M3: break;  // LinearWeight::Pack refuses them
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/float8.h"
 #include "kernels/cpu/gemm_amx.h"
 #include "kernels/cpu/gemm_dpbf16.h"
 #include "kernels/cpu/gemm_p16.h"
@@ -71,6 +72,8 @@ float WeightToF32(const uint8_t* base, WeightDType dtype, size_t index) {
       std::memcpy(&v, base + index * 4, 4);
       return static_cast<float>(v);
     }
+    case WeightDType::kF8E4M3:
+      return base::Fp8E4M3ToFloat(base[index]);
   }
   return 0.f;
 }
@@ -98,7 +101,8 @@ bool UsesTiledLayout(Isa isa) { return isa == Isa::kAmx || isa == Isa::kAvx512Bf
 LinearWeight LinearWeight::Pack(const void* data, WeightDType dtype, size_t rows, size_t cols,
                                 size_t row_stride, MatmulPrecision precision) {
   CHECK_GE(row_stride, cols);
-  CHECK(dtype != WeightDType::kI8 && dtype != WeightDType::kI32) << "integer weights are packed with PackInt8";
+  CHECK(dtype != WeightDType::kI8 && dtype != WeightDType::kI32 && dtype != WeightDType::kF8E4M3)
+      << "integer weights are packed with PackInt8; FP8 ones are scaled first";
   LinearWeight w;
   w.rows_ = rows;
   w.cols_ = cols;

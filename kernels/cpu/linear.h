@@ -44,7 +44,9 @@ namespace llmserve::kernels::cpu {
 // Storage type of weights as read from safetensors. kI8 holds int8 quants
 // and kI32 packed 4-bit ones (GPTQ), which mean something only with their
 // scales: they reach a matmul through PackInt8, never through Pack.
-enum class WeightDType { kF32, kBF16, kF16, kI8, kI32 };
+// kF8E4M3: FP8 checkpoints' weights, which take their block scales first
+// (worker/fp8_weights.h); LinearWeight::Pack refuses them and the integers.
+enum class WeightDType { kF32, kBF16, kF16, kI8, kI32, kF8E4M3 };
 
 // Precision of the products inside the matmul.
 //  kF32:  activations stay fp32; 16-bit weights are widened (matches an fp32

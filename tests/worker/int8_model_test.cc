@@ -155,7 +155,8 @@ TEST(Int8Model, UnsupportedQuantizationConfigsNameWhatIsNotSupported) {
   WriteBoth(s, dir);
   auto group = [](nlohmann::json& j) -> nlohmann::json& { return j["quantization_config"]["config_groups"]["group_0"]; };
   const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
-      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "fp8"}}; }, "\"fp8\""},
+      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "fp8"}}; }, "activation_scheme"},
+      {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "bitsandbytes"}}; }, "\"bitsandbytes\""},
       {[](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128},
                                                             {"version", "gemv"}}; }, "version"},
       {[](nlohmann::json& j) { j["quantization_config"]["format"] = "pack-quantized"; }, "pack-quantized"},
@@ -304,9 +305,9 @@ TEST(Int8Model, QuantizationFlagMustMatchTheModel) {
   ExpectErrorMentions(LoadStatus(dir / "hf", "gguf"), "not quantized");
   EXPECT_TRUE(LoadStatus(dir / "int8", "compressed-tensors").ok());
   EXPECT_TRUE(LoadStatus(dir / "hf", "None").ok());
-  const Status fp8 = ValidateQuantizationFlag("fp8");
-  EXPECT_EQ(fp8.code(), StatusCode::kUnimplemented);
-  ExpectErrorMentions(fp8, "not supported yet");
+  const Status modelopt = ValidateQuantizationFlag("modelopt");
+  EXPECT_EQ(modelopt.code(), StatusCode::kUnimplemented);
+  ExpectErrorMentions(modelopt, "not supported yet");
   ExpectErrorMentions(ValidateQuantizationFlag("int4"), "not a quantization method");
 }
 

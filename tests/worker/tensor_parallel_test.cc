@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "tests/worker/worker_test_util.h"
+#include "worker/quantized_export.h"
 #include "worker/test_lora_adapter.h"
 
 namespace llmserve::worker {
@@ -58,9 +59,15 @@ class InProcessGroup {
 // Two ranks of `spec` give the one-rank logits (within 1e-5); with `lora`,
 // each also runs a LoRA adapter on all seven projections.
 void CheckTwoRanksMatchOneRank(const TestModelSpec& spec, bool lora = false, const std::string& quantization = "",
-                               kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32) {
+                               kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32,
+                               size_t fp8_block = 0) {
   testing::ScratchDir dir;
-  ASSERT_TRUE(WriteTestModel(spec, dir / "m").ok());
+  if (fp8_block != 0) {  // the model as an FP8 checkpoint with blocks of fp8_block
+    ASSERT_TRUE(WriteTestModel(spec, dir / "float").ok());
+    ASSERT_TRUE(ExportFp8(dir / "float", fp8_block, dir / "m").ok());
+  } else {
+    ASSERT_TRUE(WriteTestModel(spec, dir / "m").ok());
+  }
   if (lora) {
     ASSERT_TRUE(WriteTestLoraAdapter(TestLoraSpec(), dir / "m", dir / "ad").ok());
   }
@@ -140,6 +147,13 @@ TEST(TensorParallel, Int8TwoRanksMatchOneRank) {
   auto spec = testing::TinySpec("qwen3", 33);
   CheckTwoRanksMatchOneRank(spec, /*lora=*/false, "int8");
   CheckTwoRanksMatchOneRank(spec, /*lora=*/false, "int8", kernels::cpu::MatmulPrecision::kBF16);
+}
+
+// FP8 weights are scaled whole, then sharded: a block of 32 that a shard
+// boundary cuts through scales both halves alike.
+TEST(TensorParallel, Fp8TwoRanksMatchOneRank) {
+  auto spec = testing::TinySpec("qwen3", 34);
+  CheckTwoRanksMatchOneRank(spec, /*lora=*/false, "", kernels::cpu::MatmulPrecision::kF32, /*fp8_block=*/48);
 }
 
 }  // namespace
