@@ -72,11 +72,12 @@ proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
   // field by field (assigning a fresh struct costs a fifth of a 1024-request
   // step). The size check stops the build when the wire struct grows a field
   // that must be reset here too.
-  static_assert(sizeof(proto::EngineCoreOutput) == 272,
+  static_assert(sizeof(proto::EngineCoreOutput) == 352,
                 "proto::EngineCoreOutput changed: reset the new field in Scheduler::NextOutput "
                 "and update this size");
   proto::EngineCoreOutput& out = v[used];
   out.new_logprobs.reset();
+  out.new_prompt_logprobs.reset();
   out.finish_reason.reset();
   out.stop_token_id.reset();
   out.stop_string.reset();
@@ -171,6 +172,10 @@ void Scheduler::ProposeDrafts(Request& r) {
       out.new_logprobs->logprobs.resize(kept);
       out.new_logprobs->sampled_token_ranks.resize(kept);
     }
+  }
+  if (!model_output.prompt_logprobs.empty()) {  // only steps finishing such a prefill
+    auto it = model_output.prompt_logprobs.find(r.request_id);
+    if (it != model_output.prompt_logprobs.end()) out.new_prompt_logprobs = it->second;
   }
   out.num_cached_tokens = std::max(r.num_cached_tokens, 0);
   if (!r.events.empty()) {

@@ -102,7 +102,7 @@ struct EngineCoreOutputFields {
     field("request_id", s.request_id, wire::kRequired);
     field("new_token_ids", s.new_token_ids, wire::kRequired);
     field("new_logprobs", s.new_logprobs);
-    field("new_prompt_logprobs_tensors", wire::Nil());
+    field("new_prompt_logprobs_tensors", s.new_prompt_logprobs);
     field("pooling_output", wire::Nil());
     field("finish_reason", s.finish_reason);
     field("stop_reason", StopReason(s));

@@ -45,6 +45,11 @@ struct EngineCoreOutput {
   std::string request_id;
   std::vector<int32_t> new_token_ids;
   std::optional<Logprobs> new_logprobs;
+  // The prompt's logprobs (vLLM's new_prompt_logprobs_tensors, as lists): one
+  // row per prompt token after the first, column 0 that token, then the
+  // top-k; sent once, with the first output token, when the request asked
+  // for prompt_logprobs.
+  std::optional<Logprobs> new_prompt_logprobs;
   std::optional<FinishReason> finish_reason;  // set once, on the last output
   // The stop token id or stop string that ended the request, if any.
   std::optional<int32_t> stop_token_id;

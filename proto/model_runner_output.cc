@@ -15,6 +15,7 @@ struct ModelRunnerOutputFields {
     field("logprobs", s.logprobs);
     field("num_nans_in_logits", s.num_nans_in_logits);
     field("error", s.error);
+    field("prompt_logprobs_dict", s.prompt_logprobs);
   }
 };
 

@@ -23,6 +23,10 @@ struct ModelRunnerOutput {
   int32_t num_nans_in_logits = 0;
   // Set when the step failed on the worker: the engine fails cleanly.
   std::optional<std::string> error;
+  // vLLM's prompt_logprobs_dict: the whole prompt's rows of each request
+  // that asked for prompt_logprobs, sent once, in the step that finishes its
+  // prefill (the step that samples its first token).
+  std::map<std::string, Logprobs> prompt_logprobs;
 
   bool operator==(const ModelRunnerOutput&) const = default;
 };

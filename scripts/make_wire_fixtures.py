@@ -170,6 +170,7 @@ SCHEDULER_OUTPUT = [
 MODEL_RUNNER_OUTPUT = [
     ("req_ids", []), ("sampled_token_ids", []), ("logprobs", []),
     ("num_nans_in_logits", 0), ("error", None),
+    ("prompt_logprobs_dict", {}),  # request id -> LogprobsLists of the whole prompt
 ]
 
 # Enum values on the wire: FinishReason, StatusCode (our extension), RequestOutputKind.
@@ -222,6 +223,14 @@ def _output_with_tokens():
 def _output_stop_token():
     return engine_core_output(request_id="r2", new_token_ids=[151645], finish_reason=STOP,
                               stop_reason=151645)
+
+
+def _prompt_logprobs_two_rows():
+    # Prompt tokens 4 (rank 1) and 6 (rank 2), each with its top 2.
+    return logprobs(logprob_token_ids=[[4, 4, 8], [6, 2, 6]],
+                    logprobs=[[F32(-1.25), F32(-1.25), F32(-2.5)],
+                              [F32(-0.75), F32(-0.5), F32(-0.75)]],
+                    sampled_token_ranks=[1, 2])
 
 
 def _scheduler_stats():
@@ -283,6 +292,9 @@ def instances():
         "engine_core_output_stop_token": _output_stop_token(),
         "engine_core_output_stop_string": engine_core_output(
             request_id="r3", new_token_ids=[], finish_reason=STOP, stop_reason="END"),
+        "engine_core_output_prompt_logprobs": engine_core_output(
+            request_id="r5", new_token_ids=[9],
+            new_prompt_logprobs_tensors=_prompt_logprobs_two_rows()),
         "engine_core_output_error": engine_core_output(
             request_id="r4", new_token_ids=[], finish_reason=ABORT,
             error_code=RESOURCE_EXHAUSTED, error_message="waiting queue is full (256 requests)"),
@@ -315,7 +327,9 @@ def instances():
             "req_ids": ["a", "b"], "sampled_token_ids": [[11], []],
             "logprobs": [logprobs(logprob_token_ids=[[11, 3]],
                                   logprobs=[[F32(-0.5), F32(-1.5)]], sampled_token_ranks=[1]),
-                         None]}, omit_defaults=False),
+                         None],
+            "prompt_logprobs_dict": ordered({"a": _prompt_logprobs_two_rows()})},
+            omit_defaults=False),
         "model_runner_output_error": array_like(
             MODEL_RUNNER_OUTPUT, {"error": "worker 1: out of memory"}, omit_defaults=False),
     }

@@ -138,6 +138,19 @@ EngineCoreOutput OutputStopToken() {
   return o;
 }
 
+// Prompt tokens 4 (rank 1) and 6 (rank 2), each with its top 2.
+Logprobs PromptLogprobsTwoRows() {
+  return Logprobs{{{4, 4, 8}, {6, 2, 6}}, {{-1.25f, -1.25f, -2.5f}, {-0.75f, -0.5f, -0.75f}}, {1, 2}};
+}
+
+EngineCoreOutput OutputPromptLogprobs() {
+  EngineCoreOutput o;
+  o.request_id = "r5";
+  o.new_token_ids = {9};
+  o.new_prompt_logprobs = PromptLogprobsTwoRows();
+  return o;
+}
+
 EngineCoreOutput OutputStopString() {
   EngineCoreOutput o;
   o.request_id = "r3";
@@ -241,6 +254,7 @@ ModelRunnerOutput RunnerOutput() {
   m.req_ids = {"a", "b"};
   m.sampled_token_ids = {{11}, {}};
   m.logprobs = {Logprobs{{{11, 3}}, {{-0.5f, -1.5f}}, {1}}, std::nullopt};
+  m.prompt_logprobs = {{"a", PromptLogprobsTwoRows()}};
   return m;
 }
 
@@ -279,6 +293,7 @@ const std::vector<Golden>& Cases() {
       Case("engine_core_output_tokens", OutputWithTokens()),
       Case("engine_core_output_stop_token", OutputStopToken()),
       Case("engine_core_output_stop_string", OutputStopString()),
+      Case("engine_core_output_prompt_logprobs", OutputPromptLogprobs()),
       Case("engine_core_output_error", OutputError()),
       Case("scheduler_stats", Stats()),
       Case("scheduler_stats_spec_decoding", SpecDecodingStatsOnly()),
