@@ -22,7 +22,9 @@ KVCacheManager::KVCacheManager(const KVCacheConfig& config)
 }
 
 int32_t KVCacheManager::GetComputedBlocks(const Request& request, std::vector<int32_t>* blocks) {
-  if (!config_.enable_prefix_caching) return 0;
+  // A request that wants prompt logprobs computes every position (vLLM's
+  // skip_reading_prefix_cache); its blocks still enter the cache.
+  if (!config_.enable_prefix_caching || request.sampling_params.prompt_logprobs.has_value()) return 0;
   DCHECK(request.block_ids.empty());
   // The last token is always recomputed: its logits are needed to sample.
   const int32_t max_hit_blocks = (request.num_tokens() - 1) / config_.block_size;

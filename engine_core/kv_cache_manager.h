@@ -42,7 +42,8 @@ class KVCacheManager final {
   // For a request holding no blocks: the longest run of cached blocks matching
   // its block hashes, capped so at least the last token is recomputed
   // (num_tokens - 1). Appends the block ids to `*blocks` and returns the hit
-  // length in tokens. Counts a query; changes nothing else.
+  // length in tokens. Counts a query; changes nothing else. A request asking
+  // for prompt_logprobs gets no hit and counts no query (vLLM).
   int32_t GetComputedBlocks(const Request& request, std::vector<int32_t>* blocks);
 
   // Makes room for `num_new_tokens` more tokens after the request's computed

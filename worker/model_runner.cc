@@ -219,6 +219,8 @@ void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step) {
     if (!nr.block_ids.empty()) st.block_ids = nr.block_ids[0];
     st.num_computed_tokens = nr.num_computed_tokens;
     if (nr.lora_name.has_value() && !nr.lora_name->empty()) st.lora_slot = cpu_->model().LoraSlot(*nr.lora_name);
+    if (nr.sampling_params.prompt_logprobs && *nr.sampling_params.prompt_logprobs >= 0)
+      st.prompt_logprobs.emplace(*nr.sampling_params.prompt_logprobs, st.prompt_tokens.size());
     requests_[nr.req_id] = std::move(st);
   }
   const auto& c = step.scheduled_cached_reqs;
@@ -256,6 +258,8 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
   std::vector<std::string> ids;
   std::vector<bool> samples;
   std::vector<const std::vector<int32_t>*> drafts;
+  std::vector<PromptLogprobsChunk> prompt_chunks;
+  std::vector<std::string> prompt_finishing;
   const size_t bs = config_.block_size;
   for (const auto& [id, count] : step.num_scheduled_tokens) {
     RequestState& st = requests_[id];
@@ -276,6 +280,11 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
     const size_t real = st.num_tokens();
     for (size_t i = 0; i < n; ++i) chunk[i] = start + i < real ? st.token(start + i) : (*draft)[start + i - real];
     const bool sample = start + n == known;
+    if (st.prompt_logprobs) {
+      const size_t rows = PromptLogprobRows(st.prompt_tokens.size(), start, n);
+      if (rows > 0) prompt_chunks.push_back({id, start, rows, batch.num_tokens()});
+      if (FinishesPrompt(st.prompt_tokens.size(), start, n)) prompt_finishing.push_back(id);
+    }
     // A verifying request needs the logits of its last real token and of each draft.
     batch.AddRequest(chunk, static_cast<int32_t>(start), st.block_ids, bs, sample && num_drafts == 0, st.lora_slot);
     if (sample && num_drafts > 0) batch.AddLogitsRows(num_drafts + 1);
@@ -283,11 +292,17 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
     samples.push_back(sample);
     drafts.push_back(num_drafts > 0 ? draft : nullptr);
   }
+  // Prompt rows go after every sampled row: the sampler's rows keep their
+  // order, and only batches holding such a request pay for them.
+  for (const PromptLogprobsChunk& c : prompt_chunks)
+    for (size_t i = 0; i < c.num_rows; ++i) batch.logits_indices.push_back(static_cast<int32_t>(c.first_token + i));
   batch.FinishBlockTables();
   proto::ModelRunnerOutput out;
   if (batch.num_tokens() == 0) return out;
+  const float* prompt_logits = nullptr;
   LLMSERVE_ASSIGN_OR_RETURN(std::vector<std::vector<SampledToken>> sampled,
-                            SampleStep(step, batch, ids, samples, drafts, &out.num_nans_in_logits));
+                            SampleStep(step, batch, ids, samples, drafts, &out.num_nans_in_logits, &prompt_logits));
+  CollectPromptLogprobs(prompt_chunks, prompt_logits, prompt_finishing, &out);
   for (size_t r = 0, si = 0; r < ids.size(); ++r) {
     if (samples[r]) {
       Emit(ids[r], sampled[si++], &out);
@@ -298,6 +313,22 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
     }
   }
   return out;
+}
+
+void ModelRunner::CollectPromptLogprobs(const std::vector<PromptLogprobsChunk>& chunks, const float* logits,
+                                        const std::vector<std::string>& finishing, proto::ModelRunnerOutput* out) {
+  const size_t vocab = backend_->config().vocab_size;
+  for (const PromptLogprobsChunk& c : chunks) {
+    RequestState& st = requests_[c.id];
+    const std::span<const int32_t> targets(st.prompt_tokens.data() + c.first_row + 1, c.num_rows);
+    st.prompt_logprobs->Fill(logits, vocab, c.first_row, targets, *pool_);
+    logits += c.num_rows * vocab;
+  }
+  for (const std::string& id : finishing) {
+    RequestState& st = requests_[id];
+    out->prompt_logprobs[id] = st.prompt_logprobs->Take();
+    st.prompt_logprobs.reset();  // a recompute after preemption does not send them again
+  }
 }
 
 void ModelRunner::Emit(const std::string& id, const std::vector<SampledToken>& tokens,
@@ -329,7 +360,8 @@ void ModelRunner::Emit(const std::string& id, const std::vector<SampledToken>& t
 
 StatusOr<std::vector<std::vector<SampledToken>>> ModelRunner::SampleStep(
     const proto::SchedulerOutput& step, const ForwardBatch& batch, const std::vector<std::string>& ids,
-    const std::vector<bool>& samples, const std::vector<const std::vector<int32_t>*>& drafts, int32_t* num_nans) {
+    const std::vector<bool>& samples, const std::vector<const std::vector<int32_t>*>& drafts, int32_t* num_nans,
+    const float** extra_logits) {
   // The sampled rows, in logits order (a verifying request has one per draft
   // plus one); their logits are known after the forward pass.
   std::vector<SamplerRow> rows;
@@ -357,6 +389,7 @@ StatusOr<std::vector<std::vector<SampledToken>>> ModelRunner::SampleStep(
   std::vector<DeviceSampling> sampling;
   if (backend_->samples_on_device()) {
     for (const SamplerRow& row : rows) sampling.push_back(DeviceSamplingFor(row));
+    sampling.resize(batch.logits_indices.size());  // the extra rows come back as logits
   }
   LLMSERVE_ASSIGN_OR_RETURN(ForwardOutput fwd, backend_->Forward(batch, sampling));
   const size_t vocab = backend_->config().vocab_size;
@@ -369,6 +402,7 @@ StatusOr<std::vector<std::vector<SampledToken>>> ModelRunner::SampleStep(
     }
     rows[i].logits = fwd.logits + host_rows++ * vocab;
   }
+  *extra_logits = fwd.logits + host_rows * vocab;
   {
     // Row by row on the pool: at 256 rows of a 152k vocabulary this scan reads 156 MB.
     std::vector<size_t> nans(pool_->size(), 0);

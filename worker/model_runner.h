@@ -10,6 +10,7 @@
 // InitializeKvCache(num_blocks) → Execute per step.
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "worker/kv_cache.h"
 #include "worker/lora_adapter.h"
 #include "worker/model.h"
+#include "worker/prompt_logprobs.h"
 #include "worker/sampler.h"
 #include "worker/sampling_params.h"
 
@@ -96,10 +98,20 @@ class ModelRunner {
     std::vector<int32_t> block_ids;
     int32_t num_computed_tokens = 0;
     int32_t lora_slot = -1;  // its LoRA adapter in the model, or -1
+    // Set from admission until its prefill ends when it asked for prompt_logprobs.
+    std::optional<PromptLogprobsCollector> prompt_logprobs;
     size_t num_tokens() const { return prompt_tokens.size() + output_tokens.size(); }
     int32_t token(size_t i) const {
       return i < prompt_tokens.size() ? prompt_tokens[i] : output_tokens[i - prompt_tokens.size()];
     }
+  };
+
+  // The prompt positions one request's chunk computes logits for (prompt_logprobs).
+  struct PromptLogprobsChunk {
+    std::string id;
+    size_t first_row = 0;    // prompt position of the first row (it scores prompt token first_row + 1)
+    size_t num_rows = 0;
+    size_t first_token = 0;  // the batch index of that position's token
   };
 
   ModelRunner() = default;
@@ -111,13 +123,18 @@ class ModelRunner {
   // Runs the batch and samples its sampled rows (`ids[r]` samples where
   // samples[r]; with drafts[r] non-null it verifies them with the rejection
   // sampler): on the device where the backend can, else on the host. One
-  // list of emitted tokens per sampling request.
+  // list of emitted tokens per sampling request. Logits rows past the sampled
+  // ones (prompt logprobs) are left at *extra_logits, back to back.
   StatusOr<std::vector<std::vector<SampledToken>>> SampleStep(const proto::SchedulerOutput& step,
                                                               const ForwardBatch& batch,
                                                               const std::vector<std::string>& ids,
                                                               const std::vector<bool>& samples,
                                                               const std::vector<const std::vector<int32_t>*>& drafts,
-                                                              int32_t* num_nans);
+                                                              int32_t* num_nans, const float** extra_logits);
+  // Scores the prompt chunks' rows (their logits back to back at `logits`)
+  // and moves the rows of requests whose prefill `finishing` ends to `out`.
+  void CollectPromptLogprobs(const std::vector<PromptLogprobsChunk>& chunks, const float* logits,
+                             const std::vector<std::string>& finishing, proto::ModelRunnerOutput* out);
   // Appends request `id`'s emitted tokens to its state and to `out`.
   void Emit(const std::string& id, const std::vector<SampledToken>& tokens, proto::ModelRunnerOutput* out);
 
