@@ -23,6 +23,8 @@ std::optional<std::string> UnhonouredField(const SamplingRequest& r) {
   if (r.frequency_penalty != 0.0) return "frequency_penalty";
   if (!r.logit_bias.empty()) return "logit_bias";
   if (!r.allowed_token_ids.empty()) return "allowed_token_ids";
+  if (r.echo) return "echo";
+  if (r.prompt_logprobs) return "prompt_logprobs";
   return std::nullopt;
 }
 

@@ -176,7 +176,7 @@ MaybeError ParseChatCompletionRequest(std::string_view body, const ParseOptions&
   }
   LLMSERVE_API_TRY(reader.Bool("add_special_tokens", &req.add_special_tokens));
   LLMSERVE_API_TRY(reader.Bool("echo", &req.echo));
-  if (req.echo) return BadRequest("'echo' is not supported by this server; send echo=false.", "echo");
+  req.sampling.echo = req.echo;  // (beam search refuses it)
   LLMSERVE_API_TRY(reader.Object("chat_template_kwargs", &req.chat_template_kwargs));
   LLMSERVE_API_TRY(reader.OptString("chat_template", &req.chat_template));
   LLMSERVE_API_TRY(ReadTools(reader, &req.tools, &req.tool_choice));

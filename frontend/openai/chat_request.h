@@ -28,7 +28,7 @@ struct ChatCompletionRequest {
   bool add_generation_prompt = true;       // end the rendered prompt with the assistant header
   bool continue_final_message = false;     // leave the last (assistant) message open
   bool add_special_tokens = false;         // add BOS etc. on top of the template (vLLM default false)
-  bool echo = false;                       // (always false: echo is rejected)
+  bool echo = false;                       // prepend the last message's content when the reply continues its role
   nlohmann::json chat_template_kwargs;     // extra template variables (object) or null
   std::optional<std::string> chat_template;  // a template to use instead of the model's
   nlohmann::json tools;                    // array of tool definitions, or null

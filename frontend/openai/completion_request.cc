@@ -72,17 +72,17 @@ MaybeError ParseCompletionRequest(std::string_view body, const ParseOptions& opt
   CompletionRequest req;
   LLMSERVE_API_TRY(reader.OptString("model", &req.model));
   LLMSERVE_API_TRY(ReadPrompts(reader, "prompt", &req.prompts));
+  LLMSERVE_API_TRY(reader.Bool("echo", &req.sampling.echo));
+  req.sampling.echo_prompt_logprobs = req.sampling.echo;
   auto max_tokens = json.find("max_tokens");
   if (max_tokens == json.end() || !max_tokens->is_null()) req.sampling.max_tokens = 16;  // null: up to the context
-  LLMSERVE_API_TRY(reader.OptInt32("max_tokens", 1, kInt32Max, &req.sampling.max_tokens));
+  // max_tokens 0 with echo: the prompt alone (vLLM).
+  LLMSERVE_API_TRY(reader.OptInt32("max_tokens", req.sampling.echo ? 0 : 1, kInt32Max, &req.sampling.max_tokens));
   LLMSERVE_API_TRY(reader.OptInt32("logprobs", 0, options.max_logprobs, &req.sampling.logprobs));
   LLMSERVE_API_TRY(ReadSamplingFields(reader, options, &req.sampling));
   LLMSERVE_API_TRY(ReadStructuredOutputs(reader, body, options.structured_outputs, &req.sampling.structured_outputs));
   LLMSERVE_API_TRY(reader.Bool("add_special_tokens", &req.add_special_tokens));
 
-  bool echo = false;
-  LLMSERVE_API_TRY(reader.Bool("echo", &echo));
-  if (echo) return BadRequest("'echo' is not supported by this server; send echo=false.", "echo");
   std::optional<std::string> suffix;
   LLMSERVE_API_TRY(reader.OptString("suffix", &suffix));
   if (suffix && !suffix->empty()) return BadRequest("'suffix' is not currently supported.", "suffix");

@@ -4,8 +4,8 @@
 // prompt: a string, a list of strings, a list of token ids, or a list of lists
 // of token ids; each entry is one prompt (choices are indexed prompt * n + i,
 // as in vLLM). Unknown fields are accepted and listed in `ignored_fields` so
-// the server can log them, as vLLM does (OpenAI would reject them). `echo`
-// and `suffix` are rejected (unsupported), as is best_of other than n.
+// the server can log them, as vLLM does (OpenAI would reject them). `suffix`
+// is rejected (unsupported), as is best_of other than n.
 
 #include <optional>
 #include <string>

@@ -29,10 +29,15 @@ json CompletionLogprobs(const std::optional<std::vector<TokenLogprob>>& logprobs
   int64_t offset = text_offset;
   for (const TokenLogprob& t : *logprobs) {
     tokens.push_back(t.token);
-    token_logprobs.push_back(Finite(t.logprob));
-    json alternatives = json::object();
-    for (const auto& [token, lp] : t.top) alternatives[token] = Finite(lp);
-    top.push_back(std::move(alternatives));
+    if (t.null_logprob) {
+      token_logprobs.push_back(nullptr);
+      top.push_back(nullptr);
+    } else {
+      token_logprobs.push_back(Finite(t.logprob));
+      json alternatives = json::object();
+      for (const auto& [token, lp] : t.top) alternatives[token] = Finite(lp);
+      top.push_back(std::move(alternatives));
+    }
     offsets.push_back(offset);
     offset += static_cast<int64_t>(t.token.size());
   }
@@ -62,6 +67,7 @@ json CompletionChoiceJson(const CompletionChoice& c) {
               {"stop_reason", StopReasonJson(c.stop_reason)}};
   if (c.prompt_token_ids) out["prompt_token_ids"] = *c.prompt_token_ids;
   if (c.token_ids) out["token_ids"] = *c.token_ids;
+  if (!c.prompt_logprobs.is_null()) out["prompt_logprobs"] = c.prompt_logprobs;
   return out;
 }
 
@@ -123,7 +129,8 @@ json ToolCallsJson(const std::vector<ChatToolCall>& calls, bool chunk) {
 
 }  // namespace
 
-json ChatCompletionResponse(const ResponseMeta& meta, const std::vector<ChatChoice>& choices, const Usage& usage) {
+json ChatCompletionResponse(const ResponseMeta& meta, const std::vector<ChatChoice>& choices, const Usage& usage,
+                            const json& prompt_logprobs) {
   json out = Header(meta, "chat.completion");
   json list = json::array();
   for (const auto& c : choices) {
@@ -142,6 +149,7 @@ json ChatCompletionResponse(const ResponseMeta& meta, const std::vector<ChatChoi
   }
   out["choices"] = std::move(list);
   out["usage"] = UsageJson(usage);
+  if (!prompt_logprobs.is_null()) out["prompt_logprobs"] = prompt_logprobs;
   return out;
 }
 

@@ -39,6 +39,7 @@ struct TokenLogprob {
   std::string token;
   double logprob = 0.0;
   std::vector<std::pair<std::string, double>> top;
+  bool null_logprob = false;  // an echoed first prompt token: logprob and top are null
 };
 
 // Why a choice stopped beyond finish_reason: nothing, the stop token id, or the stop string.
@@ -55,6 +56,7 @@ struct CompletionChoice {
   // and the output ids of this text (this chunk's when streaming).
   std::optional<std::vector<int32_t>> prompt_token_ids;
   std::optional<std::vector<int32_t>> token_ids;
+  nlohmann::json prompt_logprobs;  // vLLM's per-choice prompt_logprobs, or null: left out
 };
 
 // A function call in a chat message, or a piece of one in a stream chunk.
@@ -91,8 +93,9 @@ nlohmann::json CompletionChunk(const ResponseMeta& meta, const CompletionChoice&
 nlohmann::json CompletionUsageChunk(const ResponseMeta& meta, const Usage& usage);
 
 // A complete chat.completion object.
+// `prompt_logprobs` (vLLM: the response's, not a choice's) is left out when null.
 nlohmann::json ChatCompletionResponse(const ResponseMeta& meta, const std::vector<ChatChoice>& choices,
-                                      const Usage& usage);
+                                      const Usage& usage, const nlohmann::json& prompt_logprobs = nullptr);
 
 // The first chunk of a chat choice: delta {"role": "assistant", "content": ""}.
 nlohmann::json ChatRoleChunk(const ResponseMeta& meta, int32_t index,

@@ -114,7 +114,7 @@ MaybeError ReadSamplingFields(FieldReader& reader, const ParseOptions& options, 
   if (reader.Get("allowed_token_ids") && out->allowed_token_ids.empty()) {
     return BadRequest("allowed_token_ids must not be empty.", "allowed_token_ids");
   }
-  LLMSERVE_API_TRY(reader.OptInt32("prompt_logprobs", -1, options.max_logprobs, &out->prompt_logprobs));
+  LLMSERVE_API_TRY(reader.OptInt32("prompt_logprobs", 0, options.max_logprobs, &out->prompt_logprobs));
   LLMSERVE_API_TRY(reader.Bool("ignore_eos", &out->ignore_eos));
   LLMSERVE_API_TRY(reader.Int32("min_tokens", 0, kInt32Max, &out->min_tokens));
   LLMSERVE_API_TRY(reader.Bool("skip_special_tokens", &out->skip_special_tokens));
@@ -148,9 +148,6 @@ MaybeError CheckSamplingRequest(const SamplingRequest& request, const nlohmann::
   if (request.prompt_logprobs && request.stream) {
     return BadRequest("prompt_logprobs is not compatible with streaming.", "prompt_logprobs");
   }
-  if (request.prompt_logprobs) {  // the engine computes logits only where it samples
-    return BadRequest("prompt_logprobs is not supported by this server yet; leave it unset.", "prompt_logprobs");
-  }
   return std::nullopt;
 }
 
@@ -172,6 +169,9 @@ MaybeError ToSamplingParams(const SamplingRequest& request, const SamplingContex
                       "max_tokens");
   }
   if (!max_tokens) max_tokens = room;
+  // echo with max_tokens 0 answers the prompt alone; the engine still runs
+  // one token, which the answer leaves out (vLLM).
+  if (*max_tokens == 0) max_tokens = 1;
   if (context.defaults.max_tokens) max_tokens = std::min(*max_tokens, *context.defaults.max_tokens);
 
   proto::SamplingParams p;
@@ -199,6 +199,8 @@ MaybeError ToSamplingParams(const SamplingRequest& request, const SamplingContex
   p.min_tokens = request.min_tokens;
   p.logprobs = request.logprobs;
   if (request.prompt_logprobs) p.prompt_logprobs = *request.prompt_logprobs;
+  // A completion's echo with logprobs shows the prompt tokens' logprobs too.
+  if (!p.prompt_logprobs && request.echo_prompt_logprobs && request.logprobs) p.prompt_logprobs = *request.logprobs;
   p.detokenize = true;
   p.skip_special_tokens = request.skip_special_tokens;
   p.spaces_between_special_tokens = request.spaces_between_special_tokens;

@@ -6,7 +6,7 @@
 // Ranges follow vLLM's SamplingParams checks: temperature >= 0, top_p in
 // (0, 1], top_k -1 / 0 (all) or >= 1, min_p in [0, 1], presence and frequency
 // penalties in [-2, 2], repetition_penalty > 0, n >= 1 (and <= 128 as OpenAI),
-// max_tokens >= 1, 0 <= min_tokens <= max_tokens, logprobs <= max_logprobs,
+// max_tokens >= 1 (0 with a completion's echo), 0 <= min_tokens <= max_tokens, logprobs <= max_logprobs,
 // logit_bias keys are token ids written as strings with values clamped to
 // [-100, 100].
 
@@ -55,6 +55,11 @@ struct SamplingRequest {
   std::vector<int32_t> allowed_token_ids;    // only these may be sampled (vLLM extension)
   std::optional<int32_t> logprobs;           // top-N logprobs per output token (0 = sampled only)
   std::optional<int32_t> prompt_logprobs;    // top-N logprobs per prompt token (vLLM extension)
+  // echo: completions prepend the prompt to each choice (max_tokens may then
+  // be 0: the prompt alone); chat prepends the last message's content when
+  // the reply continues that message's role (vLLM).
+  bool echo = false;
+  bool echo_prompt_logprobs = false;         // completions: echo asks for the prompt's logprobs too
   bool ignore_eos = false;
   int32_t min_tokens = 0;
   bool skip_special_tokens = true;

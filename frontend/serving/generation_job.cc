@@ -7,6 +7,7 @@
 #include "base/wall_clock.h"
 #include "frontend/metrics/request_tracker.h"
 #include "frontend/openai/api_error.h"
+#include "frontend/serving/prompt_logprobs_output.h"
 
 namespace llmserve::frontend::serving {
 
@@ -27,6 +28,8 @@ struct GenerationJob::Choice {
   bool submitted = false;
   bool finished = false;
   bool role_sent = false;
+  bool echoed = false;                          // completion echo: the prompt went out
+  std::optional<proto::Logprobs> prompt_logprobs;  // the engine's rows, once they came
   std::optional<std::string> finish_reason;
   openai::StopReason stop_reason;
   std::unique_ptr<metrics::RequestTracker> tracker;  // timing and token counts for /metrics
@@ -152,12 +155,14 @@ void GenerationJob::SendEvents(const std::vector<nlohmann::json>& events) {
   for (const nlohmann::json& e : events) sse_.SendNamed(e["type"].get<std::string>(), openai::Dump(e));
 }
 
+std::string GenerationJob::LogprobText(int32_t id) const {
+  if (spec_.sampling.return_tokens_as_token_ids) return "token_id:" + std::to_string(id);
+  return context_.tokenizer->Decode(std::vector<int32_t>{id}, false);
+}
+
 std::vector<openai::TokenLogprob> GenerationJob::ConvertLogprobs(const proto::Logprobs& logprobs) const {
   std::vector<openai::TokenLogprob> out;
-  auto text_of = [&](int32_t id) {
-    if (spec_.sampling.return_tokens_as_token_ids) return "token_id:" + std::to_string(id);
-    return context_.tokenizer->Decode(std::vector<int32_t>{id}, false);
-  };
+  auto text_of = [&](int32_t id) { return LogprobText(id); };
   for (size_t row = 0; row < logprobs.token_ids.size(); ++row) {
     const auto& ids = logprobs.token_ids[row];
     const auto& lps = logprobs.logprobs[row];
@@ -223,6 +228,7 @@ void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output
     logprobs = ConvertLogprobs(*output.new_logprobs);
     if (logprobs.size() > consumed) logprobs.resize(consumed);
   }
+  if (output.new_prompt_logprobs) choice.prompt_logprobs = *output.new_prompt_logprobs;
   if (stopped_by_string) {
     RecordFinish(choice, proto::FinishReason::kStop);
     choice.finish_reason = "stop";
@@ -249,12 +255,37 @@ void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output
   }
   const bool finished = choice.finish_reason.has_value();
   if (finished) choice.finished = true;
+  if (spec_.kind == ApiKind::kCompletion && spec_.sampling.echo) Echo(choice, &delta, &logprobs);
   EmitDelta(choice, delta, std::move(logprobs), finished);
   if (finished && context_.request_log.outputs) {
     LOG(INFO) << GeneratedResponseLine(context_.request_log, choice.engine_request_id, choice.text, choice.token_ids,
                                        *choice.finish_reason);
   }
   FinishIfDone();
+}
+
+void GenerationJob::Echo(Choice& choice, std::string* delta, std::vector<openai::TokenLogprob>* logprobs) {
+  const bool prompt_only = spec_.sampling.max_tokens == 0;
+  if (prompt_only) {  // the one token the engine ran is not part of the answer
+    delta->clear();
+    logprobs->clear();
+  }
+  if (choice.echoed) return;
+  choice.echoed = true;
+  const JobPrompt& prompt = *choice.prompt;
+  *delta = (prompt.text ? *prompt.text : context_.tokenizer->Decode(prompt.token_ids, false)) + *delta;
+  if (!spec_.sampling.logprobs) return;
+  const proto::Logprobs* rows = choice.prompt_logprobs ? &*choice.prompt_logprobs : nullptr;
+  std::vector<openai::TokenLogprob> entries = EchoedPromptLogprobs(
+      prompt.token_ids, rows, *spec_.sampling.logprobs, [this](int32_t id) { return LogprobText(id); });
+  logprobs->insert(logprobs->begin(), std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+}
+
+nlohmann::json GenerationJob::PromptLogprobsOf(const Choice& choice) const {
+  if (!choice.prompt_logprobs) return nullptr;
+  return PromptLogprobsJson(*choice.prompt_logprobs, [this](int32_t id) {
+    return context_.tokenizer->Decode(std::vector<int32_t>{id}, false);
+  });
 }
 
 void GenerationJob::EmitDelta(Choice& choice, const std::string& delta, std::vector<openai::TokenLogprob> logprobs,
@@ -289,6 +320,12 @@ void GenerationJob::EmitDelta(Choice& choice, const std::string& delta, std::vec
     if (!choice.role_sent) {
       sse_.Send(openai::Dump(openai::ChatRoleChunk(meta_, index, usage)));
       choice.role_sent = true;
+      if (!spec_.chat_echo.empty()) {  // vLLM sends the echoed content as a chunk of its own
+        openai::ChatChoice echo;
+        echo.index = index;
+        echo.content = spec_.chat_echo;
+        sse_.Send(openai::Dump(openai::ChatContentChunk(meta_, echo, usage)));
+      }
     }
     openai::ChatChoice c;
     c.index = index;
@@ -363,6 +400,7 @@ void GenerationJob::FinishIfDone() {
       }
       cc.finish_reason = c->finish_reason;
       cc.stop_reason = c->stop_reason;
+      cc.prompt_logprobs = PromptLogprobsOf(*c);
       out.push_back(std::move(cc));
     }
     body = openai::CompletionResponse(meta_, out, usage);
@@ -376,12 +414,16 @@ void GenerationJob::FinishIfDone() {
         c->chat_output->Complete(c->text, &cc);
         if (c->chat_output->tools_called() && c->finish_reason == "stop") c->finish_reason = "tool_calls";
       }
+      if (!spec_.chat_echo.empty()) {
+        cc.content = spec_.chat_echo + cc.content;
+        cc.content_null = false;
+      }
       if (spec_.chat_logprobs) cc.logprobs = c->logprobs;
       cc.finish_reason = c->finish_reason;
       cc.stop_reason = c->stop_reason;
       out.push_back(std::move(cc));
     }
-    body = openai::ChatCompletionResponse(meta_, out, usage);
+    body = openai::ChatCompletionResponse(meta_, out, usage, PromptLogprobsOf(*choices_.front()));
   }
   http::HttpResponse response = http::HttpResponse::Make(200, "application/json", openai::Dump(body));
   response.headers = RoutingHeaders();

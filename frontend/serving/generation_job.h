@@ -43,6 +43,7 @@ struct JobSpec {
   openai::SamplingRequest sampling;  // the client's sampling fields
   std::vector<JobPrompt> prompts;
   bool chat_logprobs = false;        // chat: "logprobs": true
+  std::string chat_echo;             // chat with echo: the text each reply starts with
   ChatOutputOptions chat_output;     // chat: tool calls and reasoning
   std::optional<bool> reasoning_ended;  // with a reasoning parser: whether the prompt ended reasoning
   std::optional<std::string> data_parallel_rank;  // X-data-parallel-rank header
@@ -78,6 +79,13 @@ class GenerationJob : public std::enable_shared_from_this<GenerationJob> {
   void OnDisconnect();
   // Converts one step's logprobs rows into the response's shape.
   std::vector<openai::TokenLogprob> ConvertLogprobs(const proto::Logprobs& logprobs) const;
+  // A logprob entry's token text ("token_id:N" with return_tokens_as_token_ids).
+  std::string LogprobText(int32_t id) const;
+  // Completion echo: puts the prompt (and its logprobs) before the choice's
+  // first delta; with max_tokens 0 the prompt is all there is.
+  void Echo(Choice& choice, std::string* delta, std::vector<openai::TokenLogprob>* logprobs);
+  // The prompt_logprobs field of a choice, or null when none came.
+  nlohmann::json PromptLogprobsOf(const Choice& choice) const;
   // Sends what a choice produced (streaming) and finishes the job when all are done.
   void EmitDelta(Choice& choice, const std::string& delta, std::vector<openai::TokenLogprob> logprobs,
                  bool finished);

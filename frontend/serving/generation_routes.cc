@@ -95,7 +95,7 @@ void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
     JobPrompt prompt;
     if (p.text) {
       prompt.token_ids = ctx.tokenizer->Encode(*p.text, cr.add_special_tokens);
-      if (ctx.request_log.requests) prompt.text = *p.text;
+      if (ctx.request_log.requests || cr.sampling.echo) prompt.text = *p.text;
     } else {
       if (auto e = CheckTokenIds(ctx, p.token_ids)) return Reply(*w, *e);
       prompt.token_ids = p.token_ids;
@@ -138,6 +138,17 @@ MaybeError ChatOutputFor(const ServingContext& ctx, openai::ChatCompletionReques
   return std::nullopt;
 }
 
+// Chat echo (vLLM): the last message's content when the reply continues its
+// role, which is "assistant" with add_generation_prompt, else the last
+// message's own.
+std::string ChatEcho(const openai::ChatCompletionRequest& cr) {
+  const nlohmann::json& last = cr.messages.back();
+  const std::string role = last.value("role", "");
+  if (cr.add_generation_prompt && role != "assistant") return "";
+  auto content = last.find("content");
+  return content != last.end() && content->is_string() ? content->get<std::string>() : "";
+}
+
 void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
   openai::ChatCompletionRequest cr;
   if (auto e = openai::ParseChatCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
@@ -157,6 +168,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
   if (openai::FindLoraCard(ctx.lora_cards, spec.model) != nullptr) spec.lora_name = spec.model;
   spec.sampling = cr.sampling;
   spec.chat_logprobs = cr.sampling.logprobs.has_value();
+  if (cr.echo) spec.chat_echo = ChatEcho(cr);
   if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
   JobPrompt prompt;
   prompt.token_ids = ctx.tokenizer->Encode(prompt_text, cr.add_special_tokens);

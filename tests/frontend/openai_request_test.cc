@@ -177,17 +177,51 @@ TEST(OpenAiCompletion, LogitBiasKeysAreStrings) {
 }
 
 TEST(OpenAiCompletion, UnsupportedFeaturesAreRejectedClearly) {
-  EXPECT_EQ(CompletionError(R"({"prompt": "x", "echo": true})"), BadRequest("'echo' is not supported by this server; send echo=false.", "echo"));
   EXPECT_EQ(CompletionError(R"({"prompt": "x", "suffix": "y"})"), BadRequest("'suffix' is not currently supported.", "suffix"));
   EXPECT_EQ(CompletionError(R"({"prompt": "x", "best_of": 3})"), BadRequest("'best_of' is not supported; leave it unset or equal to n.", "best_of"));
   EXPECT_EQ(CompletionError(R"({"prompt": "x", "stream_options": {"include_usage": true}})"),
             BadRequest("Stream options can only be defined when `stream=True`.", "stream_options"));
   EXPECT_EQ(CompletionError(R"({"prompt": "x", "stream": true, "prompt_logprobs": 1})"),
             BadRequest("prompt_logprobs is not compatible with streaming.", "prompt_logprobs"));
-  EXPECT_EQ(CompletionError(R"({"prompt": "x", "prompt_logprobs": 1})"),
-            BadRequest("prompt_logprobs is not supported by this server yet; leave it unset.", "prompt_logprobs"));
   // echo=false, best_of == n and an empty suffix are fine.
   Completion(R"({"prompt": "x", "echo": false, "best_of": 1, "suffix": ""})");
+}
+
+TEST(OpenAiCompletion, EchoAndPromptLogprobs) {
+  CompletionRequest r = Completion(R"({"prompt": "x", "echo": true, "max_tokens": 0, "logprobs": 2})");
+  EXPECT_TRUE(r.sampling.echo);
+  EXPECT_TRUE(r.sampling.echo_prompt_logprobs);
+  EXPECT_EQ(r.sampling.max_tokens, 0);
+  EXPECT_EQ(Completion(R"({"prompt": "x", "prompt_logprobs": 0})").sampling.prompt_logprobs, 0);
+  EXPECT_EQ(Completion(R"({"prompt": "x", "prompt_logprobs": 20})").sampling.prompt_logprobs, 20);
+  // Streaming works with echo, not with prompt_logprobs (vLLM).
+  EXPECT_TRUE(Completion(R"({"prompt": "x", "echo": true, "stream": true})").sampling.stream);
+  EXPECT_EQ(CompletionError(R"({"prompt": "x", "prompt_logprobs": -1})"),
+            BadRequest("'prompt_logprobs' must be at least 0, got -1", "prompt_logprobs"));
+  EXPECT_EQ(CompletionError(R"({"prompt": "x", "prompt_logprobs": 21})").param, "prompt_logprobs");
+  EXPECT_EQ(CompletionError(R"({"prompt": "x", "echo": false, "max_tokens": 0})"),
+            BadRequest("'max_tokens' must be at least 1, got 0", "max_tokens"));
+  EXPECT_EQ(CompletionError(R"({"prompt": "x", "echo": true, "use_beam_search": true})"),
+            BadRequest("'echo' is not supported with beam search (use_beam_search); leave it unset.", "echo"));
+  EXPECT_EQ(CompletionError(R"({"prompt": "x", "prompt_logprobs": 1, "use_beam_search": true})").param,
+            "prompt_logprobs");
+}
+
+TEST(OpenAiCompletion, EchoWithLogprobsAsksForThePromptsLogprobs) {
+  SamplingContext sc;
+  sc.prompt_tokens = 3;
+  sc.max_model_len = 64;
+  proto::SamplingParams p;
+  CompletionRequest r = Completion(R"({"prompt": "x", "echo": true, "max_tokens": 0, "logprobs": 2})");
+  ASSERT_FALSE(ToSamplingParams(r.sampling, sc, &p).has_value());
+  EXPECT_EQ(p.prompt_logprobs, 2);
+  EXPECT_EQ(p.max_tokens, 1);  // the engine runs one token the answer leaves out
+  r = Completion(R"({"prompt": "x", "echo": true, "logprobs": 2, "prompt_logprobs": 4})");
+  ASSERT_FALSE(ToSamplingParams(r.sampling, sc, &p).has_value());
+  EXPECT_EQ(p.prompt_logprobs, 4);
+  r = Completion(R"({"prompt": "x", "echo": true})");
+  ASSERT_FALSE(ToSamplingParams(r.sampling, sc, &p).has_value());
+  EXPECT_FALSE(p.prompt_logprobs.has_value());
 }
 
 TEST(OpenAiCompletion, AllFieldsParse) {
@@ -291,8 +325,8 @@ TEST(OpenAiChat, SamplingFieldsDifferFromCompletions) {
             BadRequest("'top_logprobs' must be at most 20, got 21", "top_logprobs"));
   EXPECT_EQ(ChatError(R"({"messages": [{"role": "user", "content": "x"}], "max_completion_tokens": 0})"),
             BadRequest("'max_completion_tokens' must be at least 1, got 0", "max_completion_tokens"));
-  EXPECT_EQ(ChatError(R"({"messages": [{"role": "user", "content": "x"}], "echo": true})"),
-            BadRequest("'echo' is not supported by this server; send echo=false.", "echo"));
+  EXPECT_TRUE(Chat(R"({"messages": [{"role": "user", "content": "x"}], "echo": true})").echo);
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "x"}], "prompt_logprobs": 3})").sampling.prompt_logprobs, 3);
 }
 
 TEST(OpenAiChat, TemplateControlsAndTools) {
