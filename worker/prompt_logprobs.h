@@ -5,6 +5,9 @@
 // the logits of the prompt positions each prefill chunk covers and collects
 // the rows here until the prefill is done, as vLLM's GPUModelRunner does
 // (_get_prompt_logprobs_dict), so chunked prefill changes nothing.
+// Cost: such a request's chunk computes chunk tokens × vocab logits (the
+// KV cache profile does not reserve room for them); requests that do not
+// ask cost nothing.
 
 #include <cstddef>
 #include <cstdint>
