@@ -1,7 +1,8 @@
 // Prompt logprobs through the engine (scheduler, KV cache manager, model
 // runner) on a tiny random-weight model: chunked prefill at several chunk
-// sizes and a prompt whose blocks sit in the prefix cache give bitwise the
-// prompt logprobs of one whole prefill, sent once, with the first token.
+// sizes, a prompt whose blocks sit in the prefix cache and a preemption in
+// the middle of the prefill give bitwise the prompt logprobs of one whole
+// prefill, sent once, with the first token.
 #include <map>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct Result {
   std::vector<int32_t> tokens;
   std::vector<proto::Logprobs> prompt_logprobs;  // one per output that carried them
   int32_t num_cached_tokens = 0;
+  bool preempted_in_prefill = false;  // a PREEMPTED event came with its first token
 };
 
 class PromptLogprobsEngineTest : public ::testing::Test {
@@ -36,7 +38,7 @@ class PromptLogprobsEngineTest : public ::testing::Test {
     dir_ = nullptr;
   }
 
-  static std::unique_ptr<EngineCore> NewEngine(int32_t chunk) {
+  static std::unique_ptr<EngineCore> NewEngine(int32_t chunk, int32_t num_blocks = 200, int32_t max_model_len = 128) {
     worker::ModelRunnerConfig rc;
     rc.model_dir = *dir_ / "m";
     rc.block_size = 4;
@@ -51,9 +53,9 @@ class PromptLogprobsEngineTest : public ::testing::Test {
     ec.scheduler.max_num_batched_tokens = 256;
     ec.scheduler.long_prefill_token_threshold = chunk;
     ec.scheduler.max_num_seqs = 8;
-    ec.scheduler.max_model_len = 128;
+    ec.scheduler.max_model_len = max_model_len;
     ec.kv.block_size = 4;
-    ec.kv.num_blocks = 200;
+    ec.kv.num_blocks = num_blocks;
     auto core = EngineCore::Create(ec, std::make_unique<InProcExecutor>(std::move(runner).value()));
     EXPECT_TRUE(core.ok()) << core.status().ToString();
     return std::move(core).value();
@@ -79,6 +81,7 @@ class PromptLogprobsEngineTest : public ::testing::Test {
             EXPECT_FALSE(o.new_token_ids.empty()) << o.request_id << ": prompt logprobs without a token";
             r.prompt_logprobs.push_back(*o.new_prompt_logprobs);
           }
+          for (const auto& e : o.events) r.preempted_in_prefill |= e.type == 3 && r.tokens.empty();
           r.tokens.insert(r.tokens.end(), o.new_token_ids.begin(), o.new_token_ids.end());
           r.num_cached_tokens = std::max(r.num_cached_tokens, o.num_cached_tokens);
         }
@@ -88,12 +91,12 @@ class PromptLogprobsEngineTest : public ::testing::Test {
   }
 
   static proto::EngineCoreRequest Request(const std::string& id, std::vector<int32_t> prompt,
-                                          std::optional<int32_t> prompt_logprobs) {
+                                          std::optional<int32_t> prompt_logprobs, int32_t max_tokens = 3) {
     proto::EngineCoreRequest r;
     r.request_id = id;
     r.prompt_token_ids = std::move(prompt);
     r.sampling_params.temperature = 0.0;
-    r.sampling_params.max_tokens = 3;
+    r.sampling_params.max_tokens = max_tokens;
     r.sampling_params.prompt_logprobs = prompt_logprobs;
     return r;
   }
@@ -134,6 +137,21 @@ TEST_F(PromptLogprobsEngineTest, PrefixCacheHitIsSkippedAndRowsStayTheSame) {
   ASSERT_EQ(got.prompt_logprobs.size(), 1u);
   EXPECT_EQ(got.prompt_logprobs[0], want.prompt_logprobs[0]);
   EXPECT_EQ(got.tokens, want.tokens);
+}
+
+TEST_F(PromptLogprobsEngineTest, PreemptedMidPrefillItRecomputesAndSendsThemOnce) {
+  const std::vector<int32_t> prompt = worker::testing::Prompt(28, 512, 6);
+  auto roomy = NewEngine(4);
+  const Result want = Run(*roomy, {Request("a", prompt, 2)}).at("a");
+  // 8 usable blocks of 4 tokens: "b" (admitted first) grows while "a"
+  // prefills 4 tokens a step, until "b" needs a block and "a", the latest,
+  // is preempted; it comes back once "b" is done.
+  auto tight = NewEngine(4, 9, 32);
+  const auto got = Run(*tight, {Request("b", {5, 6, 7, 8}, std::nullopt, 14), Request("a", prompt, 2)});
+  ASSERT_TRUE(got.at("a").preempted_in_prefill) << "no preemption in its prefill: this test would prove nothing";
+  ASSERT_EQ(got.at("a").prompt_logprobs.size(), 1u);
+  EXPECT_EQ(got.at("a").prompt_logprobs[0], want.prompt_logprobs[0]);
+  EXPECT_EQ(got.at("a").tokens, want.tokens);
 }
 
 TEST_F(PromptLogprobsEngineTest, RequestsWithoutThemGetNone) {
