@@ -49,8 +49,10 @@ class PromptLogprobsTest : public ::testing::Test {
   };
 
   // Prefills every request in `reqs` (each in its chunks, all in the same
-  // steps) and returns the prompt rows each reported.
-  static std::map<std::string, proto::Logprobs> Prefill(const std::vector<Req>& reqs) {
+  // steps) and returns the prompt rows each reported; `first_tokens` (if
+  // given) gets each request's first token with its top-5 logprobs.
+  static std::map<std::string, proto::Logprobs> Prefill(const std::vector<Req>& reqs,
+                                                        std::map<std::string, proto::Logprobs>* first_tokens = nullptr) {
     auto runner = NewRunner();
     std::map<std::string, proto::Logprobs> got;
     std::vector<size_t> done(reqs.size(), 0), chunk(reqs.size(), 0);
@@ -66,6 +68,7 @@ class PromptLogprobsTest : public ::testing::Test {
           nr.prompt_token_ids = r.prompt;
           nr.sampling_params.temperature = 0.0;
           nr.sampling_params.prompt_logprobs = r.prompt_logprobs;
+          nr.sampling_params.logprobs = 5;
           nr.block_ids = {testing::Blocks(r.first_block, 8)};
           s.scheduled_new_reqs.push_back(std::move(nr));
         } else {
@@ -80,6 +83,9 @@ class PromptLogprobsTest : public ::testing::Test {
       if (s.num_scheduled_tokens.empty()) break;
       const proto::ModelRunnerOutput out = runner->Execute(s);
       EXPECT_FALSE(out.error.has_value()) << *out.error;
+      for (size_t i = 0; first_tokens != nullptr && i < out.req_ids.size(); ++i) {
+        if (!out.sampled_token_ids[i].empty()) (*first_tokens)[out.req_ids[i]] = *out.logprobs[i];
+      }
       for (const auto& [id, rows] : out.prompt_logprobs) {
         EXPECT_EQ(got.count(id), 0u) << id << ": prompt logprobs sent twice";
         got[id] = rows;
@@ -148,11 +154,18 @@ TEST_F(PromptLogprobsTest, ChunkingAndBatchCompanyChangeNoBit) {
     EXPECT_EQ(Prefill({{"r", prompt, 4, chunks}}).at("r"), alone) << "chunks of " << chunks[0];
   }
   // In company: another request with prompt logprobs and one without, in
-  // other chunk sizes, sharing every step.
+  // other chunk sizes, sharing every step. The one without samples its
+  // first token bitwise as alone, though the prompt rows of the others
+  // change how the batch's last layer runs.
+  std::map<std::string, proto::Logprobs> x_alone, firsts;
+  Prefill({{"x", testing::Prompt(9, 512, 2), std::nullopt, {2}, 20}}, &x_alone);
   const auto mixed = Prefill({{"x", testing::Prompt(9, 512, 2), std::nullopt, {2}, 20},
                               {"r", prompt, 4, {5}},
-                              {"y", testing::Prompt(15, 512, 4), 2, {6}, 40}});
+                              {"y", testing::Prompt(15, 512, 4), 2, {6}, 40}},
+                             &firsts);
   EXPECT_EQ(mixed.at("r"), alone);
+  ASSERT_EQ(x_alone.count("x"), 1u);
+  EXPECT_EQ(firsts.at("x"), x_alone.at("x"));
   EXPECT_EQ(mixed.count("x"), 0u);
   EXPECT_EQ(mixed.at("y").token_ids.size(), 14u);
 }
