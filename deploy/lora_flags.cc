@@ -13,8 +13,8 @@ DEFINE_string(lora_modules, "",
 DEFINE_int32(max_loras, 1, "Most distinct LoRA adapters in one step; requests of a further adapter wait.");
 DEFINE_int32(max_lora_rank, 16, "Largest LoRA rank accepted: 1, 8, 16, 32, 64, 128, 256, 320 or 512.");
 DEFINE_int32(max_cpu_loras, 0,
-             "LoRA adapters held in memory; 0 = --max-loras. Must be at least --max-loras. (Adapters given "
-             "with --lora-modules are all loaded at start.)");
+             "LoRA adapters held in memory; 0 = --max-loras. Must be at least --max-loras. Beyond it the least "
+             "recently used adapter no running request uses is evicted, and read again when a request names it.");
 
 namespace llmserve::deploy {
 

@@ -53,6 +53,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   rc.kv_cache_dtype = worker::KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);
   if (config.lora().enable_lora()) {
     rc.lora_limits.max_rank = config.lora().max_lora_rank();
+    rc.max_cpu_loras = config.lora().max_cpu_loras();
     for (const auto& m : config.lora().modules()) rc.lora_modules.push_back({m.name(), m.path()});
   }
   rc.memory_fraction = worker::WorkerMemoryFraction(config.cache(), rc.device, 1, ranks_on_node);

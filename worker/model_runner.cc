@@ -117,9 +117,10 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
     opts.quantization = config.quantization;
     opts.show_progress = config.show_progress;
     LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(config.model_dir, opts, comm, r->pool_.get()));
+    r->loras_ = std::make_unique<LoraCache>(model.get(), config.lora_limits, config.max_cpu_loras);
     for (const auto& m : config.lora_modules) {
-      auto slot = model->LoadLoraAdapter(m.name, m.path, config.lora_limits);
-      if (!slot.ok()) return Status(slot.status().code(), "LoRA adapter '" + m.name + "': " + slot.status().message());
+      Status added = r->loras_->Add(m.name, m.path);
+      if (!added.ok()) return Status(added.code(), "LoRA adapter '" + m.name + "': " + added.message());
     }
     CpuBackendOptions cpu;
     cpu.block_size = config.block_size;
@@ -134,6 +135,20 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
   }
   r->sampler_ = std::make_unique<Sampler>(config.process_seed != 0 ? config.process_seed : RandomProcessSeed());
   return r;
+}
+
+Status ModelRunner::AddLora(const std::string& name, const std::string& dir) {
+  if (loras_ == nullptr) return Status::Unimplemented("LoRA adapters run on the CPU backend only so far: use --device cpu");
+  return loras_->Add(name, dir);
+}
+
+Status ModelRunner::RemoveLora(const std::string& name) {
+  if (loras_ == nullptr) return Status::NotFound("no LoRA adapter named '" + name + "' is loaded");
+  return loras_->Remove(name);
+}
+
+std::vector<std::string> ModelRunner::ResidentLoras() const {
+  return loras_ ? loras_->Resident() : std::vector<std::string>();
 }
 
 StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
@@ -180,7 +195,7 @@ Status ModelRunner::ValidateDiff(const proto::SchedulerOutput& step) const {
     if (nr.num_computed_tokens < 0 || static_cast<size_t>(nr.num_computed_tokens) > nr.prompt_token_ids.size()) {
       return Status::InvalidArgument("request " + nr.req_id + ": num_computed_tokens outside its prompt");
     }
-    if (nr.lora_name.has_value() && !nr.lora_name->empty() && (cpu_ == nullptr || cpu_->model().LoraSlot(*nr.lora_name) < 0)) {
+    if (nr.lora_name.has_value() && !nr.lora_name->empty() && (loras_ == nullptr || !loras_->Registered(*nr.lora_name))) {
       return Status::InvalidArgument("request " + nr.req_id + ": no LoRA adapter named '" + *nr.lora_name +
                                      "' is loaded");
     }
@@ -209,8 +224,32 @@ Status ModelRunner::ValidateDiff(const proto::SchedulerOutput& step) const {
   return Status::Ok();
 }
 
-void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step) {
-  for (const auto& id : step.finished_req_ids) requests_.erase(id);
+StatusOr<std::map<std::string, int32_t>> ModelRunner::AcquireLoras(const proto::SchedulerOutput& step) {
+  std::map<std::string, int32_t> slots;
+  for (const auto& nr : step.scheduled_new_reqs) {
+    if (!nr.lora_name.has_value() || nr.lora_name->empty()) continue;
+    auto slot = loras_->Acquire(*nr.lora_name);
+    if (!slot.ok()) {
+      for (const auto& [id, held] : slots) loras_->Release(held);
+      return slot.status().WithContext("request " + nr.req_id);
+    }
+    if (auto [it, fresh] = slots.emplace(nr.req_id, *slot); !fresh) {
+      loras_->Release(it->second);  // the same id twice in one diff: the last one counts
+      it->second = *slot;
+    }
+  }
+  return slots;
+}
+
+void ModelRunner::EraseRequest(const std::string& id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  if (loras_) loras_->Release(it->second.lora_slot);
+  requests_.erase(it);
+}
+
+void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step, const std::map<std::string, int32_t>& lora_slots) {
+  for (const auto& id : step.finished_req_ids) EraseRequest(id);
   for (const auto& nr : step.scheduled_new_reqs) {
     RequestState st;
     st.prompt_tokens = nr.prompt_token_ids;
@@ -218,9 +257,10 @@ void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step) {
     st.seed = sampler_->EffectiveSeed(st.params, nr.req_id);
     if (!nr.block_ids.empty()) st.block_ids = nr.block_ids[0];
     st.num_computed_tokens = nr.num_computed_tokens;
-    if (nr.lora_name.has_value() && !nr.lora_name->empty()) st.lora_slot = cpu_->model().LoraSlot(*nr.lora_name);
+    if (auto slot = lora_slots.find(nr.req_id); slot != lora_slots.end()) st.lora_slot = slot->second;
     if (nr.sampling_params.prompt_logprobs && *nr.sampling_params.prompt_logprobs >= 0)
       st.prompt_logprobs.emplace(*nr.sampling_params.prompt_logprobs, st.prompt_tokens.size());
+    EraseRequest(nr.req_id);
     requests_[nr.req_id] = std::move(st);
   }
   const auto& c = step.scheduled_cached_reqs;
@@ -252,8 +292,9 @@ void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step) {
 StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput& step) {
   if (!backend_->kv_cache_ready()) return Status::Unavailable("the KV cache is not initialized");
   LLMSERVE_RETURN_IF_ERROR(ValidateDiff(step));
+  LLMSERVE_ASSIGN_OR_RETURN(auto lora_slots, AcquireLoras(step));
   // Lengths are checked against the state the diff produces before anything changes.
-  ApplyDiff(step);
+  ApplyDiff(step, lora_slots);
   ForwardBatch batch;
   std::vector<std::string> ids;
   std::vector<bool> samples;

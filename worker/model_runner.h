@@ -25,6 +25,7 @@
 #include "worker/forward_backend.h"
 #include "worker/kv_cache.h"
 #include "worker/lora_adapter.h"
+#include "worker/lora_cache.h"
 #include "worker/model.h"
 #include "worker/prompt_logprobs.h"
 #include "worker/sampler.h"
@@ -59,6 +60,7 @@ struct ModelRunnerConfig {
   // LoRA adapters loaded at start (--lora-modules), by request lora_name (cpu only).
   std::vector<LoraModule> lora_modules;
   LoraLimits lora_limits;
+  size_t max_cpu_loras = 0;  // adapters resident at once (LoraCache); 0: no limit
 };
 
 class ModelRunner {
@@ -89,6 +91,14 @@ class ModelRunner {
   kernels::cpu::ThreadPool& pool() { return *pool_; }
   const ModelRunnerConfig& config() const { return config_; }
 
+  // Run-time LoRA adapters (vLLM's add_lora / remove_lora), between steps:
+  // Add reads the adapter now (errors name what is wrong); Remove stops new
+  // requests from using it, and requests that hold it keep it to their end.
+  Status AddLora(const std::string& name, const std::string& dir);
+  Status RemoveLora(const std::string& name);
+  // The adapters resident in memory now (at most max_cpu_loras while none is held beyond it).
+  std::vector<std::string> ResidentLoras() const;
+
  private:
   struct RequestState {
     std::vector<int32_t> prompt_tokens;
@@ -117,8 +127,13 @@ class ModelRunner {
   ModelRunner() = default;
   // Checks that the diff can be applied (known ids, consistent lengths).
   Status ValidateDiff(const proto::SchedulerOutput& step) const;
-  // Applies a validated diff to requests_.
-  void ApplyDiff(const proto::SchedulerOutput& step);
+  // The adapter slot of each new request that names one (read again from
+  // its directory if evicted); on failure nothing is held.
+  StatusOr<std::map<std::string, int32_t>> AcquireLoras(const proto::SchedulerOutput& step);
+  // Applies a validated diff to requests_; `lora_slots` from AcquireLoras.
+  void ApplyDiff(const proto::SchedulerOutput& step, const std::map<std::string, int32_t>& lora_slots);
+  // Drops request `id`'s state and its adapter hold.
+  void EraseRequest(const std::string& id);
   StatusOr<proto::ModelRunnerOutput> Run(const proto::SchedulerOutput& step);
   // Runs the batch and samples its sampled rows (`ids[r]` samples where
   // samples[r]; with drafts[r] non-null it verifies them with the rejection
@@ -143,6 +158,7 @@ class ModelRunner {
   std::unique_ptr<ForwardBackend> backend_;
   CpuBackend* cpu_ = nullptr;  // backend_, when it runs on the CPU
   std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<LoraCache> loras_;  // cpu only
   std::map<std::string, RequestState> requests_;
 };
 

@@ -73,6 +73,7 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.enforce_eager = config.model().enforce_eager();
   if (config.lora().enable_lora()) {
     rc.lora_limits.max_rank = config.lora().max_lora_rank();
+    rc.max_cpu_loras = config.lora().max_cpu_loras();
     for (const auto& m : config.lora().modules()) rc.lora_modules.push_back({m.name(), m.path()});
   }
   // Each worker of each data-parallel rank on the node gets an equal share of the cores.
