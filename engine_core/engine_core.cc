@@ -37,6 +37,26 @@ EngineCore::EngineCore(EngineCoreConfig config, std::unique_ptr<Executor> execut
       scheduler_(std::move(scheduler)),
       num_blocks_(num_blocks) {
   scheduler_->SetStructuredOutputManager(structured_output_.get());
+  for (const auto& m : config_.lora_modules) loras_.AddStartup(m);
+}
+
+Status EngineCore::AddRequest(proto::EngineCoreRequest request) {
+  if (request.lora_name.has_value() && !request.lora_name->empty()) {
+    LLMSERVE_ASSIGN_OR_RETURN(std::string key, loras_.KeyFor(*request.lora_name));
+    request.lora_name = std::move(key);
+  }
+  return scheduler_->AddRequest(std::move(request));
+}
+
+Status EngineCore::RemoveLora(const std::string& name) {
+  LLMSERVE_RETURN_IF_ERROR(loras_.Remove(name));
+  ReleaseUnusedLoras();
+  return Status::Ok();
+}
+
+void EngineCore::ReleaseUnusedLoras() {
+  if (!loras_.has_unreleased() || shut_down_) return;
+  loras_.ReleaseUnused([this](const std::string& key) { return scheduler_->UsesLora(key); }, *executor_);
 }
 
 EngineCore::~EngineCore() { Shutdown(); }
@@ -78,6 +98,7 @@ Status EngineCore::Step(std::vector<ClientOutputs>* outputs) {
   scheduler_->UpdateFromOutput(so, *mro, outputs);
   for (ClientOutputs& o : *outputs) o.outputs.engine_index = config_.engine_index;
   PublishKVEvents();
+  ReleaseUnusedLoras();
   return Status::Ok();
 }
 

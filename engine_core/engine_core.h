@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_core/engine_loras.h"
 #include "engine_core/executor.h"
 #include "engine_core/kv_cache_manager.h"
 #include "engine_core/kv_event_publisher.h"
@@ -25,6 +26,7 @@ struct EngineCoreConfig {
   SchedulerConfig scheduler;  // budgets and policy (max_model_len is shared with kv)
   KVCacheConfig kv;           // num_blocks 0: as many as the executor fits
   int32_t engine_index = 0;   // this engine's DP rank, stamped on outputs
+  std::vector<LoraAdapterInfo> lora_modules;  // adapters the executor's workers loaded at start
 };
 
 class EngineCore final {
@@ -39,13 +41,13 @@ class EngineCore final {
   EngineCore(const EngineCore&) = delete;
   EngineCore& operator=(const EngineCore&) = delete;
 
-  // Queues a request (see Scheduler::AddRequest for the errors).
-  Status AddRequest(proto::EngineCoreRequest request) {
-    return scheduler_->AddRequest(std::move(request));
-  }
+  // Queues a request (see Scheduler::AddRequest for the errors); NotFound
+  // when it names a LoRA adapter this engine does not serve.
+  Status AddRequest(proto::EngineCoreRequest request);
   // Aborts requests; unknown ids are ignored.
   void AbortRequests(std::span<const std::string> request_ids) {
     scheduler_->FinishRequests(request_ids, RequestStatus::kFinishedAborted);
+    ReleaseUnusedLoras();
   }
   // One step. With no requests it does nothing and returns no outputs. A
   // step with nothing to compute (every request waits for its grammar) skips
@@ -68,6 +70,11 @@ class EngineCore final {
   void SetKVEventPublisher(std::unique_ptr<KVEventPublisher> publisher) { kv_events_ = std::move(publisher); }
   // Stops the executor. Idempotent.
   void Shutdown();
+  // Run-time LoRA adapters (EngineLoras): loaded on the workers at once;
+  // unloaded ones stay with the requests that use them.
+  Status AddLora(const LoraAdapterInfo& adapter) { return loras_.Add(adapter, *executor_); }
+  Status RemoveLora(const std::string& name);
+  std::vector<LoraAdapterInfo> ListLoras() const { return loras_.List(); }
   // Time the last Step() spent in the executor (model execution and sampling):
   // wall time, and this thread's CPU time.
   std::chrono::nanoseconds last_execute_time() const { return last_execute_time_; }
@@ -87,7 +94,11 @@ class EngineCore final {
   // Publishes the events the KV cache queued, as one batch (none if empty).
   void PublishKVEvents();
 
+  // Frees unloaded adapters no request uses any more.
+  void ReleaseUnusedLoras();
+
   EngineCoreConfig config_;
+  EngineLoras loras_;
   std::unique_ptr<KVEventPublisher> kv_events_;  // null: KV events off
   std::unique_ptr<StructuredOutputManager> structured_output_;  // before scheduler_: outlives it
   std::unique_ptr<Executor> executor_;

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/ipc/cluster_key.h"
+#include "engine_core/lora_utility_calls.h"
 #include "engine_core/startup_handshake.h"
 #include "proto/admin.pb.h"
 
@@ -318,6 +319,8 @@ void EngineCoreProc::HandleUtility(const proto::UtilityRequest& request) {
   } else if (request.method == "stats") {
     proto::SchedulerStats stats = core_->scheduler().PeekStats();
     result.result = proto::Encode(stats);
+  } else if (auto lora = HandleLoraUtility(*core_, request)) {
+    result.result = std::move(lora);
   } else {
     result.failure_message = "unknown utility method '" + request.method + "'";
   }

@@ -100,7 +100,10 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.scheduler.policy = config.scheduler().policy() == proto::SchedulerConfig::PRIORITY ? SchedulingPolicy::kPriority
                                                                                          : SchedulingPolicy::kFcfs;
   ec.scheduler.max_waiting_requests = static_cast<int32_t>(config.scheduler().max_waiting_requests());
-  if (config.lora().enable_lora()) ec.scheduler.max_loras = static_cast<int32_t>(config.lora().max_loras());
+  if (config.lora().enable_lora()) {
+    ec.scheduler.max_loras = static_cast<int32_t>(config.lora().max_loras());
+    for (const auto& m : config.lora().modules()) ec.lora_modules.push_back({m.name(), m.path(), m.base_model_name()});
+  }
   if (spec.method() == "ngram") {
     ec.scheduler.num_speculative_tokens = static_cast<int32_t>(spec.num_speculative_tokens());
     ec.scheduler.ngram.min_n = static_cast<int32_t>(spec.prompt_lookup_min());

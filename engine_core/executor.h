@@ -4,6 +4,7 @@
 // process) and multi-process (workers behind the shared-memory ring).
 
 #include <cstdint>
+#include <string>
 
 #include "engine_core/kv_cache_manager.h"
 #include "proto/model_runner_output.h"
@@ -31,6 +32,15 @@ class Executor {
 
   // Stops the workers; further calls fail. Idempotent.
   virtual void Shutdown() = 0;
+
+  // Run-time LoRA adapters on every worker (worker::ModelRunner::AddLora /
+  // RemoveLora), between steps. Executors without them say so.
+  virtual Status AddLora(const std::string& /*name*/, const std::string& /*dir*/) {
+    return Status::Unimplemented("loading LoRA adapters at run time is not supported with tensor parallelism yet");
+  }
+  virtual Status RemoveLora(const std::string& /*name*/) {
+    return Status::Unimplemented("unloading LoRA adapters at run time is not supported with tensor parallelism yet");
+  }
 };
 
 // `profiled` blocks fit in memory: at most config.profile_block_cap of them

@@ -5,6 +5,7 @@
 // behind the shared-memory ring instead.
 
 #include <memory>
+#include <string>
 
 #include "engine_core/executor.h"
 #include "worker/model_runner.h"
@@ -20,6 +21,12 @@ class InProcExecutor final : public Executor {
   StatusOr<proto::ModelRunnerOutput> ExecuteModel(const proto::SchedulerOutput& output) override;
   Status CheckHealth() override { return runner_ ? Status::Ok() : Status::Unavailable("executor shut down"); }
   void Shutdown() override { runner_.reset(); }
+  Status AddLora(const std::string& name, const std::string& dir) override {
+    return runner_ ? runner_->AddLora(name, dir) : Status::Unavailable("executor shut down");
+  }
+  Status RemoveLora(const std::string& name) override {
+    return runner_ ? runner_->RemoveLora(name) : Status::Unavailable("executor shut down");
+  }
 
  private:
   std::unique_ptr<worker::ModelRunner> runner_;

@@ -49,6 +49,12 @@ const Request* Scheduler::FindRequest(std::string_view request_id) const {
   return it == id_to_handle_.end() ? nullptr : requests_[it->second].get();
 }
 
+bool Scheduler::UsesLora(std::string_view lora_name) const {
+  for (const auto& r : requests_)
+    if (r != nullptr && !r->is_finished() && r->lora_name == lora_name) return true;
+  return false;
+}
+
 Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
   if (config_.max_waiting_requests > 0 && waiting_.size() >= config_.max_waiting_requests) {
     return Status::ResourceExhausted("the engine's waiting queue is full (" +

@@ -109,6 +109,8 @@ class Scheduler final {
   int32_t num_waiting() const { return waiting_.size(); }
   // The live request with this id, or nullptr (tests, introspection).
   const Request* FindRequest(std::string_view request_id) const;
+  // True while a waiting or running request uses LoRA adapter `lora_name`.
+  bool UsesLora(std::string_view lora_name) const;
   // Handles of running requests in scheduling order (tests).
   std::span<const int32_t> running() const { return running_; }
   const KVCacheManager& kv_cache_manager() const { return kv_; }
