@@ -1,6 +1,7 @@
 #include "frontend/frontend_flags.h"
 
 #include "frontend/api_flags.h"
+#include "frontend/serving/lora_routes.h"
 
 #include <gflags/gflags.h>
 
@@ -12,6 +13,9 @@ DEFINE_string(served_model_name, "", "Model name in the API; defaults to the mod
 DEFINE_string(lora_modules, "",
               "LoRA adapters served, as a JSON list [{\"name\", \"path\", \"base_model_name\"}] (set by "
               "llmserve serve from its --lora-modules).");
+DEFINE_bool(enable_lora, false,
+            "The engines serve LoRA adapters (set by llmserve serve). With VLLM_ALLOW_RUNTIME_LORA_UPDATING=true "
+            "in the environment, /v1/load_lora_adapter and /v1/unload_lora_adapter change them at run time.");
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on.");
 DEFINE_string(api_key, "", "If set, /v1/* requests must send 'Authorization: Bearer KEY'.");
@@ -73,6 +77,8 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.tokenizer_dir = FLAGS_tokenizer;
   o.served_model_name = FLAGS_served_model_name;
   o.lora_modules_json = FLAGS_lora_modules;
+  o.enable_lora = FLAGS_enable_lora;
+  o.runtime_lora_updating = serving::RuntimeLoraUpdatingAllowed();
   o.host = FLAGS_host;
   o.port = static_cast<uint16_t>(FLAGS_port);
   o.api_key = FLAGS_api_key;

@@ -17,6 +17,7 @@
 #include "frontend/openai/structured_outputs_request.h"
 #include "frontend/serving/chat_output.h"
 #include "frontend/serving/generation_routes.h"
+#include "frontend/serving/lora_routes.h"
 
 namespace llmserve::frontend {
 
@@ -114,8 +115,17 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
   serving_.tokenizer = tokenizer_.get();
   serving_.chat_template = chat_template_ ? &*chat_template_ : nullptr;
   serving_.served_model_names = {options_.served_model_name};
-  serving_.lora_cards =
-      openai::ParseLoraCards(options_.lora_modules_json, options_.served_model_name).value();  // validated in Start
+  serving::UtilityCaller call_utility;
+  if (options_.enable_lora && options_.runtime_lora_updating) {
+    call_utility = [client = client_.get()](const std::string& method, const std::vector<std::string>& args,
+                                            std::chrono::milliseconds timeout) {
+      return client->CallUtility(method, args, timeout);
+    };
+  }
+  loras_ = std::make_unique<serving::RuntimeLoras>(
+      openai::ParseLoraCards(options_.lora_modules_json, options_.served_model_name).value(),  // validated in Start
+      options_.served_model_name, std::move(call_utility));
+  serving_.loras = loras_.get();
   serving_.defaults = LoadGenerationDefaults(options_.generation_config, options_.model_dir,
                                              options_.override_generation_config).value();  // validated in Start
   serving_.eos_token_ids = tokenizer_->eos_token_ids();
@@ -152,7 +162,7 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   openai::InfoRoutesConfig info;
   info.served_model_names = serving_.served_model_names;
   info.model_root = options_.model_dir;
-  info.lora_cards = serving_.lora_cards;
+  info.lora_cards = [loras = loras_.get()] { return loras->Cards(); };
   info.max_model_len = [engine] { return engine->max_model_len(); };
   info.version = "0.1.0";
   info.api_key = options_.api_key;
@@ -188,6 +198,11 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   };
   openai::RegisterElasticRoutes(elastic, &router);
   serving::RegisterGenerationRoutes(serving_, &router);
+  if (loras_->runtime_updating()) {
+    LOG(WARNING) << "LoRA dynamic loading & unloading is enabled in the API server. This should ONLY be used for "
+                    "local development!";
+    serving::RegisterLoraRoutes(loras_.get(), &router);
+  }
   metrics::RegisterMetricsRoute(metrics_.get(), &router);
   return router;
 }

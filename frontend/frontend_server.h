@@ -31,6 +31,8 @@ struct FrontendServerOptions {
   std::string tokenizer_dir;      // tokenizer and chat template; "": model_dir's
   std::string served_model_name;  // the model's name in the API; "": the model directory's name
   std::string lora_modules_json;  // LoRA adapters (openai::ParseLoraCards); "": none
+  bool enable_lora = false;          // --enable-lora: the engines serve LoRA adapters
+  bool runtime_lora_updating = false;  // VLLM_ALLOW_RUNTIME_LORA_UPDATING: /v1/(un)load_lora_adapter (with enable_lora)
   std::string host = "0.0.0.0";   // address the HTTP server listens on
   uint16_t port = 8000;           // 0: an ephemeral port (see FrontendServer::port)
   std::string api_key;            // "": /v1/* needs no Authorization header
@@ -101,6 +103,7 @@ class FrontendServer {
   std::unique_ptr<metrics::FrontendMetrics> metrics_;  // this server's requests and the engine stats sent to it
   std::unique_ptr<EngineCoreClient> client_;
   serving::ResponseStore responses_;                    // /v1/responses' previous_response_id
+  std::unique_ptr<serving::RuntimeLoras> loras_;        // the LoRA adapters served now
   serving::ServingContext serving_;                     // the generation routes point at it
   std::unique_ptr<ScaleControlClient> scale_control_;   // null without a control address
   std::unique_ptr<http::HttpServer> http_;

@@ -27,7 +27,7 @@ void RegisterInfoRoutes(const InfoRoutesConfig& config, http::Router* router) {
   });
   router->Add("GET", "/v1/models", [config](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
     nlohmann::json list = ModelList(config.served_model_names, config.model_root, config.max_model_len(), config.created);
-    for (const auto& card : config.lora_cards) list["data"].push_back(LoraModelCard(card, config.created));
+    for (const auto& card : config.lora_cards()) list["data"].push_back(LoraModelCard(card, config.created));
     const std::string models = Dump(list);
     w->Respond(http::HttpResponse::Make(200, "application/json", models));
   });

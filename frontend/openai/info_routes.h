@@ -17,7 +17,8 @@ namespace llmserve::frontend::openai {
 struct InfoRoutesConfig {
   std::vector<std::string> served_model_names;  // first = the default model
   std::string model_root;                       // the model path, reported as "root"
-  std::vector<LoraCard> lora_cards;             // adapters, listed after the base model
+  // The adapters served now, listed after the base model (asked at each GET /v1/models).
+  std::function<std::vector<LoraCard>()> lora_cards = [] { return std::vector<LoraCard>(); };
   // The engines' context length (0 before one is ready), asked at each GET /v1/models.
   std::function<int32_t()> max_model_len = [] { return 0; };
   std::string version;                          // reported by GET /version

@@ -39,4 +39,37 @@ const LoraCard* FindLoraCard(const std::vector<LoraCard>& cards, const std::stri
   return nullptr;
 }
 
+bool LoraCardSet::Contains(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FindLoraCard(cards_, name) != nullptr;
+}
+
+std::vector<LoraCard> LoraCardSet::Cards() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cards_;
+}
+
+bool LoraCardSet::Add(LoraCard card) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (FindLoraCard(cards_, card.name) != nullptr) return false;
+  cards_.push_back(std::move(card));
+  return true;
+}
+
+bool LoraCardSet::Remove(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = cards_.begin(); it != cards_.end(); ++it) {
+    if (it->name == name) {
+      cards_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void LoraCardSet::Replace(std::vector<LoraCard> cards) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cards_ = std::move(cards);
+}
+
 }  // namespace llmserve::frontend::openai

@@ -5,6 +5,7 @@
 // no max_model_len).
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,23 @@ nlohmann::json LoraModelCard(const LoraCard& card, int64_t created);
 
 // The card named `model`, or null.
 const LoraCard* FindLoraCard(const std::vector<LoraCard>& cards, const std::string& model);
+
+// The adapters one frontend serves now, shared by its handler threads: the
+// startup ones, changed by /v1/load_lora_adapter and /v1/unload_lora_adapter.
+class LoraCardSet {
+ public:
+  explicit LoraCardSet(std::vector<LoraCard> cards = {}) : cards_(std::move(cards)) {}
+  bool Contains(const std::string& name) const;
+  std::vector<LoraCard> Cards() const;
+  // False when the name is taken.
+  bool Add(LoraCard card);
+  // False when the name is not served.
+  bool Remove(const std::string& name);
+  void Replace(std::vector<LoraCard> cards);
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<LoraCard> cards_;  // in load order
+};
 
 }  // namespace llmserve::frontend::openai

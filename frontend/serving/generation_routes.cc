@@ -19,9 +19,16 @@ namespace llmserve::frontend::serving {
 
 namespace {
 
+// The LoRA adapter `model` names, if it names one (the served model's name never does).
+std::optional<std::string> AdapterOf(const ServingContext& ctx, const std::string& model) {
+  if (!openai::CheckModel(model, ctx.served_model_names).has_value()) return std::nullopt;
+  if (ctx.loras != nullptr && ctx.loras->Serves(model)) return model;
+  return std::nullopt;
+}
+
 // 404 unless `model` is unset, the served model or one of its LoRA adapters.
 openai::MaybeError CheckServedModel(const ServingContext& ctx, const std::optional<std::string>& model) {
-  if (model && openai::FindLoraCard(ctx.lora_cards, *model) != nullptr) return std::nullopt;
+  if (model && AdapterOf(ctx, *model)) return std::nullopt;
   return openai::CheckModel(model, ctx.served_model_names);
 }
 
@@ -88,7 +95,7 @@ void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
   spec.kind = ApiKind::kCompletion;
   spec.request_id = openai::ResolveRequestId(req, cr.sampling.request_id, "cmpl-");
   spec.model = cr.model.value_or(ctx.served_model_names.front());
-  if (openai::FindLoraCard(ctx.lora_cards, spec.model) != nullptr) spec.lora_name = spec.model;
+  spec.lora_name = AdapterOf(ctx, spec.model);
   spec.sampling = cr.sampling;
   if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
   for (const auto& p : cr.prompts) {
@@ -165,7 +172,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
   spec.kind = ApiKind::kChat;
   spec.request_id = openai::ResolveRequestId(req, cr.sampling.request_id, "chatcmpl-");
   spec.model = cr.model.value_or(ctx.served_model_names.front());
-  if (openai::FindLoraCard(ctx.lora_cards, spec.model) != nullptr) spec.lora_name = spec.model;
+  spec.lora_name = AdapterOf(ctx, spec.model);
   spec.sampling = cr.sampling;
   spec.chat_logprobs = cr.sampling.logprobs.has_value();
   if (cr.echo) spec.chat_echo = ChatEcho(cr);
@@ -207,7 +214,7 @@ void HandleResponses(const ServingContext& ctx, const http::HttpRequest& req,
   spec.kind = ApiKind::kResponses;
   spec.request_id = openai::ResolveRequestId(req, rr.sampling.request_id, "resp_");
   spec.model = rr.model.value_or(ctx.served_model_names.front());
-  if (openai::FindLoraCard(ctx.lora_cards, spec.model) != nullptr) spec.lora_name = spec.model;
+  spec.lora_name = AdapterOf(ctx, spec.model);
   spec.sampling = rr.sampling;
   if (const std::string* rank = req.header("X-data-parallel-rank")) spec.data_parallel_rank = *rank;
   if (rr.store) spec.store = ctx.responses;

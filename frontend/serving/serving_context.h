@@ -11,10 +11,10 @@
 #include "frontend/chat_template/chat_template.h"
 #include "frontend/engine_client.h"
 #include "frontend/metrics/frontend_metrics.h"
-#include "frontend/openai/lora_cards.h"
 #include "frontend/openai/sampling_request.h"
 #include "frontend/serving/request_log.h"
 #include "frontend/serving/response_store.h"
+#include "frontend/serving/runtime_loras.h"
 #include "frontend/tool_parsers/tool_parser.h"
 
 namespace llmserve::frontend::serving {
@@ -24,7 +24,7 @@ struct ServingContext {
   const common::tokenizer::Tokenizer* tokenizer = nullptr;
   const ChatTemplate* chat_template = nullptr;            // null: the model has none (chat answers 400)
   std::vector<std::string> served_model_names;            // first = default
-  std::vector<openai::LoraCard> lora_cards;               // adapters, also valid "model" names
+  RuntimeLoras* loras = nullptr;                          // LoRA adapters, also valid "model" names
   openai::GenerationDefaults defaults;                    // from generation_config.json
   std::vector<int32_t> eos_token_ids;                     // stop unless ignore_eos
   openai::ParseOptions parse_options;
