@@ -138,7 +138,8 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
 }
 
 Status ModelRunner::AddLora(const std::string& name, const std::string& dir) {
-  if (loras_ == nullptr) return Status::Unimplemented("LoRA adapters run on the CPU backend only so far: use --device cpu");
+  if (loras_ == nullptr)
+    return Status::Unimplemented("LoRA adapters run on the CPU backend only so far: use --device cpu");
   return loras_->Add(name, dir);
 }
 

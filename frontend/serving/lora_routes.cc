@@ -39,7 +39,8 @@ void HandleUnload(RuntimeLoras* loras, const http::HttpRequest& req, std::shared
   if (auto e = openai::ParseJsonObject(req.body, &body)) return w->Respond(openai::ErrorResponse(*e));
   if (auto e = StringField(body, "lora_name", &name)) return w->Respond(openai::ErrorResponse(*e));
   if (auto it = body.find("lora_int_id"); it != body.end() && !it->is_null() && !it->is_number_integer())
-    return w->Respond(openai::ErrorResponse(openai::BadRequest("lora_int_id: Input should be a valid integer", "lora_int_id")));
+    return w->Respond(
+        openai::ErrorResponse(openai::BadRequest("lora_int_id: Input should be a valid integer", "lora_int_id")));
   loras->Post([loras, name, w] { Reply(*w, loras->Unload(name)); });
 }
 

@@ -106,8 +106,11 @@ RuntimeLoras::Answer RuntimeLoras::Unload(const std::string& name) {
     return {openai::MakeError(404, "The lora adapter '" + name + "' cannot be found."), ""};
   }
   auto results = call_("remove_lora", {name}, kChangeTimeout);
-  if (!results.ok()) LOG(WARNING) << "removing LoRA adapter '" << name << "' from the engines: " << results.status().message();
-  else if (auto failure = FirstFailure(*results)) LOG(WARNING) << "removing LoRA adapter '" << name << "': " << failure->message;
+  if (!results.ok()) {
+    LOG(WARNING) << "removing LoRA adapter '" << name << "' from the engines: " << results.status().message();
+  } else if (auto failure = FirstFailure(*results)) {
+    LOG(WARNING) << "removing LoRA adapter '" << name << "': " << failure->message;
+  }
   LOG(INFO) << "Removed LoRA adapter: name '" << name << "'";
   return {std::nullopt, "Success: LoRA adapter '" + name + "' removed successfully."};
 }

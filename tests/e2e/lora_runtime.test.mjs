@@ -48,8 +48,8 @@ before(async () => {
                                       `sql=${join(work, 'sql')}`, `chat=${join(work, 'chat')}`],
                             { VLLM_ALLOW_RUNTIME_LORA_UPDATING: '' });
   const port = await freePort();
-  runtime = startLauncher(port, [model, ...common, '--max-loras', '1', '--max-cpu-loras', '1', '--api-server-count', '2',
-                                 '--data-parallel-size', '2', '--api-key', key],
+  runtime = startLauncher(port, [model, ...common, '--max-loras', '1', '--max-cpu-loras', '1',
+                                 '--api-server-count', '2', '--data-parallel-size', '2', '--api-key', key],
                           { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' });
   await waitHealthy(reference);
   await waitHealthy(runtime);
@@ -94,8 +94,8 @@ const refText = async (name, extra) => (await refClient.completions.create(param
 // The runtime server's answer from DP rank `rank`.
 const rankText = async (name, rank, extra) => (await client.completions.create(
   params(name, extra), { headers: { 'X-data-parallel-rank': String(rank) } })).choices[0].text;
-const modelIds = async (server, headers) => JSON.parse((await send(server, 'GET', '/v1/models', undefined, headers)).text)
-  .data.map((m) => m.id);
+const modelIds = async (server, headers) =>
+  JSON.parse((await send(server, 'GET', '/v1/models', undefined, headers)).text).data.map((m) => m.id);
 
 test('without VLLM_ALLOW_RUNTIME_LORA_UPDATING the routes are absent', async () => {
   for (const path of ['/v1/load_lora_adapter', '/v1/unload_lora_adapter']) {

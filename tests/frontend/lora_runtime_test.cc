@@ -40,7 +40,7 @@ struct FakeRanks {
     }
     if (method == "add_lora") {
       if (args[1].find("missing") != std::string::npos)
-        return nlohmann::json{{"code", 404}, {"message", "Loading lora x failed: No adapter found for " + args[1]}}.dump();
+        return nlohmann::json{{"code", 404}, {"message", "No adapter found for " + args[1]}}.dump();
       if (args[1].find("rank64") != std::string::npos)
         return nlohmann::json{{"code", 400}, {"message", "LoRA rank 64 is greater than max_lora_rank 16"}}.dump();
       held[args[0]] = args[1];
