@@ -103,6 +103,11 @@ void EngineCoreClient::SetStatsListener(StatsListener listener) {
   stats_listener_ = listener ? std::make_shared<const StatsListener>(std::move(listener)) : nullptr;
 }
 
+void EngineCoreClient::SetReadyListener(ReadyListener listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ready_listener_ = std::move(listener);
+}
+
 void EngineCoreClient::Post(Command command) {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -122,6 +122,11 @@ class EngineCoreClient final : public EngineClient {
   using StatsListener = std::function<void(uint32_t engine_rank, const proto::SchedulerStats& stats)>;
   // Installs (or, with nullptr, removes) the listener; reports before the call are not replayed.
   void SetStatsListener(StatsListener listener);
+  // Called on the I/O thread (with the client's lock held) each time a rank
+  // sends its ReadyResponse, at start and when it comes back or joins. Must
+  // be quick and must not call the client.
+  using ReadyListener = std::function<void(uint32_t engine_rank)>;
+  void SetReadyListener(ReadyListener listener);
   // The load the balancer sees for each routed rank now (rank order).
   std::vector<RankLoad> EffectiveLoads() const;
   // Coordinator snapshots received so far.
@@ -206,6 +211,7 @@ class EngineCoreClient final : public EngineClient {
   int64_t next_call_id_ = 1;
   std::unordered_map<int64_t, std::shared_ptr<UtilityWait>> utility_waits_;
   std::shared_ptr<const StatsListener> stats_listener_;  // guarded by mu_
+  ReadyListener ready_listener_;                         // guarded by mu_
   std::vector<uint32_t> rank_order_;  // routed ranks, ascending (balancer indices)
   DpLoadBalancer balancer_;
   uint64_t current_wave_ = 0;      // from the coordinator

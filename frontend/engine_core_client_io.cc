@@ -70,6 +70,7 @@ void EngineCoreClient::HandleInput() {
     LOG(INFO) << "engine rank " << rank << " ready: " << ready.num_kv_blocks() << " KV blocks, max_model_len "
               << ready.max_model_len();
     ready_cv_.notify_all();
+    if (ready_listener_) ready_listener_(rank);
   }
 }
 

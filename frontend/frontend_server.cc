@@ -126,6 +126,8 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
       openai::ParseLoraCards(options_.lora_modules_json, options_.served_model_name).value(),  // validated in Start
       options_.served_model_name, std::move(call_utility));
   serving_.loras = loras_.get();
+  if (loras_->runtime_updating())
+    client_->SetReadyListener([loras = loras_.get()](uint32_t) { loras->OnRankReady(); });
   serving_.defaults = LoadGenerationDefaults(options_.generation_config, options_.model_dir,
                                              options_.override_generation_config).value();  // validated in Start
   serving_.eos_token_ids = tokenizer_->eos_token_ids();

@@ -62,20 +62,42 @@ std::vector<openai::LoraCard> RuntimeLoras::Cards() {
   return cards_.Cards();
 }
 
-void RuntimeLoras::Sync() {
+std::optional<std::vector<openai::LoraCard>> RuntimeLoras::EngineCards() {
   auto lists = call_("list_loras", {}, kListTimeout);
-  if (!lists.ok() || lists->empty()) return;
-  const auto j = nlohmann::json::parse(lists->front(), nullptr, false);
-  if (!j.is_array()) return;
+  if (!lists.ok() || lists->empty()) return std::nullopt;
+  // The union over ranks: a rank that restarted may not hold them all yet.
   std::vector<openai::LoraCard> cards;
-  for (const auto& a : j) {
-    if (!a.is_object()) return;
-    openai::LoraCard c{a.value("name", std::string()), a.value("path", std::string()),
-                       a.value("base_model_name", std::string())};
-    if (c.parent.empty()) c.parent = default_parent_;
-    cards.push_back(std::move(c));
+  for (const auto& text : *lists) {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_array()) continue;
+    for (const auto& a : j) {
+      if (!a.is_object()) continue;
+      openai::LoraCard c{a.value("name", std::string()), a.value("path", std::string()),
+                         a.value("base_model_name", std::string())};
+      if (c.name.empty() || openai::FindLoraCard(cards, c.name) != nullptr) continue;
+      cards.push_back(std::move(c));
+    }
   }
-  cards_.Replace(std::move(cards));
+  return cards;
+}
+
+void RuntimeLoras::Sync() {
+  auto cards = EngineCards();
+  if (!cards) return;
+  for (auto& c : *cards)
+    if (c.parent.empty()) c.parent = default_parent_;
+  cards_.Replace(std::move(*cards));
+}
+
+void RuntimeLoras::OnRankReady() {
+  if (!call_) return;
+  Post([this] {
+    std::lock_guard<std::mutex> lock(change_mu_);
+    auto cards = EngineCards();
+    if (!cards) return;
+    for (const auto& c : *cards) (void)call_("add_lora", {c.name, c.path, c.parent}, kChangeTimeout);
+    Sync();
+  });
 }
 
 RuntimeLoras::Answer RuntimeLoras::Load(const std::string& name, const std::string& path) {

@@ -58,12 +58,19 @@ class RuntimeLoras {
   // needed: names are unique). Blocking; see Post.
   Answer Load(const std::string& name, const std::string& path);
   Answer Unload(const std::string& name);
+  // An engine rank sent its ReadyResponse: one that restarted or joined
+  // knows only the --lora-modules adapters, so every adapter another rank
+  // serves is loaded on it (add_lora to all ranks; those that hold it
+  // already refuse, harmlessly). Quick: the work runs on this object's thread.
+  void OnRankReady();
   // Runs `task` on this object's own thread (loads read files and wait for
   // every engine; the HTTP I/O threads must not).
   void Post(std::function<void()> task) { tasks_.Push(std::move(task)); }
 
  private:
-  // Replaces the cards with the first engine's list_loras (kept on failure).
+  // The adapters any engine rank serves (list_loras), by name; nullopt when no rank answered.
+  std::optional<std::vector<openai::LoraCard>> EngineCards();
+  // Replaces the cards with EngineCards() (kept when no rank answered).
   void Sync();
   void Run();
 

@@ -9,7 +9,8 @@
 // as the static server; vLLM's errors for a duplicate name, a bad path, a
 // rank above --max-lora-rank, an unsupported target module, and an unknown
 // name on unload; a request running while its adapter is unloaded finishes
-// unchanged; after the unload the name is a 404; a reload works again.
+// unchanged; after the unload the name is a 404; a reload works again; an
+// engine rank restarted after a crash serves the run-time adapters again.
 //   node --test tests/e2e/lora_runtime.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +20,8 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { bin, freePort, startLauncher, waitHealthy, waitForLog, stopServe } from './serve_harness.mjs';
+import { bin, freePort, startLauncher, waitHealthy, waitForLog, logCount, stopServe, recordTree, waitUntil }
+  from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-lora-runtime-'));
 const model = join(work, 'm');
@@ -49,7 +51,8 @@ before(async () => {
                             { VLLM_ALLOW_RUNTIME_LORA_UPDATING: '' });
   const port = await freePort();
   runtime = startLauncher(port, [model, ...common, '--max-loras', '1', '--max-cpu-loras', '1',
-                                 '--api-server-count', '2', '--data-parallel-size', '2', '--api-key', key],
+                                 '--api-server-count', '2', '--data-parallel-size', '2', '--api-key', key,
+                                 '--restart-policy', 'on-failure'],
                           { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' });
   await waitHealthy(reference);
   await waitHealthy(runtime);
@@ -198,4 +201,37 @@ test('an unloaded name can be loaded again, from another path', async () => {
   assert.equal((await load('chat', join(work, 'sql'))).status, 200);
   const want = await refText('sql');
   for (const rank of [0, 1]) assert.equal(await rankText('chat', rank), want, `rank ${rank}`);
+});
+
+// The engine process of DP rank `rank`.
+function enginePid(rank) {
+  for (const p of recordTree(runtime)) {
+    if (!p.comm.startsWith('llmserve-engine')) continue;
+    try {
+      if (readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0').includes(`--data-parallel-rank=${rank}`)) return p.pid;
+    } catch {}
+  }
+  return null;
+}
+
+test('an engine rank restarted after a crash is given the run-time adapters again', async () => {
+  const want = { sql: await refText('sql'), chat: await refText('sql') };  // chat was reloaded from sql's path
+  const readyBefore = logCount(runtime, /engine rank 1 ready/);
+  const victim = enginePid(1);
+  assert.ok(victim, 'the rank 1 engine process');
+  process.kill(victim, 'SIGKILL');
+  assert.ok(await waitForLog(runtime, /engine rank 1 ready/, 90_000, readyBefore + 1), runtime.log.slice(-3000));
+  for (const name of ['sql', 'chat']) {
+    // The API servers reload the adapters on the new process once it is ready: poll until it has.
+    const served = await waitUntil(async () => {
+      try {
+        return await rankText(name, 1) === want[name];
+      } catch (e) {
+        if (e.status === 404 || e.status === 503) return false;
+        throw e;
+      }
+    }, 30_000, 100);
+    assert.ok(served, `${name} on the restarted rank 1\n${runtime.log.slice(-3000)}`);
+  }
+  assert.deepEqual(await modelIds(runtime, auth), ['tiny', 'sql', 'chat']);
 });

@@ -6,11 +6,13 @@
 
 #include <cstdlib>
 #include <map>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
 #include "frontend/serving/lora_routes.h"
 #include "frontend/serving/runtime_loras.h"
+#include "tests/common/wait_until.h"
 
 namespace llmserve::frontend::lora_runtime_test {
 namespace {
@@ -22,9 +24,11 @@ using serving::RuntimeLoras;
 struct FakeRanks {
   std::vector<std::map<std::string, std::string>> ranks = std::vector<std::map<std::string, std::string>>(2);
   std::vector<std::string> calls;
+  std::mutex mu;  // RuntimeLoras calls from its own thread too
 
   serving::UtilityCaller Caller() {
     return [this](const std::string& method, const std::vector<std::string>& args, std::chrono::milliseconds) {
+      std::lock_guard<std::mutex> lock(mu);
       calls.push_back(method);
       std::vector<std::string> out;
       for (auto& held : ranks) out.push_back(Answer(held, method, args));
@@ -107,6 +111,26 @@ TEST(LoraRuntime, ApiServersSeeEachOthersChangesThroughTheEngines) {
   ASSERT_FALSE(second.Unload("sql").error);
   EXPECT_TRUE(first.Cards().empty());
   EXPECT_FALSE(first.Serves("sql"));
+}
+
+TEST(LoraRuntime, ARestartedRankGetsTheAdaptersTheOthersServe) {
+  FakeRanks engines;
+  RuntimeLoras loras({}, "tiny", engines.Caller());
+  ASSERT_FALSE(loras.Load("sql", "/a/sql").error);
+  {
+    std::lock_guard<std::mutex> lock(engines.mu);
+    engines.ranks[0].clear();  // rank 0 restarted: it knows none of them
+  }
+  EXPECT_TRUE(loras.Serves("sql"));  // listed while any rank serves it
+  loras.OnRankReady();
+  EXPECT_TRUE(test_util::WaitUntil(
+      [&] {
+        std::lock_guard<std::mutex> lock(engines.mu);
+        return engines.ranks[0].count("sql") == 1;
+      },
+      std::chrono::seconds(5), std::chrono::milliseconds(5)));
+  std::lock_guard<std::mutex> lock(engines.mu);
+  EXPECT_EQ(engines.ranks[0].at("sql"), "/a/sql");
 }
 
 TEST(LoraRuntime, AdaptersAreFixedWithoutACaller) {
