@@ -36,10 +36,10 @@ class Executor {
   // Run-time LoRA adapters on every worker (worker::ModelRunner::AddLora /
   // RemoveLora), between steps. Executors without them say so.
   virtual Status AddLora(const std::string& /*name*/, const std::string& /*dir*/) {
-    return Status::Unimplemented("loading LoRA adapters at run time is not supported with tensor parallelism yet");
+    return Status::Unimplemented("this executor cannot load LoRA adapters at run time");
   }
   virtual Status RemoveLora(const std::string& /*name*/) {
-    return Status::Unimplemented("unloading LoRA adapters at run time is not supported with tensor parallelism yet");
+    return Status::Unimplemented("this executor cannot unload LoRA adapters at run time");
   }
 };
 

@@ -135,6 +135,32 @@ StatusOr<proto::ModelRunnerOutput> MultiProcExecutor::ExecuteModel(const proto::
   return result;
 }
 
+Status MultiProcExecutor::LoraCommand(uint8_t command, const std::string& payload) {
+  if (failed_ || shut_down_) return Status::Unavailable("executor is not running");
+  LLMSERVE_RETURN_IF_ERROR(Broadcast(command, payload));
+  Status first;
+  for (uint32_t rank = 0; rank < world_size_; ++rank) {
+    auto answer = Receive(rank);
+    if (!answer.ok()) {
+      failed_ = true;
+      return answer.status();
+    }
+    Status s = proto::DecodeStatusReply(*answer);
+    if (first.ok() && !s.ok()) first = s;
+  }
+  return first;
+}
+
+Status MultiProcExecutor::AddLora(const std::string& name, const std::string& dir) {
+  Status added = LoraCommand(static_cast<uint8_t>(WorkerCommand::kAddLora), name + std::string(1, '\0') + dir);
+  if (!added.ok() && !failed_) (void)LoraCommand(static_cast<uint8_t>(WorkerCommand::kRemoveLora), name);
+  return added;
+}
+
+Status MultiProcExecutor::RemoveLora(const std::string& name) {
+  return LoraCommand(static_cast<uint8_t>(WorkerCommand::kRemoveLora), name);
+}
+
 Status MultiProcExecutor::CheckHealth() {
   if (failed_ || shut_down_) return Status::Unavailable("executor is not running");
   // Reaps a worker that died while no step was running (a step notices in Receive).

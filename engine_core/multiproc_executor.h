@@ -30,11 +30,16 @@ class MultiProcExecutor final : public Executor {
   StatusOr<proto::ModelRunnerOutput> ExecuteModel(const proto::SchedulerOutput& output) override;
   Status CheckHealth() override;
   void Shutdown() override;
+  // Every worker loads (removes) the adapter; one that fails undoes it on all.
+  Status AddLora(const std::string& name, const std::string& dir) override;
+  Status RemoveLora(const std::string& name) override;
 
  private:
   MultiProcExecutor() = default;
   // Broadcasts one command to every worker.
   Status Broadcast(uint8_t command, std::string_view payload);
+  // Broadcasts a LoRA command and returns the first worker's failure, if any.
+  Status LoraCommand(uint8_t command, const std::string& payload);
   // Waits for worker `rank`'s next answer, watching for dead workers.
   StatusOr<std::string> Receive(uint32_t rank);
 

@@ -165,6 +165,16 @@ Status RunWorker(const WorkerProcOptions& options) {
         }
         break;
       }
+      case WorkerCommand::kAddLora:
+      case WorkerCommand::kRemoveLora: {
+        const size_t split = payload.find('\0');  // kAddLora: name '\0' directory
+        const std::string name(payload.substr(0, split));
+        Status done = command == WorkerCommand::kRemoveLora ? r.RemoveLora(name)
+                      : split == std::string_view::npos     ? Status::InvalidArgument("add_lora: no directory")
+                                                            : r.AddLora(name, std::string(payload.substr(split + 1)));
+        LLMSERVE_RETURN_IF_ERROR(responses->Write(Reply(WorkerReply::kOk, proto::EncodeStatusReply(done))));
+        break;
+      }
       default:
         LOG(ERROR) << "worker " << options.rank << ": unknown command " << static_cast<int>(message[0]);
     }

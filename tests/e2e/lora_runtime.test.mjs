@@ -10,7 +10,8 @@
 // rank above --max-lora-rank, an unsupported target module, and an unknown
 // name on unload; a request running while its adapter is unloaded finishes
 // unchanged; after the unload the name is a 404; a reload works again; an
-// engine rank restarted after a crash serves the run-time adapters again.
+// engine rank restarted after a crash serves the run-time adapters again; with
+// --tensor-parallel-size 2 every worker loads and unloads the adapter.
 //   node --test tests/e2e/lora_runtime.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,6 +31,7 @@ const common = ['--served-model-name', 'tiny', '--max-model-len', '512', '--kv-c
                 'float32', '--enable-lora', '--max-lora-rank', '16'];
 let reference;  // --lora-modules from start, no env var
 let runtime;    // VLLM_ALLOW_RUNTIME_LORA_UPDATING=true
+let tensorParallel;  // the same, with --tensor-parallel-size 2
 let refClient;
 let client;
 
@@ -54,8 +56,11 @@ before(async () => {
                                  '--api-server-count', '2', '--data-parallel-size', '2', '--api-key', key,
                                  '--restart-policy', 'on-failure'],
                           { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' });
+  tensorParallel = startLauncher(await freePort(), [model, ...common, '--tensor-parallel-size', '2'],
+                                 { VLLM_ALLOW_RUNTIME_LORA_UPDATING: '1' });
   await waitHealthy(reference);
   await waitHealthy(runtime);
+  await waitHealthy(tensorParallel);
   assert.ok(await waitForLog(runtime, /frontend \d listening on/, 60_000, 2), runtime.log);
   const opts = { maxRetries: 0, timeout: 60_000 };
   refClient = new OpenAI({ baseURL: `http://127.0.0.1:${refPort}/v1`, apiKey: 'unused', ...opts });
@@ -63,7 +68,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const server of [reference, runtime]) {
+  for (const server of [reference, runtime, tensorParallel]) {
     if (!server) continue;
     const exit = await stopServe(server);
     assert.equal(exit.code, 0, `launcher exit code after SIGTERM\n${server.log}`);
@@ -234,4 +239,26 @@ test('an engine rank restarted after a crash is given the run-time adapters agai
     assert.ok(served, `${name} on the restarted rank 1\n${runtime.log.slice(-3000)}`);
   }
   assert.deepEqual(await modelIds(runtime, auth), ['tiny', 'sql', 'chat']);
+});
+
+test('with tensor parallelism every worker loads and unloads the adapter', async () => {
+  const post = (path, body) => send(tensorParallel, 'POST', path, body);
+  let r = await post('/v1/load_lora_adapter', { lora_name: 'sql', lora_path: join(work, 'sql') });
+  assert.equal(r.status, 200, r.text);
+  const complete = async (name) => {
+    const c = await send(tensorParallel, 'POST', '/v1/completions', params(name));
+    assert.equal(c.status, 200, c.text);
+    return JSON.parse(c.text).choices[0].text;
+  };
+  assert.equal(await complete('sql'), await refText('sql'));
+  r = await post('/v1/load_lora_adapter', { lora_name: 'big', lora_path: join(work, 'big') });
+  assert.equal(r.status, 400, r.text);
+  r = await post('/v1/load_lora_adapter', { lora_name: 'ghost', lora_path: join(work, 'no-such-dir') });
+  assert.equal(r.status, 404, r.text);
+  assert.equal(await complete('sql'), await refText('sql'));
+  r = await post('/v1/unload_lora_adapter', { lora_name: 'sql' });
+  assert.equal(r.status, 200, r.text);
+  const c = await send(tensorParallel, 'POST', '/v1/completions', params('sql'));
+  assert.equal(c.status, 404, c.text);
+  assert.equal(await complete('tiny'), await refText('tiny'));
 });
