@@ -8,22 +8,23 @@ namespace llmserve::engine_core {
 
 namespace {
 
-std::string Ok() { return nlohmann::json{{"ok", true}}.dump(); }
+std::string OkResult() { return nlohmann::json{{"ok", true}}.dump(); }
 
-std::string Error(int code, const std::string& message) {
+std::string ErrorResult(int code, const std::string& message) {
   return nlohmann::json{{"code", code}, {"message", message}}.dump();
 }
 
-std::string AddLora(EngineCore& core, const std::vector<std::string>& args) {
+std::string AddLoraResult(EngineCore& core, const std::vector<std::string>& args) {
   const std::string& name = args[0];
   for (const auto& a : core.ListLoras())
-    if (a.name == name) return Error(400, "The lora adapter '" + name + "' has already been loaded.");
+    if (a.name == name) return ErrorResult(400, "The lora adapter '" + name + "' has already been loaded.");
   Status s = core.AddLora(LoraAdapterInfo{name, args[1], args[2]});
-  if (s.ok()) return Ok();
+  if (s.ok()) return OkResult();
   // vLLM's wording: its frontend answers 404 to "No adapter found", 400 to the rest.
   if (s.code() == StatusCode::kNotFound)
-    return Error(404, "Loading lora " + name + " failed: No adapter found for " + args[1] + " (" + s.message() + ")");
-  return Error(400, "Loading lora " + name + " failed: " + s.message());
+    return ErrorResult(404,
+                       "Loading lora " + name + " failed: No adapter found for " + args[1] + " (" + s.message() + ")");
+  return ErrorResult(400, "Loading lora " + name + " failed: " + s.message());
 }
 
 }  // namespace
@@ -31,13 +32,13 @@ std::string AddLora(EngineCore& core, const std::vector<std::string>& args) {
 std::optional<std::string> HandleLoraUtility(EngineCore& core, const proto::UtilityRequest& request) {
   const auto& args = request.args;
   if (request.method == "add_lora") {
-    if (args.size() != 3) return Error(400, "add_lora takes a name, a path and a base model name");
-    return AddLora(core, args);
+    if (args.size() != 3) return ErrorResult(400, "add_lora takes a name, a path and a base model name");
+    return AddLoraResult(core, args);
   }
   if (request.method == "remove_lora") {
-    if (args.size() != 1) return Error(400, "remove_lora takes a name");
+    if (args.size() != 1) return ErrorResult(400, "remove_lora takes a name");
     Status s = core.RemoveLora(args[0]);
-    return s.ok() ? Ok() : Error(404, s.message());
+    return s.ok() ? OkResult() : ErrorResult(404, s.message());
   }
   if (request.method == "list_loras") {
     nlohmann::json list = nlohmann::json::array();

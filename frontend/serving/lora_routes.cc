@@ -19,7 +19,7 @@ openai::MaybeError StringField(const nlohmann::json& body, const char* name, std
   return std::nullopt;
 }
 
-void Reply(http::ResponseWriter& w, const RuntimeLoras::Answer& answer) {
+void RespondWithAnswer(http::ResponseWriter& w, const RuntimeLoras::Answer& answer) {
   if (answer.error) return w.Respond(openai::ErrorResponse(*answer.error));
   w.Respond(http::HttpResponse::Make(200, "", answer.text));  // vLLM's plain Response: no content type
 }
@@ -30,7 +30,7 @@ void HandleLoad(RuntimeLoras* loras, const http::HttpRequest& req, std::shared_p
   if (auto e = openai::ParseJsonObject(req.body, &body)) return w->Respond(openai::ErrorResponse(*e));
   if (auto e = StringField(body, "lora_name", &name)) return w->Respond(openai::ErrorResponse(*e));
   if (auto e = StringField(body, "lora_path", &path)) return w->Respond(openai::ErrorResponse(*e));
-  loras->Post([loras, name, path, w] { Reply(*w, loras->Load(name, path)); });
+  loras->Post([loras, name, path, w] { RespondWithAnswer(*w, loras->Load(name, path)); });
 }
 
 void HandleUnload(RuntimeLoras* loras, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
@@ -41,7 +41,7 @@ void HandleUnload(RuntimeLoras* loras, const http::HttpRequest& req, std::shared
   if (auto it = body.find("lora_int_id"); it != body.end() && !it->is_null() && !it->is_number_integer())
     return w->Respond(
         openai::ErrorResponse(openai::BadRequest("lora_int_id: Input should be a valid integer", "lora_int_id")));
-  loras->Post([loras, name, w] { Reply(*w, loras->Unload(name)); });
+  loras->Post([loras, name, w] { RespondWithAnswer(*w, loras->Unload(name)); });
 }
 
 }  // namespace
