@@ -43,7 +43,8 @@ std::shared_ptr<const Vocabulary> StringVocab() {
                           "\xF0\x9F\x98\x80", "\xF0\x9F", "\x98\x80x", "{\"s\":\"", "{\"s\":\"ab", "\"}\n"})
       toks.push_back(t);
     toks.push_back("");
-    return Vocabulary::Create(std::move(toks), {static_cast<int32_t>(toks.size() - 1)}).value();
+    const auto eos = static_cast<int32_t>(toks.size() - 1);  // before toks is moved from
+    return Vocabulary::Create(std::move(toks), {eos}).value();
   }();
   return v;
 }
