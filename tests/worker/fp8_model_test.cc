@@ -21,34 +21,17 @@ namespace {
 using kernels::cpu::MatmulPrecision;
 using testing::Prompt;
 using testing::ScratchDir;
-
-StatusOr<std::unique_ptr<Model>> Load(const std::string& dir, MatmulPrecision precision,
-                                      const std::string& quantization, kernels::cpu::ThreadPool& pool) {
-  LoadOptions opts;
-  opts.precision = precision;
-  opts.quantization = quantization;
-  opts.show_progress = false;
-  return Model::Load(dir, opts, nullptr, &pool);
-}
+using testing::EditConfig;
+using testing::ExpectErrorMentions;
+using testing::LoadStatus;
 
 std::vector<float> Logits(const std::string& dir, const std::vector<int32_t>& tokens, MatmulPrecision precision) {
   kernels::cpu::ThreadPool pool(2);
-  auto model = Load(dir, precision, "", pool);
+  auto model = testing::LoadModel(dir, precision, "", pool);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return {};
   KvCache cache((*model)->CacheShape(16, 8));
   return testing::RunPrompt(**model, cache, tokens, {5, 3}, testing::Blocks(1, 8));
-}
-
-Status LoadStatus(const std::string& dir, const std::string& quantization = "") {
-  kernels::cpu::ThreadPool pool(1);
-  auto m = Load(dir, MatmulPrecision::kBF16, quantization, pool);
-  return m.ok() ? Status::Ok() : m.status();
-}
-
-void ExpectErrorMentions(const Status& st, const std::string& text) {
-  EXPECT_FALSE(st.ok()) << "expected an error mentioning " << text;
-  EXPECT_NE(st.message().find(text), std::string::npos) << st.ToString();
 }
 
 // `spec` as float safetensors in DIR/hf and as FP8 (blocks of `block`) in DIR/fp8.
@@ -90,13 +73,6 @@ TEST(Fp8Model, MatchesNumpyWithBlockAndTensorScales) {
   CheckAgainstNumpy(wide, 32);
   CheckAgainstNumpy(testing::TinySpec("qwen3", 42), 0);
   CheckAgainstNumpy(testing::TinySpec("qwen3", 43), 128);  // one partial block per matrix
-}
-
-void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j;
-  std::ifstream(dir + "/config.json") >> j;
-  edit(j);
-  std::ofstream(dir + "/config.json") << j.dump();
 }
 
 TEST(Fp8Model, UnsupportedConfigsAndBadTensorsAreClearErrors) {

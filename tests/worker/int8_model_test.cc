@@ -26,6 +26,9 @@ namespace {
 using kernels::cpu::MatmulPrecision;
 using testing::Prompt;
 using testing::ScratchDir;
+using testing::EditConfig;
+using testing::ExpectErrorMentions;
+using testing::LoadStatus;
 
 // Writes `spec` as safetensors into DIR/hf and as a compressed-tensors W8A8
 // checkpoint into DIR/int8.
@@ -36,21 +39,12 @@ void WriteBoth(const TestModelSpec& spec, const ScratchDir& dir) {
   ASSERT_TRUE(st.ok()) << st.ToString();
 }
 
-StatusOr<std::unique_ptr<Model>> Load(const std::string& dir, MatmulPrecision precision,
-                                      const std::string& quantization, kernels::cpu::ThreadPool& pool) {
-  LoadOptions opts;
-  opts.precision = precision;
-  opts.quantization = quantization;
-  opts.show_progress = false;
-  return Model::Load(dir, opts, nullptr, &pool);
-}
-
 // Logits of `tokens`; `int8_layers` counts the layers whose qkv and down
 // weights take the int8 kernels.
 std::vector<float> Logits(const std::string& dir, const std::vector<int32_t>& tokens, MatmulPrecision precision,
                           const std::string& quantization = "", size_t* int8_layers = nullptr) {
   kernels::cpu::ThreadPool pool(2);
-  auto model = Load(dir, precision, quantization, pool);
+  auto model = testing::LoadModel(dir, precision, quantization, pool);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return {};
   if (int8_layers != nullptr) {
@@ -131,24 +125,6 @@ TEST(Int8Model, MoeExpertsQuantizedAtLoadMatchNumpy) {
 }
 
 // config.json of `dir`, edited by `edit`.
-void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j;
-  std::ifstream(dir + "/config.json") >> j;
-  edit(j);
-  std::ofstream(dir + "/config.json") << j.dump();
-}
-
-Status LoadStatus(const std::string& dir, const std::string& quantization = "") {
-  kernels::cpu::ThreadPool pool(1);
-  auto m = Load(dir, MatmulPrecision::kBF16, quantization, pool);
-  return m.ok() ? Status::Ok() : m.status();
-}
-
-void ExpectErrorMentions(const Status& st, const std::string& text) {
-  EXPECT_FALSE(st.ok()) << "expected an error mentioning " << text;
-  EXPECT_NE(st.message().find(text), std::string::npos) << st.ToString();
-}
-
 TEST(Int8Model, UnsupportedQuantizationConfigsNameWhatIsNotSupported) {
   const auto s = testing::TinySpec("qwen3", 25);
   ScratchDir dir;

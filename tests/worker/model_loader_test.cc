@@ -12,14 +12,8 @@
 namespace llmserve::worker {
 namespace {
 
+using testing::EditConfig;
 using testing::ScratchDir;
-
-void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j;
-  std::ifstream(dir + "/config.json") >> j;
-  edit(j);
-  std::ofstream(dir + "/config.json") << j.dump();
-}
 
 Status LoadStatus(const std::string& dir) {
   kernels::cpu::ThreadPool pool(1);

@@ -3,6 +3,7 @@
 // models, running the numpy reference, and running our model over a prompt.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +86,36 @@ inline double MaxRelativeError(const std::vector<float>& a, const std::vector<fl
     scale = std::max(scale, std::abs(static_cast<double>(b[i])));
   }
   return diff / std::max(scale, 1e-30);
+}
+
+// config.json of model directory `dir`, edited in place.
+inline void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j;
+  std::ifstream(dir + "/config.json") >> j;
+  edit(j);
+  std::ofstream(dir + "/config.json") << j.dump();
+}
+
+// The model in `dir` loaded at `precision` with --quantization `quantization`.
+inline StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& dir, kernels::cpu::MatmulPrecision precision,
+                                                  const std::string& quantization, kernels::cpu::ThreadPool& pool) {
+  LoadOptions opts;
+  opts.precision = precision;
+  opts.quantization = quantization;
+  opts.show_progress = false;
+  return Model::Load(dir, opts, nullptr, &pool);
+}
+
+// Whether that load succeeds (in bf16), and why not.
+inline Status LoadStatus(const std::string& dir, const std::string& quantization = "") {
+  kernels::cpu::ThreadPool pool(1);
+  auto m = LoadModel(dir, kernels::cpu::MatmulPrecision::kBF16, quantization, pool);
+  return m.ok() ? Status::Ok() : m.status();
+}
+
+inline void ExpectErrorMentions(const Status& st, const std::string& text) {
+  EXPECT_FALSE(st.ok()) << "expected an error mentioning " << text;
+  EXPECT_NE(st.message().find(text), std::string::npos) << st.ToString();
 }
 
 // A prompt of `n` token ids spread over the vocabulary; `salt` varies it.
