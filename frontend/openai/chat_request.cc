@@ -99,7 +99,7 @@ MaybeError ReadTools(FieldReader& reader, nlohmann::json* tools, nlohmann::json*
     for (size_t i = 0; i < t->size(); ++i) {
       const nlohmann::json& tool = (*t)[i];
       const std::string where = "tools[" + std::to_string(i) + "]";
-      if (!tool.is_object() || tool.value("type", std::string()) != "function") {
+      if (StringMember(tool, "type") != "function") {
         return BadRequest(where + " must be an object with type 'function'", "tools");
       }
       auto fn = tool.find("function");

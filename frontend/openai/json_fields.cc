@@ -4,6 +4,12 @@
 
 namespace llmserve::frontend::openai {
 
+std::string StringMember(const nlohmann::json& obj, const char* key, const std::string& fallback) {
+  if (!obj.is_object()) return fallback;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 std::string JsonTypeName(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::null: return "null";

@@ -31,6 +31,10 @@ using MaybeError = std::optional<ApiError>;
     if (_api_err) return _api_err;                              \
   } while (0)
 
+// obj[key] when `obj` is an object holding a string there, else `fallback`:
+// never throws, as nlohmann's value() does for a key of another type.
+std::string StringMember(const nlohmann::json& obj, const char* key, const std::string& fallback = "");
+
 // A short name for a JSON value's type, for error messages ("string", "array"...).
 std::string JsonTypeName(const nlohmann::json& value);
 std::string JsonTypeName(const nlohmann::ordered_json& value);

@@ -17,7 +17,7 @@ MaybeError ContentText(const nlohmann::json& content, const std::string& where, 
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
     const nlohmann::json& part = content[i];
-    const std::string type = part.is_object() ? part.value("type", std::string()) : std::string();
+    const std::string type = StringMember(part, "type");
     if ((type != "input_text" && type != "output_text") || !part.contains("text") || !part["text"].is_string()) {
       return BadRequest(where + ".content[" + std::to_string(i) + "]: only input_text and output_text parts are "
                         "supported (this server serves text models), got '" + type + "'", "input");
@@ -40,11 +40,13 @@ MaybeError ReadInput(const nlohmann::json* input, nlohmann::json* messages) {
   for (size_t i = 0; i < input->size(); ++i) {
     const nlohmann::json& item = (*input)[i];
     const std::string where = "input[" + std::to_string(i) + "]";
-    const std::string type = item.is_object() ? item.value("type", std::string("message")) : std::string();
+    const std::string type = !item.is_object()        ? std::string()
+                             : item.contains("type") ? StringMember(item, "type")
+                                                     : std::string("message");
     if (type != "message") {
       return BadRequest(where + ": items of type '" + type + "' are not supported; send messages", "input");
     }
-    const std::string role = item.value("role", std::string());
+    const std::string role = StringMember(item, "role");
     if (role != "user" && role != "assistant" && role != "system" && role != "developer") {
       return BadRequest(where + ".role must be user, assistant, system or developer", "input");
     }
@@ -64,7 +66,7 @@ MaybeError ReadTextFormat(FieldReader& reader, std::string_view body, const Pars
   if (!text->is_object()) return BadRequest("'text' must be an object", "text");
   auto format = text->find("format");
   if (format == text->end() || format->is_null()) return std::nullopt;
-  const std::string type = format->is_object() ? format->value("type", std::string()) : std::string();
+  const std::string type = StringMember(*format, "type");
   req->text_format = *format;
   if (type == "text") return std::nullopt;
   if (type == "json_object") {

@@ -5,6 +5,7 @@
 #include "frontend/openai/api_error.h"
 #include "frontend/openai/chat_request.h"
 #include "frontend/openai/completion_request.h"
+#include "frontend/openai/json_fields.h"
 #include "frontend/openai/responses.h"
 #include "frontend/openai/responses_request.h"
 #include "frontend/http/request_id.h"
@@ -150,7 +151,7 @@ MaybeError ChatOutputFor(const ServingContext& ctx, openai::ChatCompletionReques
 // message's own.
 std::string ChatEcho(const openai::ChatCompletionRequest& cr) {
   const nlohmann::json& last = cr.messages.back();
-  const std::string role = last.value("role", "");
+  const std::string role = openai::StringMember(last, "role");
   if (cr.add_generation_prompt && role != "assistant") return "";
   auto content = last.find("content");
   return content != last.end() && content->is_string() ? content->get<std::string>() : "";

@@ -64,6 +64,11 @@ TEST(ResponsesRequest, WhatWouldChangeTheAnswerIsA400) {
   EXPECT_EQ(Error(R"({"input": "x", "text": {"format": {"type": "yaml"}}})").param, "text.format");
   EXPECT_EQ(Error(R"({"input": "x", "text": {"format": {"type": "json_schema", "schema": {"type": "nope"}}}})").status,
             400);
+  // Fields of the wrong JSON type are 400s, never an exception (found by fuzz.openai_request).
+  EXPECT_EQ(Error(R"({"input": [{"role": "user", "content": [{"type": 4, "text": "hi"}]}]})").param, "input");
+  EXPECT_EQ(Error(R"({"input": [{"type": 7, "role": "user", "content": "hi"}]})").param, "input");
+  EXPECT_EQ(Error(R"({"input": [{"role": 1, "content": "hi"}]})").param, "input");
+  EXPECT_EQ(Error(R"({"input": "x", "text": {"format": {"type": 3}}})").param, "text.format");
   // Accepted, no effect on a text answer; unknown names are listed.
   ResponsesRequest r = Parse(R"({"input": "x", "tools": [], "tool_choice": "auto", "reasoning": {"effort": "low"},
                                  "parallel_tool_calls": false, "truncation": "disabled", "frobnicate": 1})");
