@@ -43,6 +43,11 @@ DEFINE_string(kv_cache_dtype, "auto",
               "KV cache element type: auto (bfloat16 when the model computes in bfloat16, as --dtype decides; "
               "float32 otherwise), bfloat16 (half the memory per block), float32.");
 DEFINE_bool(enforce_eager, false, "CUDA: run every step eagerly (no CUDA graphs for decode steps).");
+DEFINE_string(load_format, "auto",
+              "How weights are loaded: auto or safetensors (the model directory's files; a GGUF file is found by "
+              "itself), or dummy (random weights made at load; the directory needs only config.json and the "
+              "tokenizer, e.g. from `llmserve make-model --format config`): for benchmarks. dummy runs on --device "
+              "cuda only so far.");
 DEFINE_double(gpu_memory_utilization, 0.9,
               "Fraction of GPU memory the worker may use (CUDA). No effect on CPU (a warning says so): size the KV "
               "cache there with --kv-cache-memory.");
@@ -111,6 +116,10 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   model->set_quantization(FLAGS_quantization == "None" || FLAGS_quantization == "none" ? "" : FLAGS_quantization);
   model->set_seed(static_cast<uint64_t>(FLAGS_seed));
   model->set_enforce_eager(FLAGS_enforce_eager);
+  if (FLAGS_load_format != "auto" && FLAGS_load_format != "safetensors" && FLAGS_load_format != "dummy")
+    return Status::InvalidArgument("--load-format must be auto, safetensors or dummy, got '" + FLAGS_load_format +
+                                   "'");
+  model->set_load_format(FLAGS_load_format);
 
   auto* parallel = config->mutable_parallel();
   if (FLAGS_tensor_parallel_size < 1) return Status::InvalidArgument("--tensor-parallel-size must be at least 1");

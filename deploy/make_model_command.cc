@@ -24,7 +24,7 @@ namespace llmserve::deploy {
 namespace {
 
 constexpr const char* kMakeModelUsage =
-    "usage: llmserve make-model --out DIR [--preset tiny|qwen3-0.6b|qwen3-30b-a3b]\n"
+    "usage: llmserve make-model --out DIR [--preset tiny|qwen3-0.6b|qwen3-8b|qwen3-30b-a3b]\n"
     "         [--arch qwen3|llama|mistral|qwen2|qwen3_moe|mixtral]\n"
     "         [--seed N] [--std X] [--norm-jitter X] [--dtype bf16|f16|f32] [--shards N]\n"
     "         [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--intermediate N]\n"
@@ -32,16 +32,17 @@ constexpr const char* kMakeModelUsage =
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
     "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
     "         [--decoder-sparse-step N]\n"
-    "         [--format safetensors|gguf|compressed-tensors|gptq|awq|fp8] [--group-size N]\n"
+    "         [--format safetensors|gguf|compressed-tensors|gptq|awq|fp8|config] [--group-size N]\n"
     "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
     "share/llmserve/demo-tokenizer beside the binaries unless --tokenizer-dir is given).\n"
     "Presets: tiny (hidden 64, 2 layers, 4 heads, 2 KV heads, head_dim 16, intermediate 128,\n"
-    "vocab 151936; the default) and qwen3-0.6b (hidden 1024, 28 layers, 16 heads, 8 KV heads,\n"
-    "head_dim 128, intermediate 3072, vocab 151936, tied embeddings). The mixture-of-experts arches\n"
-    "(qwen3_moe, mixtral) add 8 experts, 2 per token (qwen3_moe experts 32 wide; mixtral's are\n"
-    "--intermediate wide); qwen3-30b-a3b (--arch qwen3_moe) is Qwen3-30B-A3B's shape: hidden 2048,\n"
+    "vocab 151936; the default), qwen3-0.6b (hidden 1024, 28 layers, 16 heads, 8 KV heads,\n"
+    "head_dim 128, intermediate 3072, vocab 151936, tied embeddings) and qwen3-8b (hidden 4096,\n"
+    "36 layers, 32 heads, 8 KV heads, head_dim 128, intermediate 12288, vocab 151936, untied).\n"
+    "The mixture-of-experts arches (qwen3_moe, mixtral) add 8 experts, 2 per token (qwen3_moe\n"
+    "experts 32 wide; mixtral's are --intermediate wide); qwen3-30b-a3b (--arch qwen3_moe) is Qwen3-30B-A3B's shape: hidden 2048,\n"
     "48 layers, 32 heads, 4 KV heads, 128 experts of width 768, 8 per token, untied; each layer holds\n"
     "about 1.2 GB of bf16 experts, so take a slice with --layers N.\n"
     "--format gguf writes one model.gguf of --gguf-type; --format compressed-tensors writes a\n"
@@ -49,6 +50,8 @@ constexpr const char* kMakeModelUsage =
     "scale per output channel, config.json's quantization_config saying so); --format gptq|awq a GPTQ\n"
     "or AWQ (GEMM layout) 4-bit checkpoint (rounded to nearest per output row and group of\n"
     "--group-size input columns, default 128, a multiple of 32 dividing every layer's in_features);\n"
+    "--format config writes no weights, only the config and tokenizer files: a model to serve with\n"
+    "--load-format dummy (random weights made at load) without writing a large checkpoint;\n"
     "--format fp8 an FP8 E4M3 checkpoint as vLLM's fp8 method reads it (blocks of --group-size ×\n"
     "--group-size weights with one F32 scale each, default 128 as Qwen3-FP8; 0: one scale per tensor).\n";
 
@@ -190,6 +193,7 @@ struct OutputFormat {
     if (format == "gptq") return "GPTQ 4-bit";
     if (format == "awq") return "AWQ 4-bit";
     if (format == "fp8") return "FP8 E4M3";
+    if (format == "config") return "no weights: serve with --load-format dummy";
     return spec.dtype;
   }
 };
@@ -197,8 +201,8 @@ struct OutputFormat {
 Status TakeOutputFormat(MakeModelOptions& opts, OutputFormat* out) {
   out->format = opts.Take("format", out->format);
   if (out->format != "safetensors" && out->format != "gguf" && out->format != "compressed-tensors" &&
-      out->format != "gptq" && out->format != "awq" && out->format != "fp8") {
-    return Status::InvalidArgument("--format wants safetensors, gguf, compressed-tensors, gptq, awq or fp8");
+      out->format != "gptq" && out->format != "awq" && out->format != "fp8" && out->format != "config") {
+    return Status::InvalidArgument("--format wants safetensors, gguf, compressed-tensors, gptq, awq, fp8 or config");
   }
   LLMSERVE_ASSIGN_OR_RETURN(out->gguf_type, worker::ParseGgufWeightType(opts.Take("gguf-type", "f16")));
   return opts.TakeSize("group-size", &out->group_size);
@@ -207,6 +211,7 @@ Status TakeOutputFormat(MakeModelOptions& opts, OutputFormat* out) {
 Status WriteModel(const worker::TestModelSpec& spec, const OutputFormat& format, const std::string& out) {
   if (format.format == "gguf") return worker::WriteGgufTestModel(spec, format.gguf_type, out);
   if (format.format == "safetensors") return worker::WriteTestModel(spec, out);
+  if (format.format == "config") return worker::WriteTestModel(spec, out, /*with_weights=*/false);
   return WriteQuantizedTestModel(spec, format.format, format.group_size, out);
 }
 

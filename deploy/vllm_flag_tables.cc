@@ -132,7 +132,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"hf-overrides", A::kOne, "overriding the model's config", ""},
     {"io-processor-plugin", A::kOne, "IO processor plugins", ""},
     {"kv-transfer-config", A::kOne, "KV connectors (disaggregated prefill)", ""},
-    {"load-format", A::kOne, "weight formats other than safetensors (GGUF is found by itself)", "auto,safetensors"},
     {"logits-processors", A::kList, "custom logits processors", ""},
     {"logprobs-mode", A::kOne, "logprobs other than the raw model log-probabilities", "raw_logprobs"},
     {"middleware", A::kOne, "Python ASGI middleware", ""},

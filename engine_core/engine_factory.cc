@@ -44,6 +44,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     rc.precision = kernels::cpu::MatmulPrecision::kBF16;
     rc.enforce_eager = model.enforce_eager();
   }
+  rc.dummy_weights = model.load_format() == "dummy";
   const auto& spec = config.speculative();
   if (!spec.method().empty() && spec.method() != "ngram")
     return Status::InvalidArgument("speculative decoding method '" + spec.method() + "' is not supported (only ngram)");

@@ -110,6 +110,11 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
     LLMSERVE_RETURN_IF_ERROR(RefuseOnCuda(config));
     LLMSERVE_ASSIGN_OR_RETURN(r->backend_, CreateCudaBackend(config));
   } else if (config.device == "cpu") {
+    if (config.dummy_weights) {
+      return Status::Unimplemented(
+          "--load-format dummy (random weights) runs on --device cuda only so far; on the CPU, write a random-weight "
+          "checkpoint with `llmserve make-model` instead");
+    }
     LoadOptions opts;
     opts.tp_rank = config.tp_rank;
     opts.tp_size = config.tp_size;

@@ -43,6 +43,7 @@ struct ModelRunnerConfig {
   std::string model_dir;
   std::string device = "cpu";                // cpu | cuda (the CUDA backend, when built)
   bool enforce_eager = false;                // cuda: no CUDA graphs for decode steps
+  bool dummy_weights = false;                // --load-format dummy: random weights, no weight files read
   size_t tp_rank = 0;
   size_t tp_size = 1;
   // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX or AVX512-BF16.

@@ -58,6 +58,17 @@ StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::st
     s.tie_word_embeddings = false;
     return s;
   }
+  if (preset == "qwen3-8b") {
+    s.hidden_size = 4096;
+    s.num_layers = 36;
+    s.num_heads = 32;
+    s.num_kv_heads = 8;
+    s.head_dim = 128;
+    s.intermediate_size = 12288;
+    s.vocab_size = 151936;
+    s.tie_word_embeddings = false;
+    return s;
+  }
   if (preset == "qwen3-0.6b") {
     s.hidden_size = 1024;
     s.num_layers = 28;
@@ -68,7 +79,7 @@ StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::st
     s.vocab_size = 151936;
     return s;
   }
-  return Status::InvalidArgument("unknown preset '" + preset + "' (tiny, qwen3-0.6b, qwen3-30b-a3b)");
+  return Status::InvalidArgument("unknown preset '" + preset + "' (tiny, qwen3-0.6b, qwen3-8b, qwen3-30b-a3b)");
 }
 
 StatusOr<std::string> FindDemoTokenizerDir() {
@@ -238,7 +249,7 @@ nlohmann::ordered_json GenerationConfigJson() {
 
 }  // namespace
 
-Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
+Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir, bool with_weights) {
   if (!KnownArch(s.arch)) return Status::InvalidArgument("unknown arch '" + s.arch + "' (" + kArches + ")");
   if (IsMoeArch(s.arch) && (s.num_experts == 0 || s.num_experts_per_tok == 0 ||
                             s.num_experts_per_tok > s.num_experts || s.moe_intermediate_size == 0 ||
@@ -267,10 +278,10 @@ Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir) {
   fs::create_directories(out_dir, ec);
   if (ec) return Status::Unavailable(out_dir + ": " + ec.message());
   LLMSERVE_RETURN_IF_ERROR(CopyTokenizer(tok_dir, out_dir));
-  std::vector<TensorToWrite> tensors = RandomTensors(s, st_dtype);
   std::ofstream(fs::path(out_dir) / "config.json") << ConfigJson(s, rope_scaling).dump(2) << "\n";
   std::ofstream(fs::path(out_dir) / "generation_config.json") << GenerationConfigJson().dump(2) << "\n";
-  return WriteSafetensors(out_dir, tensors, s.num_shards);
+  if (!with_weights) return Status::Ok();
+  return WriteSafetensors(out_dir, RandomTensors(s, st_dtype), s.num_shards);
 }
 
 }  // namespace llmserve::worker

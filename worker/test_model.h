@@ -47,7 +47,8 @@ struct TestModelSpec {
 // heads, 2 KV heads, head_dim 16, intermediate 128, real vocab; MoE arches: 8
 // experts, top 2, qwen3_moe experts 32 wide), "qwen3-0.6b" (hidden 1024, 28
 // layers, 16 heads, 8 KV heads, head_dim 128, intermediate 3072, vocab
-// 151936, tied) or, for qwen3_moe only, "qwen3-30b-a3b" (hidden 2048, 48
+// 151936, tied), "qwen3-8b" (hidden 4096, 36 layers, 32 heads, 8 KV heads,
+// head_dim 128, intermediate 12288, vocab 151936, untied) or, for qwen3_moe only, "qwen3-30b-a3b" (hidden 2048, 48
 // layers, 32 heads, 4 KV heads, head_dim 128, 128 experts of width 768, top
 // 8, vocab 151936, untied: about 1.2 GB of bf16 experts per layer, so take
 // a slice of layers for benchmarks).
@@ -60,8 +61,9 @@ StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::st
 // build/share in the build tree).
 StatusOr<std::string> FindDemoTokenizerDir();
 
-// Writes config.json, generation_config.json, the safetensors and the
-// tokenizer files into `out_dir` (created if needed).
-Status WriteTestModel(const TestModelSpec& spec, const std::string& out_dir);
+// Writes config.json, generation_config.json, the safetensors (unless
+// !with_weights: a model for --load-format dummy) and the tokenizer files
+// into `out_dir` (created if needed).
+Status WriteTestModel(const TestModelSpec& spec, const std::string& out_dir, bool with_weights = true);
 
 }  // namespace llmserve::worker

@@ -5,7 +5,12 @@
 //   decode:    batch 1 and --batch requests at --context tokens, the weight
 //              bytes a step reads per second as a share of the read bandwidth;
 //              eager and through CUDA graphs, whose difference is the share
-//              of an eager step spent launching (the step overhead).
+//              of an eager step spent launching (the step overhead); greedy
+//              sampling on the device as the server does (only ids copied
+//              back), or with --device_sampling=false every row's logits;
+//   ablation:  decode batch 1 through graphs again without programmatic
+//              dependent launch (in part or at all), with the GEMVs' grid
+//              shaped otherwise, and with the logits copied back (--ablate).
 // Weights are random, made on the device: --shape 8b (Llama-3-8B) or 0.6b
 // (Qwen3-0.6B). Prints one JSON object.
 //
@@ -22,6 +27,8 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_array.h"
 #include "kernels/cuda/gemm_bf16.h"
+#include "kernels/cuda/gemv_bf16.h"
+#include "kernels/cuda/programmatic_launch.h"
 #include "kernels/cuda/read_sweep.h"
 #include "worker/cuda/cuda_model.h"
 
@@ -34,6 +41,10 @@ DEFINE_int32(layers, 0, "Override the shape's layer count (0: the shape's).");
 DEFINE_int32(vocab, 0, "Override the shape's vocabulary size (0: the shape's; at least 1000).");
 DEFINE_bool(fused_decode, true, "Decode GEMVs with the RMSNorm and SiLU-and-mul fused in (false: separate kernels).");
 DEFINE_bool(batched_decode_only, false, "Measure only the --batch decode (a short run for profilers).");
+DEFINE_bool(device_sampling, true, "Decode steps sample greedily on the device (false: copy every row's logits back).");
+DEFINE_bool(ablate, false,
+            "Also measure decode batch 1 (graphs) without programmatic dependent launch for the GEMVs, the attention "
+            "kernels or both, with the GEMVs at 8 blocks per SM instead of 4, and with the logits copied back.");
 
 namespace llmserve {
 namespace {
@@ -151,9 +162,22 @@ worker::ForwardBatch Batch(size_t requests, size_t tokens, size_t start, size_t 
   return b;
 }
 
+// One decode step; greedy on the device unless `copy_logits`.
+void DecodeOnce(worker::cuda::CudaModel& model, const worker::ForwardBatch& batch, bool copy_logits) {
+  std::vector<worker::DeviceSampling> greedy;
+  if (!copy_logits) {
+    greedy.resize(batch.logits_indices.size());
+    for (auto& g : greedy) {
+      g.on_device = true;
+      g.temperature = 0.f;
+    }
+  }
+  CHECK_OK(model.Forward(batch, greedy).status());
+}
+
 // Seconds per decode step of `requests` requests at `context` tokens.
 double DecodeStep(worker::cuda::CudaModel& model, size_t requests, size_t context, size_t blocks_per_request,
-                  size_t bs) {
+                  size_t bs, bool copy_logits = !FLAGS_device_sampling) {
   // Fill the context in prefill chunks of at most 2048 tokens per step.
   for (size_t r0 = 0; r0 < requests;) {
     const size_t group = std::max<size_t>(1, std::min(requests - r0, 2048 / std::max<size_t>(context, 1)));
@@ -163,11 +187,48 @@ double DecodeStep(worker::cuda::CudaModel& model, size_t requests, size_t contex
     CHECK_OK(model.Forward(b).status());
     r0 += group;
   }
-  CHECK_OK(model.Forward(Batch(requests, 1, context, blocks_per_request, bs)).status());  // warm-up
+  DecodeOnce(model, Batch(requests, 1, context, blocks_per_request, bs), copy_logits);  // warm-up
   const auto start = Clock::now();
   for (int s = 0; s < FLAGS_decode_steps; ++s)
-    CHECK_OK(model.Forward(Batch(requests, 1, context + 1 + s, blocks_per_request, bs)).status());
+    DecodeOnce(model, Batch(requests, 1, context + 1 + s, blocks_per_request, bs), copy_logits);
   return Seconds(start) / FLAGS_decode_steps;
+}
+
+// Decode batch 1 through graphs with programmatic dependent launch off for
+// the GEMVs, the attention kernels or both, with the GEMVs' grid capped at 8
+// blocks per SM instead of 4, and with the logits copied back; the default
+// first and last (the spread of those two is the noise).
+void PrintAblation(worker::cuda::CudaModel& model, size_t context, size_t per_request, size_t bs,
+                   double weight_bytes, double read_bw) {
+  struct Variant {
+    const char* name;
+    bool gemv_programmatic, attention_programmatic;
+    size_t gemv_blocks_per_sm;
+    bool copy_logits;
+  };
+  const Variant variants[] = {{"default", true, true, 4, false},
+                              {"no_programmatic_launch", false, false, 4, false},
+                              {"programmatic_gemv_only", true, false, 4, false},
+                              {"programmatic_attention_only", false, true, 4, false},
+                              {"gemv_8_blocks_per_sm", true, true, 8, false},
+                              {"logits_copied", true, true, 4, true},
+                              {"default_again", true, true, 4, false}};
+  std::printf("{\"ablation_decode_batch1\": [");
+  const char* sep = "";
+  for (const Variant& v : variants) {
+    kc::SetProgrammaticLaunch(kc::LaunchGroup::kGemv, v.gemv_programmatic);
+    kc::SetProgrammaticLaunch(kc::LaunchGroup::kAttention, v.attention_programmatic);
+    kc::SetGemvBlocksPerSm(v.gemv_blocks_per_sm);
+    model.SetCudaGraphSizes({1});  // drops the graphs captured with the last setting
+    const double s = DecodeStep(model, 1, context, per_request, bs, v.copy_logits);
+    std::printf("%s\n  {\"variant\": \"%s\", \"ms\": %.3f, \"share_of_read_bandwidth\": %.3f}", sep, v.name,
+                s * 1e3, weight_bytes / s / read_bw);
+    sep = ",";
+  }
+  std::printf("]}\n");
+  kc::SetProgrammaticLaunch(kc::LaunchGroup::kGemv, true);
+  kc::SetProgrammaticLaunch(kc::LaunchGroup::kAttention, true);
+  kc::SetGemvBlocksPerSm(4);
 }
 
 int Main() {
@@ -224,17 +285,20 @@ int Main() {
   (*model)->SetCudaGraphSizes({1, batch});
   const double decode1 = all ? DecodeStep(**model, 1, context, per_request, bs) : NAN;
   const double decode_b = DecodeStep(**model, batch, context, per_request, bs);
+  if (FLAGS_ablate) PrintAblation(**model, context, per_request, bs, weight_bytes, read_bw);
   std::printf(
       "{\"device\": \"%s\", \"shape\": \"%s\", \"weight_bytes\": %.0f,\n"
       " \"read_bandwidth_GBps\": %.1f, \"copy_bandwidth_GBps\": %.1f, \"bf16_peak_TFLOPs\": %.1f,\n"
       " \"prefill_tokens\": %zu, \"prefill_ms\": %.2f, \"prefill_TFLOPs\": %.1f, \"prefill_share_of_peak\": %.3f,\n"
-      " \"context\": %zu, \"decode_batch1_ms\": %.3f, \"decode_batch1_weight_GBps\": %.1f,\n"
+      " \"context\": %zu, \"decode_device_sampling\": %s,\n"
+      " \"decode_batch1_ms\": %.3f, \"decode_batch1_weight_GBps\": %.1f,\n"
       " \"decode_batch1_share_of_read_bandwidth\": %.3f,\n"
       " \"batch\": %zu, \"decode_batch_ms\": %.3f, \"decode_batch_output_tok_s\": %.0f,\n"
       " \"eager_decode_batch1_ms\": %.3f, \"eager_decode_batch_ms\": %.3f,\n"
       " \"step_overhead_share_batch1\": %.3f, \"step_overhead_share_batch\": %.3f}\n",
       prop.name, FLAGS_shape.c_str(), weight_bytes, read_bw / 1e9, copy_bw / 1e9, peak / 1e12, prefill, prefill_s * 1e3,
-      prefill_flops / prefill_s / 1e12, prefill_flops / prefill_s / peak, context, decode1 * 1e3,
+      prefill_flops / prefill_s / 1e12, prefill_flops / prefill_s / peak, context,
+      FLAGS_device_sampling ? "true" : "false", decode1 * 1e3,
       weight_bytes / decode1 / 1e9, weight_bytes / decode1 / read_bw, batch, decode_b * 1e3,
       static_cast<double>(batch) / decode_b, eager1 * 1e3, eager_b * 1e3, 1 - decode1 / eager1, 1 - decode_b / eager_b);
   return 0;

@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/gemv_bf16.h"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/warp_sum.cuh"
 
 namespace llmserve::kernels::cuda {
@@ -13,9 +14,10 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr int kUnroll = 8;  // 16-byte weight loads in flight per lane
-// Blocks per SM the fused-norm kernels launch at most: each block normalises
-// the rows once, then loops over columns.
-constexpr size_t kRmsNormBlocksPerSm = 4;
+// Blocks per SM the fused-norm kernels launch at most (0: no cap, a block
+// per 8 columns): each block normalises the rows once, then loops over
+// columns. SetGemvBlocksPerSm changes it.
+size_t rms_norm_blocks_per_sm = 4;
 
 __device__ float Dot8(const uint4& a, const uint4& b) {
   const auto* pa = reinterpret_cast<const __nv_bfloat162*>(&a);
@@ -127,6 +129,8 @@ struct RmsNormArgs {
 // row n + j and writes act.
 template <int kRows, bool kSiluMul>
 __global__ void GemvRmsNormKernel(RmsNormArgs a) {
+  WaitForPriorGrid();
+  LetDependentsLaunch();
   extern __shared__ uint4 shared_rows[];  // uint4: 16-byte aligned rows
   auto* xs = reinterpret_cast<__nv_bfloat16*>(shared_rows);
   if (a.x_bf16) {
@@ -202,10 +206,14 @@ Status LaunchRmsNorm(const RmsNormArgs& a, cudaStream_t stream) {
     }
     resident = it->second;
   }
-  const size_t per_sm = std::clamp<size_t>(static_cast<size_t>(resident), 1, kRmsNormBlocksPerSm);
-  const size_t blocks = NumSms() > 0 ? std::min(groups, NumSms() * per_sm) : groups;
-  GemvRmsNormKernel<kRows, kSiluMul><<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(a);
-  return CudaStatus(cudaGetLastError(), "GemvRmsNormKernel launch");
+  const size_t per_sm = std::clamp<size_t>(static_cast<size_t>(resident), 1, rms_norm_blocks_per_sm);
+  const size_t blocks =
+      NumSms() > 0 && rms_norm_blocks_per_sm > 0 ? std::min(groups, NumSms() * per_sm) : groups;
+  // A programmatic dependent launch (programmatic_launch.h): the blocks are
+  // resident and waiting when the kernel before ends.
+  return CudaStatus(LaunchKernel(LaunchGroup::kGemv, GemvRmsNormKernel<kRows, kSiluMul>,
+                                 dim3(static_cast<unsigned>(blocks)), dim3(kThreads), shared, stream, a),
+                    "GemvRmsNormKernel launch");
 }
 
 // The arguments both fused variants share.
@@ -232,6 +240,8 @@ Status LaunchRmsNorm(const RmsNormArgs& a, size_t rows, cudaStream_t stream) {
 }
 
 }  // namespace
+
+void SetGemvBlocksPerSm(size_t blocks) { rms_norm_blocks_per_sm = blocks; }
 
 Status Gemv(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k, bool accumulate,
             cudaStream_t stream) {

@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/paged_attention.h"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/prefill_attention.h"
 #include "kernels/cuda/warp_sum.cuh"
 
@@ -87,6 +88,8 @@ __device__ void WriteMergedHead(const PagedAttentionArgs& a, const float (*warp_
 // MergeSplitsKernel.
 template <int kPerLane, int kGroup>
 __global__ void PagedAttentionKernel(PagedAttentionArgs a) {
+  WaitForPriorGrid();
+  LetDependentsLaunch();
   constexpr int kKeys = kGroup >= 8 ? 4 : 8;
   const size_t t = a.token_list ? static_cast<size_t>(a.token_list[blockIdx.x]) : blockIdx.x;
   const size_t split = blockIdx.z;
@@ -173,21 +176,29 @@ __global__ void PagedAttentionKernel(PagedAttentionArgs a) {
   for (int i = 0; i < kGroup; ++i) WriteMergedHead<kGroup>(a, warp_m, warp_l, warp_acc, i, t, h0 + i, split);
 }
 
+// An attention kernel of kWarps warps over `grid`, as a programmatic
+// dependent where that is on (programmatic_launch.h).
+cudaError_t Launch(void (*kernel)(PagedAttentionArgs), dim3 grid, const PagedAttentionArgs& a, cudaStream_t stream) {
+  return LaunchKernel(LaunchGroup::kAttention, kernel, grid, dim3(kWarps * 32), 0, stream, a);
+}
+
 template <int kPerLane>
-void LaunchPerToken(const PagedAttentionArgs& a, size_t tokens, cudaStream_t stream) {
+cudaError_t LaunchPerToken(const PagedAttentionArgs& a, size_t tokens, cudaStream_t stream) {
   const int kGroup = static_cast<int>(a.num_heads / AttentionBlocksPerToken(a.num_heads, a.num_kv_heads));
   const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(a.num_heads / kGroup),
                   static_cast<unsigned>(a.num_splits));
   switch (kGroup) {
-    case 2: PagedAttentionKernel<kPerLane, 2><<<grid, kWarps * 32, 0, stream>>>(a); break;
-    case 4: PagedAttentionKernel<kPerLane, 4><<<grid, kWarps * 32, 0, stream>>>(a); break;
-    case 8: PagedAttentionKernel<kPerLane, 8><<<grid, kWarps * 32, 0, stream>>>(a); break;
-    default: PagedAttentionKernel<kPerLane, 1><<<grid, kWarps * 32, 0, stream>>>(a); break;
+    case 2: return Launch(PagedAttentionKernel<kPerLane, 2>, grid, a, stream);
+    case 4: return Launch(PagedAttentionKernel<kPerLane, 4>, grid, a, stream);
+    case 8: return Launch(PagedAttentionKernel<kPerLane, 8>, grid, a, stream);
+    default: return Launch(PagedAttentionKernel<kPerLane, 1>, grid, a, stream);
   }
 }
 
 // Grid (tokens, heads): merges the splits' partial softmaxes.
 __global__ void MergeSplitsKernel(PagedAttentionArgs a) {
+  WaitForPriorGrid();
+  LetDependentsLaunch();
   const size_t t = a.token_list ? static_cast<size_t>(a.token_list[blockIdx.x]) : blockIdx.x;
   const size_t h = blockIdx.y, hd = a.head_dim, stride = hd + 2;
   const float* parts = a.scratch + (t * a.num_heads + h) * a.num_splits * stride;
@@ -236,21 +247,22 @@ Status PagedAttention(const PagedAttentionArgs& args, cudaStream_t stream) {
   const size_t tokens = args.token_list ? args.token_list_size : args.tokens;
   if (tokens == 0) return Status::Ok();
   // Each lane holds ceil(head_dim / 32) dims.
+  cudaError_t launched;
   switch ((args.head_dim + 31) / 32) {
-    case 1: LaunchPerToken<1>(args, tokens, stream); break;
-    case 2: LaunchPerToken<2>(args, tokens, stream); break;
-    case 3: LaunchPerToken<3>(args, tokens, stream); break;
-    case 4: LaunchPerToken<4>(args, tokens, stream); break;
-    case 5: LaunchPerToken<5>(args, tokens, stream); break;
-    case 6: LaunchPerToken<6>(args, tokens, stream); break;
-    case 7: LaunchPerToken<7>(args, tokens, stream); break;
-    default: LaunchPerToken<8>(args, tokens, stream); break;
+    case 1: launched = LaunchPerToken<1>(args, tokens, stream); break;
+    case 2: launched = LaunchPerToken<2>(args, tokens, stream); break;
+    case 3: launched = LaunchPerToken<3>(args, tokens, stream); break;
+    case 4: launched = LaunchPerToken<4>(args, tokens, stream); break;
+    case 5: launched = LaunchPerToken<5>(args, tokens, stream); break;
+    case 6: launched = LaunchPerToken<6>(args, tokens, stream); break;
+    case 7: launched = LaunchPerToken<7>(args, tokens, stream); break;
+    default: launched = LaunchPerToken<8>(args, tokens, stream); break;
   }
-  LLMSERVE_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "PagedAttentionKernel launch"));
+  LLMSERVE_RETURN_IF_ERROR(CudaStatus(launched, "PagedAttentionKernel launch"));
   if (args.num_splits == 1) return Status::Ok();
-  MergeSplitsKernel<<<dim3(static_cast<unsigned>(tokens), static_cast<unsigned>(args.num_heads)), 128, 0, stream>>>(
-      args);
-  return CudaStatus(cudaGetLastError(), "MergeSplitsKernel launch");
+  return CudaStatus(
+      Launch(MergeSplitsKernel, dim3(static_cast<unsigned>(tokens), static_cast<unsigned>(args.num_heads)), args, stream),
+      "MergeSplitsKernel launch");
 }
 
 }  // namespace llmserve::kernels::cuda

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/transformer_ops.h"
 #include "kernels/cuda/warp_sum.cuh"
 
@@ -82,6 +83,8 @@ __global__ void SiluMulKernel(const float* __restrict__ gate_up, size_t rows, si
 
 // Grid (tokens, head groups): one warp per (token, head).
 __global__ void QkvStepKernel(QkvStepArgs a) {
+  WaitForPriorGrid();
+  LetDependentsLaunch();
   const size_t t = blockIdx.x, hd = a.head_dim, half = hd / 2;
   const size_t nh = a.num_heads, nkv = a.num_kv_heads, heads = nh + 2 * nkv;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
@@ -155,8 +158,8 @@ Status QkvStep(const QkvStepArgs& args, cudaStream_t stream) {
   if (args.head_dim % 2 != 0) return Status::InvalidArgument("QkvStep: head_dim must be even");
   const size_t heads = args.num_heads + 2 * args.num_kv_heads;
   const dim3 grid(static_cast<unsigned>(args.tokens), static_cast<unsigned>((heads + 3) / 4));
-  QkvStepKernel<<<grid, 128, 0, stream>>>(args);
-  return CudaStatus(cudaGetLastError(), "QkvStepKernel launch");
+  return CudaStatus(LaunchKernel(LaunchGroup::kAttention, QkvStepKernel, grid, dim3(128), 0, stream, args),
+                    "QkvStepKernel launch");
 }
 
 }  // namespace llmserve::kernels::cuda

@@ -44,6 +44,22 @@ TEST(MakeModelCommand, WritesALoadableShardedModelWithTheTokenizer) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(MakeModelCommand, ConfigFormatWritesTheConfigAndTokenizerOnly) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "llmserve_make_model_XXXXXX").string();
+  const std::string dir = ::mkdtemp(tmpl.data());
+  ASSERT_EQ(MakeModel({"--out", dir + "/m", "--preset", "qwen3-8b", "--format", "config"}), 0);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/m/tokenizer.json"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/m"))
+    EXPECT_NE(entry.path().extension(), ".safetensors") << entry.path();
+  auto c = worker::LoadModelConfig(dir + "/m");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->hidden_size, 4096u);
+  EXPECT_EQ(c->num_layers, 36u);
+  EXPECT_EQ(c->intermediate_size, 12288u);
+  EXPECT_FALSE(c->tie_word_embeddings);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(MakeModelCommand, WritesALoraAdapterTheWorkerLoads) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "llmserve_make_model_XXXXXX").string();
   const std::string dir = ::mkdtemp(tmpl.data());

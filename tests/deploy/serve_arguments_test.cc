@@ -173,4 +173,19 @@ TEST(ServeArgumentsGflags, ServedModelNameDefaultsToTheHuggingFaceId) {
   EXPECT_EQ(config.model().served_model_name(), "tiny");
 }
 
+TEST_F(ServeArgumentsTest, LoadFormatReachesTheEngineOrIsAnError) {
+  gflags::FlagSaver restore_defaults_after;
+  proto::EngineConfig config;
+  ASSERT_TRUE(EngineConfigFromFlags("/models/m", &config).ok());
+  EXPECT_EQ(config.model().load_format(), "auto");
+  ParseWithGflags({"--load-format", "dummy"});
+  ASSERT_TRUE(EngineConfigFromFlags("/models/m", &config).ok());
+  EXPECT_EQ(config.model().load_format(), "dummy");
+  ParseWithGflags({"--load-format=pt"});
+  const Status pt = EngineConfigFromFlags("/models/m", &config);
+  EXPECT_EQ(pt.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(pt.message().find("--load-format must be auto, safetensors or dummy, got 'pt'"), std::string::npos)
+      << pt.message();
+}
+
 }  // namespace llmserve::deploy::serve_arguments_test

@@ -95,7 +95,6 @@ TEST(VllmFlags, RejectedFlagsAreErrors) {
   EXPECT_THAT(f.status.message(), HasSubstr("--kv-transfer-config {\"kv_connector\": \"X\"} is not supported by "
                                             "llmserve yet: KV connectors"));
   EXPECT_THAT(Filter({"--enable-sleep-mode"}).status.message(), HasSubstr("sleep mode"));
-  EXPECT_THAT(Filter({"--load-format=pt"}).status.message(), HasSubstr("--load-format pt is not supported"));
   EXPECT_THAT(Filter({"-pp", "2"}).status.message(),
               HasSubstr("--pipeline-parallel-size 2 is not supported by llmserve yet: pipeline parallelism "
                         "(accepted: 1)"));

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/programmatic_launch.h"
 #include "tests/worker/worker_test_util.h"
 #include "worker/cuda/cuda_model.h"
 
@@ -64,6 +66,26 @@ std::pair<size_t, size_t> GreedyAgreement(const std::vector<float>& gpu, const s
   return {confident, agree};
 }
 
+// Programmatic dependent launch changes when kernels start, not what they
+// compute: the same pass with every kernel launched plainly gives the same
+// logits bit for bit.
+void ExpectPlainLaunchesMatch(cuda::CudaModel& model, const std::vector<float>& want,
+                              const std::vector<int32_t>& tokens, const std::vector<size_t>& chunks,
+                              const std::vector<int32_t>& blocks, size_t block_size,
+                              const std::vector<size_t>& graph_sizes) {
+  namespace kc = kernels::cuda;
+  kc::SetProgrammaticLaunch(kc::LaunchGroup::kGemv, false);
+  kc::SetProgrammaticLaunch(kc::LaunchGroup::kAttention, false);
+  ASSERT_TRUE(model.AllocateKvCache(model.kv_num_blocks()).ok());
+  model.SetCudaGraphSizes(graph_sizes);  // drops graphs captured with programmatic launches
+  const auto plain = RunOnGpu(model, tokens, chunks, blocks, block_size);
+  kc::SetProgrammaticLaunch(kc::LaunchGroup::kGemv, true);
+  kc::SetProgrammaticLaunch(kc::LaunchGroup::kAttention, true);
+  ASSERT_EQ(plain.size(), want.size());
+  EXPECT_EQ(std::memcmp(plain.data(), want.data(), want.size() * sizeof(float)), 0)
+      << "logits differ between programmatic and plain launches";
+}
+
 void CheckAgainstCpu(const std::string& name, const TestModelSpec& spec, const std::vector<size_t>& chunks,
                      const std::vector<size_t>& graph_sizes = {}) {
   if (kernels::cuda::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
@@ -105,6 +127,7 @@ void CheckAgainstCpu(const std::string& name, const TestModelSpec& spec, const s
       name.c_str(), len, err, agree, confident);
   EXPECT_LE(err, kRelativeTolerance);
   EXPECT_EQ(agree, confident);
+  ExpectPlainLaunchesMatch(**gpu_model, gpu, tokens, chunks, blocks, block_size, graph_sizes);
 }
 
 TEST(CudaModelGpu, Qwen3MatchesCpuThroughPrefillAndDecode) {

@@ -214,6 +214,17 @@ TEST_F(ModelRunnerTest, ProfileFitsKvBlocksInTheBudget) {
   EXPECT_EQ(b3->num_blocks, 20u);
 }
 
+TEST_F(ModelRunnerTest, DummyWeightsAreRefusedOnTheCpu) {
+  ModelRunnerConfig c = runner_->config();
+  c.dummy_weights = true;
+  auto r = ModelRunner::Create(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(r.status().message().find("--load-format dummy (random weights) runs on --device cuda only"),
+            std::string::npos)
+      << r.status().ToString();
+}
+
 TEST(KvDTypeFor, AutoFollowsTheMatmulPrecision) {
   using kernels::cpu::KvDType;
   using kernels::cpu::MatmulPrecision;

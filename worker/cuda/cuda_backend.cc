@@ -98,7 +98,10 @@ StatusOr<std::unique_ptr<ForwardBackend>> CreateCudaBackend(const ModelRunnerCon
   LLMSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(0));
   LLMSERVE_ASSIGN_OR_RETURN(ModelConfig model_config, LoadModelConfig(config.model_dir));
   LLMSERVE_ASSIGN_OR_RETURN(cuda::CudaWeights weights,
-                            cuda::LoadCudaWeights(config.model_dir, model_config, config.show_progress));
+                            config.dummy_weights
+                                ? cuda::RandomCudaWeights(model_config, config.process_seed)
+                                : cuda::LoadCudaWeights(config.model_dir, model_config, config.show_progress));
+  if (config.dummy_weights) LOG(WARNING) << "--load-format dummy: random weights, the model's outputs mean nothing";
   LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaModel> model,
                             cuda::CudaModel::Create(model_config, std::move(weights), config.block_size));
   if (!config.enforce_eager) model->SetCudaGraphSizes(DefaultCaptureSizes(config.max_num_seqs));
