@@ -11,7 +11,9 @@ double WorkerMemoryFraction(const proto::CacheConfig& cache, const std::string& 
     double fraction = cache.kv_cache_memory_fraction();
     if (fraction <= 0) fraction = cache.memory_utilization();
     if (fraction <= 0) fraction = kDefaultMemoryFraction;
-    return fraction / (per_engine * std::max(1u, dp_local));
+    // Tensor-parallel ranks each have a GPU of their own; the node's
+    // data-parallel ranks share device 0.
+    return fraction / std::max(1u, dp_local);
   }
   const double fraction = cache.kv_cache_memory_fraction() > 0 ? cache.kv_cache_memory_fraction()
                                                                : kDefaultMemoryFraction;

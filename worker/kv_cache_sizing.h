@@ -5,8 +5,9 @@
 //    engine's tensor-parallel workers;
 //  - else a fraction of the device's memory for weights, activations and KV
 //    together: --kv-cache-memory F, else on CUDA --gpu-memory-utilization,
-//    else 0.9. On CUDA the node's data-parallel ranks split it; on CPU the
-//    engines of the host split it when the worker profiles (MemoryShare).
+//    else 0.9. On CUDA the node's data-parallel ranks split it (each
+//    tensor-parallel rank has a GPU of its own); on CPU the engines of the
+//    host split it when the worker profiles (MemoryShare).
 //  - On CPU with nothing given, the engine also keeps no more blocks than its
 //    scheduler can use (SchedulerUsableBlocks).
 

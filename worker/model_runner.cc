@@ -67,11 +67,13 @@ StatusOr<std::string> ResolveDevice(const std::string& device, const std::string
   if (!device.empty() && device != "auto")
     return Status::InvalidArgument("--device must be auto, cpu or cuda, got '" + device + "'");
   if (!CudaBackendAvailable()) return std::string("cpu");
-  // auto takes the GPU only for what its backend runs (bf16, one rank).
+  // auto takes the GPU only for what its backend runs in bf16 and has been
+  // run at on a GPU (one rank; tensor parallelism needs --device cuda).
   const bool bf16 = dtype.empty() || dtype == "auto" || dtype == "bfloat16";
   if (bf16 && tp_size == 1) return std::string("cuda");
-  LOG(WARNING) << "--device auto: the CUDA backend runs bfloat16 at tensor-parallel size 1 only; --dtype " << dtype
-               << " at tensor-parallel size " << tp_size << " runs on the CPU";
+  LOG(WARNING) << "--device auto takes the GPU for bfloat16 at tensor-parallel size 1; --dtype " << dtype
+               << " at tensor-parallel size " << tp_size
+               << " runs on the CPU (pass --device cuda for tensor parallelism over NCCL, one GPU per rank)";
   return std::string("cpu");
 }
 
@@ -108,7 +110,7 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
       return Status::Unimplemented("LoRA adapters run on the CPU backend only so far: use --device cpu");
     }
     LLMSERVE_RETURN_IF_ERROR(RefuseOnCuda(config));
-    LLMSERVE_ASSIGN_OR_RETURN(r->backend_, CreateCudaBackend(config));
+    LLMSERVE_ASSIGN_OR_RETURN(r->backend_, CreateCudaBackend(config, comm));
   } else if (config.device == "cpu") {
     if (config.dummy_weights) {
       return Status::Unimplemented(

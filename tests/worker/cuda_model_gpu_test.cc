@@ -245,5 +245,89 @@ TEST(CudaModelGpu, Qwen3_0_6bShapeMatchesCpu) {
   CheckAgainstCpu("qwen3-0.6b-shape", s, {37, 1, 1, 1});
 }
 
+// A tensor-parallel rank's weights are its rows of q/k/v and gate/up and
+// its columns of o and down: the two halves of TP 2 put back together are
+// the whole model's matrices, bit for bit.
+TEST(CudaModelGpu, TensorParallelShardsTileTheWholeWeights) {
+  if (kernels::cuda::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  ScratchDir dir;
+  const std::string model_dir = dir / "model";
+  ASSERT_TRUE(WriteTestModel(testing::TinySpec("qwen3", 5), model_dir).ok());
+  auto config = LoadModelConfig(model_dir);
+  ASSERT_TRUE(config.ok());
+  auto whole = cuda::LoadCudaWeights(model_dir, *config, false);
+  auto half0 = cuda::LoadCudaWeights(model_dir, *config, false, {0, 2});
+  auto half1 = cuda::LoadCudaWeights(model_dir, *config, false, {1, 2});
+  ASSERT_TRUE(whole.ok() && half0.ok() && half1.ok()) << half1.status().ToString();
+  auto host = [](const kernels::cuda::DeviceArray<kernels::cuda::Bf16>& d) {
+    std::vector<uint16_t> h(d.size());
+    EXPECT_EQ(cudaMemcpy(h.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  };
+  const size_t h = config->hidden_size, hd = config->head_dim, ff = config->intermediate_size;
+  const size_t q = config->num_heads * hd, kv = config->num_kv_heads * hd;
+  const auto& w = whole->layers[1];
+  const auto& a = half0->layers[1];
+  const auto& b = half1->layers[1];
+  // q/k/v: each of q, k, v split by rows, rank 0's half first.
+  const auto qkv = host(w.qkv), qkv0 = host(a.qkv), qkv1 = host(b.qkv);
+  size_t whole_row = 0, local_row = 0;
+  for (size_t part : {q, kv, kv}) {
+    for (size_t r = 0; r < part; ++r) {
+      const auto& half = r < part / 2 ? qkv0 : qkv1;
+      const size_t at = (r < part / 2 ? local_row + r : local_row + r - part / 2) * h;
+      ASSERT_EQ(std::memcmp(&qkv[(whole_row + r) * h], &half[at], h * sizeof(uint16_t)), 0) << "qkv row " << r;
+    }
+    whole_row += part;
+    local_row += part / 2;
+  }
+  // down: [hidden × ff], split by columns.
+  const auto down = host(w.down), down0 = host(a.down), down1 = host(b.down);
+  for (size_t r = 0; r < h; ++r) {
+    ASSERT_EQ(std::memcmp(&down[r * ff], &down0[r * ff / 2], ff / 2 * sizeof(uint16_t)), 0) << "down row " << r;
+    ASSERT_EQ(std::memcmp(&down[r * ff + ff / 2], &down1[r * ff / 2], ff / 2 * sizeof(uint16_t)), 0);
+  }
+  EXPECT_EQ(a.o.size(), h * q / 2);
+  EXPECT_EQ(a.gate_up.size(), 2 * ff / 2 * h);
+  EXPECT_EQ(half1->embedding.size(), whole->embedding.size());
+  EXPECT_FALSE(cuda::TpLocalConfig(*config, 3).ok());  // 3 does not divide the heads
+}
+
+// The tensor-parallel path at size 1: with a one-rank NCCL group every
+// projection goes through ncclAllReduce (eagerly and inside CUDA graphs),
+// and the logits are those of the model without one, bit for bit.
+TEST(CudaModelGpu, OneRankNcclGroupGivesTheSameLogits) {
+  if (kernels::cuda::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  auto id = kernels::cuda::NcclCommunicator::NewId();
+  if (!id.ok()) GTEST_SKIP() << id.status().message();
+  auto nccl = kernels::cuda::NcclCommunicator::Create(0, 1, *id);
+  ASSERT_TRUE(nccl.ok()) << nccl.status().ToString();
+  const TestModelSpec spec = testing::TinySpec("qwen3", 6);
+  ScratchDir dir;
+  const std::string model_dir = dir / "model";
+  ASSERT_TRUE(WriteTestModel(spec, model_dir).ok());
+  auto config = LoadModelConfig(model_dir);
+  ASSERT_TRUE(config.ok());
+  auto weights = cuda::LoadCudaWeights(model_dir, *config, false);
+  ASSERT_TRUE(weights.ok());
+  const size_t block_size = 16;
+  auto model = cuda::CudaModel::Create(*config, std::move(*weights), block_size);
+  ASSERT_TRUE(model.ok());
+  std::vector<size_t> chunks = {30};
+  chunks.resize(7, 1);
+  const auto tokens = Prompt(36, spec.vocab_size, 6);
+  const auto blocks = testing::Blocks(1, 3);
+  auto run = [&](kernels::cuda::NcclCommunicator* comm) {
+    EXPECT_TRUE((*model)->AllocateKvCache(4).ok());
+    (*model)->SetCudaGraphSizes({1, 2});
+    (*model)->SetCommunicator(comm);
+    return RunOnGpu(**model, tokens, chunks, blocks, block_size);
+  };
+  const auto alone = run(nullptr);
+  const auto grouped = run(nccl->get());
+  ASSERT_EQ(alone.size(), grouped.size());
+  EXPECT_EQ(std::memcmp(alone.data(), grouped.data(), alone.size() * sizeof(float)), 0);
+}
+
 }  // namespace
 }  // namespace llmserve::worker

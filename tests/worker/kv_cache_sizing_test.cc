@@ -25,7 +25,7 @@ TEST(KvCacheSizing, CudaTakesTheKvFractionThenGpuUtilizationSplitOverTheNodesRan
   cache.set_memory_utilization(0.6);
   EXPECT_DOUBLE_EQ(WorkerMemoryFraction(cache, "cuda", 1, 2), 0.3);
   cache.set_kv_cache_memory_fraction(0.4);
-  EXPECT_DOUBLE_EQ(WorkerMemoryFraction(cache, "cuda", 2, 1), 0.2);
+  EXPECT_DOUBLE_EQ(WorkerMemoryFraction(cache, "cuda", 2, 1), 0.4);  // a GPU per tensor-parallel rank
 }
 
 TEST(KvCacheSizing, BytesAreNotTheDefault) {

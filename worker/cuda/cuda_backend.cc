@@ -9,6 +9,7 @@
 
 #include "common/gguf/model_path.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/nccl_communicator.h"
 #include "worker/cuda/cuda_model.h"
 
 namespace llmserve::worker {
@@ -17,8 +18,11 @@ namespace {
 
 class CudaBackend : public ForwardBackend {
  public:
-  CudaBackend(std::unique_ptr<cuda::CudaModel> model, const ModelRunnerConfig& config)
-      : model_(std::move(model)), config_(config) {}
+  CudaBackend(std::unique_ptr<kernels::cuda::NcclCommunicator> nccl, std::unique_ptr<cuda::CudaModel> model,
+              const ModelRunnerConfig& config)
+      : nccl_(std::move(nccl)), model_(std::move(model)), config_(config) {
+    model_->SetCommunicator(nccl_.get());
+  }
 
   const ModelConfig& config() const override { return model_->config(); }
 
@@ -57,6 +61,7 @@ class CudaBackend : public ForwardBackend {
   }
 
  private:
+  std::unique_ptr<kernels::cuda::NcclCommunicator> nccl_;  // tensor parallelism only; outlives model_
   std::unique_ptr<cuda::CudaModel> model_;
   ModelRunnerConfig config_;
 };
@@ -76,16 +81,36 @@ std::vector<size_t> DefaultCaptureSizes(size_t max_num_seqs) {
   return sizes;
 }
 
+// The NCCL group of the tensor-parallel ranks: rank 0 makes its id and the
+// host communicator carries it to the others (as 128 floats of byte values).
+StatusOr<std::unique_ptr<kernels::cuda::NcclCommunicator>> JoinNcclGroup(common::ipc::Communicator& comm) {
+  using kernels::cuda::NcclId;
+  NcclId id;
+  if (comm.rank() == 0) {
+    LLMSERVE_ASSIGN_OR_RETURN(id, kernels::cuda::NcclCommunicator::NewId());
+  }
+  std::vector<float> mine(id.bytes.size()), all(id.bytes.size() * static_cast<size_t>(comm.world_size()));
+  for (size_t i = 0; i < id.bytes.size(); ++i) mine[i] = static_cast<float>(static_cast<unsigned char>(id.bytes[i]));
+  LLMSERVE_RETURN_IF_ERROR(comm.AllGather(mine.data(), mine.size(), all.data()));
+  for (size_t i = 0; i < id.bytes.size(); ++i) id.bytes[i] = static_cast<char>(static_cast<unsigned char>(all[i]));
+  return kernels::cuda::NcclCommunicator::Create(comm.rank(), comm.world_size(), id);
+}
+
 }  // namespace
 
 bool CudaBackendAvailable() { return kernels::cuda::CudaDeviceCount() > 0; }
 
-StatusOr<std::unique_ptr<ForwardBackend>> CreateCudaBackend(const ModelRunnerConfig& config) {
-  if (kernels::cuda::CudaDeviceCount() == 0)
+StatusOr<std::unique_ptr<ForwardBackend>> CreateCudaBackend(const ModelRunnerConfig& config,
+                                                            common::ipc::Communicator* comm) {
+  const size_t devices = kernels::cuda::CudaDeviceCount();
+  if (devices == 0)
     return Status::Unavailable(
         "--device cuda: no CUDA device is visible (driver missing or CUDA_VISIBLE_DEVICES empty)");
-  if (config.tp_size > 1)
-    return Status::Unimplemented("--device cuda: tensor parallelism on the GPU is not built yet (use TP 1)");
+  if (config.tp_size > devices)
+    return Status::InvalidArgument("--device cuda at tensor-parallel size " + std::to_string(config.tp_size) +
+                                   " takes one GPU per rank; " + std::to_string(devices) + " are visible");
+  if (config.tp_size > 1 && (comm == nullptr || static_cast<size_t>(comm->world_size()) != config.tp_size))
+    return Status::Internal("tensor parallelism on the GPU needs the ranks' host communicator");
   if (config.precision != kernels::cpu::MatmulPrecision::kBF16)
     return Status::InvalidArgument("--device cuda computes in bfloat16: use --dtype auto or bfloat16");
   if (config.kv_cache_dtype != kernels::cpu::KvDType::kBF16)
@@ -95,17 +120,23 @@ StatusOr<std::unique_ptr<ForwardBackend>> CreateCudaBackend(const ModelRunnerCon
   if (!gguf.empty())
     return Status::Unimplemented("--device cuda loads safetensors checkpoints; " + gguf +
                                  " is a GGUF file, which runs on --device cpu");
-  LLMSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(0));
-  LLMSERVE_ASSIGN_OR_RETURN(ModelConfig model_config, LoadModelConfig(config.model_dir));
+  LLMSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(static_cast<int>(config.tp_rank)));
+  LLMSERVE_ASSIGN_OR_RETURN(const ModelConfig whole, LoadModelConfig(config.model_dir));
+  LLMSERVE_ASSIGN_OR_RETURN(const ModelConfig local, cuda::TpLocalConfig(whole, config.tp_size));
+  const cuda::TpShard shard{config.tp_rank, config.tp_size};
   LLMSERVE_ASSIGN_OR_RETURN(cuda::CudaWeights weights,
                             config.dummy_weights
-                                ? cuda::RandomCudaWeights(model_config, config.process_seed)
-                                : cuda::LoadCudaWeights(config.model_dir, model_config, config.show_progress));
+                                ? cuda::RandomCudaWeights(whole, config.process_seed, shard)
+                                : cuda::LoadCudaWeights(config.model_dir, whole, config.show_progress, shard));
   if (config.dummy_weights) LOG(WARNING) << "--load-format dummy: random weights, the model's outputs mean nothing";
   LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaModel> model,
-                            cuda::CudaModel::Create(model_config, std::move(weights), config.block_size));
+                            cuda::CudaModel::Create(local, std::move(weights), config.block_size));
   if (!config.enforce_eager) model->SetCudaGraphSizes(DefaultCaptureSizes(config.max_num_seqs));
-  return std::unique_ptr<ForwardBackend>(new CudaBackend(std::move(model), config));
+  std::unique_ptr<kernels::cuda::NcclCommunicator> nccl;
+  if (config.tp_size > 1) {
+    LLMSERVE_ASSIGN_OR_RETURN(nccl, JoinNcclGroup(*comm));
+  }
+  return std::unique_ptr<ForwardBackend>(new CudaBackend(std::move(nccl), std::move(model), config));
 }
 
 }  // namespace llmserve::worker

@@ -216,8 +216,8 @@ Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
   a.token_list_size = token_list_size_;
   LLMSERVE_RETURN_IF_ERROR(kc::PagedAttention(a, stream_));
   // hidden += attn · oᵀ (+ o bias), then the MLP likewise.
-  LLMSERVE_RETURN_IF_ERROR(gemm_->Run(attn_.data(), w.o.data(), hidden_.data(), t, h, nh * hd, true, stream_));
-  if (!w.o_bias.empty()) LLMSERVE_RETURN_IF_ERROR(kc::AddBias(hidden_.data(), w.o_bias.data(), t, h, stream_));
+  LLMSERVE_RETURN_IF_ERROR(
+      ProjectIntoResidual(attn_.data(), w.o.data(), w.o_bias.empty() ? nullptr : w.o_bias.data(), t, nh * hd));
   if (fused_decode_ && kc::GemvRmsNormTakes(t, h)) {
     // Decode: norm, gate/up and SiLU-and-mul in one kernel.
     LLMSERVE_RETURN_IF_ERROR(kc::GemvRmsNormSiluMul(hidden_.data(), w.post_attention_norm.data(), eps,
@@ -227,7 +227,15 @@ Status CudaModel::Layer(size_t index, const ForwardBatch& b, size_t splits) {
                                         2 * ff));
     LLMSERVE_RETURN_IF_ERROR(kc::SiluMulToBf16(gate_up_.data(), t, ff, act_.data(), stream_));
   }
-  return gemm_->Run(act_.data(), w.down.data(), hidden_.data(), t, h, ff, true, stream_);
+  return ProjectIntoResidual(act_.data(), w.down.data(), nullptr, t, ff);
+}
+
+Status CudaModel::ProjectIntoResidual(const Bf16* x, const Bf16* w, const float* bias, size_t rows, size_t k) {
+  const size_t h = config_.hidden_size;
+  const bool adds_residual = comm_ == nullptr || comm_->rank() == 0;
+  LLMSERVE_RETURN_IF_ERROR(gemm_->Run(x, w, hidden_.data(), rows, h, k, adds_residual, stream_));
+  if (bias && adds_residual) LLMSERVE_RETURN_IF_ERROR(kc::AddBias(hidden_.data(), bias, rows, h, stream_));
+  return comm_ ? comm_->AllReduceSum(hidden_.data(), rows * h, stream_) : Status::Ok();
 }
 
 Status CudaModel::NormMatmul(const int32_t* row_index, const float* norm, const Bf16* w, float* out, size_t rows,

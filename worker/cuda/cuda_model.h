@@ -9,6 +9,11 @@
 // captured on its first use, so one launch replaces the step's hundreds.
 // Graphs are keyed by (size, block-table width rounded up to a power of
 // two) and dropped when a buffer they point into is reallocated.
+//
+// Tensor parallelism: the model is one rank's share (TpLocalConfig,
+// TpShard); with a communicator, the o and down projections' outputs are
+// summed over the ranks into the residual stream, which rank 0 alone adds
+// (with o's bias), so every rank holds the same hidden states after each.
 
 #include <cuda_runtime.h>
 
@@ -20,6 +25,7 @@
 #include "base/status_or.h"
 #include "kernels/cuda/device_array.h"
 #include "kernels/cuda/gemm_bf16.h"
+#include "kernels/cuda/nccl_communicator.h"
 #include "kernels/cuda/sampling.h"
 #include "worker/cuda/cuda_weights.h"
 #include "worker/forward_backend.h"
@@ -30,7 +36,8 @@ namespace llmserve::worker::cuda {
 
 class CudaModel {
  public:
-  // Takes the weights (already on the current device). `block_size`: tokens per KV block.
+  // Takes the weights (already on the current device); `config` is the
+  // rank's (TpLocalConfig). `block_size`: tokens per KV block.
   static StatusOr<std::unique_ptr<CudaModel>> Create(const ModelConfig& config, CudaWeights weights, size_t block_size);
   // Batch sizes decode steps are padded to and captured at (empty: eager
   // only, vLLM's --enforce-eager). Drops graphs captured so far.
@@ -41,6 +48,12 @@ class CudaModel {
   void SetFusedDecode(bool on) {
     DropGraphs();
     fused_decode_ = on;
+  }
+  // Sums the projections over `comm`'s ranks (not owned; nullptr: one rank,
+  // no communication). Drops graphs captured so far.
+  void SetCommunicator(kernels::cuda::NcclCommunicator* comm) {
+    DropGraphs();
+    comm_ = comm;
   }
   ~CudaModel();
   CudaModel(const CudaModel&) = delete;
@@ -78,6 +91,10 @@ class CudaModel {
   // Enqueues the whole forward pass (embedding to logits) of the uploaded batch.
   Status Enqueue(const ForwardBatch& batch, size_t attention_splits);
   Status Layer(size_t index, const ForwardBatch& batch, size_t attention_splits);
+  // hidden (+)= x · wᵀ (+ bias) for the o or down projection: rank 0 (or the
+  // only rank) adds into the residual stream, the others write their share,
+  // and the communicator sums them.
+  Status ProjectIntoResidual(const Bf16* x, const Bf16* w, const float* bias, size_t rows, size_t k);
   // out[rows × n] = RMSNorm(hidden_ rows) · w[n × hidden]ᵀ (rows picked by
   // row_index when given): one fused GEMV at decode sizes, else RmsNormToBf16
   // into normed_ and the matmul.
@@ -126,6 +143,7 @@ class CudaModel {
 
   std::vector<size_t> graph_sizes_;                              // ascending
   bool fused_decode_ = true;
+  kernels::cuda::NcclCommunicator* comm_ = nullptr;
   std::map<std::pair<size_t, size_t>, cudaGraphExec_t> graphs_;  // (batch, table width) → graph
 };
 

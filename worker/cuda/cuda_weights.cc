@@ -19,45 +19,64 @@ size_t MatrixBytes(const CudaLayerWeights& l) {
 }
 
 // Copies tensors into device arrays, rounding to bf16 on the host where the
-// checkpoint holds another type.
+// checkpoint holds another type, and takes a tensor-parallel rank's share:
+// rows of column-parallel matrices (q/k/v, gate/up) and their biases,
+// columns of row-parallel ones (o, down).
 class Uploader {
  public:
-  explicit Uploader(const Checkpoint& ckpt) : ckpt_(ckpt) {}
+  Uploader(const Checkpoint& ckpt, TpShard shard) : ckpt_(ckpt), shard_(shard) {}
 
-  // The [rows × cols] tensors `names`, stacked by rows into one matrix.
+  // The [rows × cols] tensors `names`, each cut to this rank's rows, stacked
+  // by rows into one matrix (the whole tensors where not `by_rank`).
   StatusOr<DeviceArray<Bf16>> Matrix(const std::vector<std::string>& names, const std::vector<size_t>& rows,
-                                     size_t cols) {
+                                     size_t cols, bool by_rank = true) {
+    const size_t parts = by_rank ? shard_.size : 1, part = by_rank ? shard_.rank : 0;
     size_t total = 0;
-    for (size_t r : rows) total += r;
+    for (size_t r : rows) total += r / parts;
     DeviceArray<Bf16> out;
     LLMSERVE_RETURN_IF_ERROR(out.Resize(total * cols));
     size_t offset = 0;
     for (size_t i = 0; i < names.size(); ++i) {
       LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(names[i], {rows[i], cols}));
-      LLMSERVE_RETURN_IF_ERROR(UploadBf16(t, out, offset));
-      offset += rows[i] * cols;
+      const size_t local = rows[i] / parts;
+      const auto* first = static_cast<const uint8_t*>(t.data) + part * local * cols * t.element_size();
+      LLMSERVE_RETURN_IF_ERROR(UploadBf16(first, t, local * cols, out, offset));
+      offset += local * cols;
     }
     return out;
   }
 
-  StatusOr<DeviceArray<float>> Vector(const std::string& name, size_t n) {
-    LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(name, {n}));
-    std::vector<float> host(n);
-    kernels::cpu::ConvertToF32(t.data, t.dtype, n, host.data());
-    DeviceArray<float> out;
-    LLMSERVE_RETURN_IF_ERROR(out.Resize(n));
-    LLMSERVE_RETURN_IF_ERROR(out.Upload(host.data(), n));
+  // The [rows × cols] tensor `name`, cut to this rank's columns.
+  StatusOr<DeviceArray<Bf16>> Columns(const std::string& name, size_t rows, size_t cols) {
+    LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(name, {rows, cols}));
+    const size_t local = cols / shard_.size, bytes = t.element_size();
+    std::vector<uint8_t> host(rows * local * bytes);
+    for (size_t r = 0; r < rows; ++r) {
+      std::memcpy(host.data() + r * local * bytes,
+                  static_cast<const uint8_t*>(t.data) + (r * cols + shard_.rank * local) * bytes, local * bytes);
+    }
+    DeviceArray<Bf16> out;
+    LLMSERVE_RETURN_IF_ERROR(out.Resize(rows * local));
+    LLMSERVE_RETURN_IF_ERROR(UploadBf16(host.data(), t, rows * local, out, 0));
     return out;
   }
 
-  // The q, k and v biases, stacked.
-  StatusOr<DeviceArray<float>> StackedVectors(const std::vector<std::string>& names, const std::vector<size_t>& sizes) {
+  // The whole vector `name` (norms; o's bias, which rank 0 adds).
+  StatusOr<DeviceArray<float>> Vector(const std::string& name, size_t n) {
+    return StackedVectors({name}, {n}, /*by_rank=*/false);
+  }
+
+  // The q, k and v biases, each cut to this rank's rows, stacked.
+  StatusOr<DeviceArray<float>> StackedVectors(const std::vector<std::string>& names, const std::vector<size_t>& sizes,
+                                              bool by_rank = true) {
+    const size_t parts = by_rank ? shard_.size : 1, part = by_rank ? shard_.rank : 0;
     std::vector<float> host;
     for (size_t i = 0; i < names.size(); ++i) {
       LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(names[i], {sizes[i]}));
-      const size_t at = host.size();
-      host.resize(at + sizes[i]);
-      kernels::cpu::ConvertToF32(t.data, t.dtype, sizes[i], host.data() + at);
+      const size_t local = sizes[i] / parts, at = host.size();
+      host.resize(at + local);
+      kernels::cpu::ConvertToF32(static_cast<const uint8_t*>(t.data) + part * local * t.element_size(), t.dtype,
+                                 local, host.data() + at);
     }
     DeviceArray<float> out;
     LLMSERVE_RETURN_IF_ERROR(out.Resize(host.size()));
@@ -66,16 +85,16 @@ class Uploader {
   }
 
  private:
-  Status UploadBf16(const TensorView& t, DeviceArray<Bf16>& out, size_t offset) {
-    const size_t n = t.num_elements();
-    if (t.dtype == WeightDType::kBF16) return out.Upload(static_cast<const Bf16*>(t.data), n, offset);
+  // n elements at `data` of tensor t's type, as bf16 into out[offset...].
+  static Status UploadBf16(const void* data, const TensorView& t, size_t n, DeviceArray<Bf16>& out, size_t offset) {
+    if (t.dtype == WeightDType::kBF16) return out.Upload(static_cast<const Bf16*>(data), n, offset);
     // Other types: convert a slab at a time to bound the host buffer.
     constexpr size_t kSlab = size_t{1} << 22;
     std::vector<float> f32(std::min(n, kSlab));
     std::vector<uint16_t> bf16(f32.size());
     for (size_t begin = 0; begin < n; begin += kSlab) {
       const size_t count = std::min(kSlab, n - begin);
-      kernels::cpu::ConvertToF32(static_cast<const uint8_t*>(t.data) + begin * t.element_size(), t.dtype, count,
+      kernels::cpu::ConvertToF32(static_cast<const uint8_t*>(data) + begin * t.element_size(), t.dtype, count,
                                  f32.data());
       for (size_t i = 0; i < count; ++i) bf16[i] = kernels::cpu::F32ToBf16(f32[i]);
       LLMSERVE_RETURN_IF_ERROR(out.Upload(reinterpret_cast<const Bf16*>(bf16.data()), count, offset + begin));
@@ -84,8 +103,10 @@ class Uploader {
   }
 
   const Checkpoint& ckpt_;
+  TpShard shard_;
 };
 
+// Layer i of the checkpoint (`c`: the whole model's config), this rank's share.
 StatusOr<CudaLayerWeights> LoadLayer(Uploader& up, const ModelConfig& c, size_t i) {
   const std::string p = "model.layers." + std::to_string(i) + ".";
   const size_t h = c.hidden_size, hd = c.head_dim, q_rows = c.num_heads * hd, kv_rows = c.num_kv_heads * hd;
@@ -106,12 +127,12 @@ StatusOr<CudaLayerWeights> LoadLayer(Uploader& up, const ModelConfig& c, size_t 
                           {q_rows, kv_rows, kv_rows});
     LLMSERVE_ASSIGN_OR_RETURN(l.qkv_bias, std::move(bias));
   }
-  LLMSERVE_ASSIGN_OR_RETURN(l.o, up.Matrix({p + "self_attn.o_proj.weight"}, {h}, q_rows));
+  LLMSERVE_ASSIGN_OR_RETURN(l.o, up.Columns(p + "self_attn.o_proj.weight", h, q_rows));
   if (c.o_bias) {
     LLMSERVE_ASSIGN_OR_RETURN(l.o_bias, up.Vector(p + "self_attn.o_proj.bias", h));
   }
   LLMSERVE_ASSIGN_OR_RETURN(l.gate_up, up.Matrix({p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, {ff, ff}, h));
-  LLMSERVE_ASSIGN_OR_RETURN(l.down, up.Matrix({p + "mlp.down_proj.weight"}, {h}, ff));
+  LLMSERVE_ASSIGN_OR_RETURN(l.down, up.Columns(p + "mlp.down_proj.weight", h, ff));
   return l;
 }
 
@@ -146,12 +167,31 @@ size_t CudaWeights::bytes() const {
   return n;
 }
 
-StatusOr<CudaWeights> LoadCudaWeights(const std::string& dir, const ModelConfig& c, bool show_progress) {
+StatusOr<ModelConfig> TpLocalConfig(const ModelConfig& c, size_t tp_size) {
+  if (tp_size == 0 || c.num_heads % tp_size != 0 || c.num_kv_heads % tp_size != 0 ||
+      c.intermediate_size % tp_size != 0) {
+    return Status::InvalidArgument("--device cuda at tensor-parallel size " + std::to_string(tp_size) +
+                                   " needs it to divide the model's " + std::to_string(c.num_heads) +
+                                   " attention heads, " + std::to_string(c.num_kv_heads) + " KV heads and " +
+                                   std::to_string(c.intermediate_size) + " MLP width");
+  }
+  ModelConfig local = c;
+  local.num_heads /= tp_size;
+  local.num_kv_heads /= tp_size;
+  local.intermediate_size /= tp_size;
+  return local;
+}
+
+StatusOr<CudaWeights> LoadCudaWeights(const std::string& dir, const ModelConfig& c, bool show_progress,
+                                      TpShard shard) {
+  LLMSERVE_RETURN_IF_ERROR(TpLocalConfig(c, shard.size).status());
   LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> ckpt, Checkpoint::Open(dir));
-  Uploader up(*ckpt);
+  Uploader up(*ckpt, shard);
   LoadProgress progress("loading " + dir + " onto the GPU", c.num_layers + 2, show_progress);
   CudaWeights w;
-  LLMSERVE_ASSIGN_OR_RETURN(w.embedding, up.Matrix({"model.embed_tokens.weight"}, {c.vocab_size}, c.hidden_size));
+  // The embedding and lm_head are whole on every rank.
+  LLMSERVE_ASSIGN_OR_RETURN(w.embedding,
+                            up.Matrix({"model.embed_tokens.weight"}, {c.vocab_size}, c.hidden_size, false));
   progress.Step();
   for (size_t i = 0; i < c.num_layers; ++i) {
     LLMSERVE_ASSIGN_OR_RETURN(CudaLayerWeights layer, LoadLayer(up, c, i));
@@ -165,18 +205,21 @@ StatusOr<CudaWeights> LoadCudaWeights(const std::string& dir, const ModelConfig&
                               ": tensor lm_head.weight is missing from the checkpoint "
                               "(tie_word_embeddings is false)");
     }
-    LLMSERVE_ASSIGN_OR_RETURN(w.lm_head, up.Matrix({"lm_head.weight"}, {c.vocab_size}, c.hidden_size));
+    LLMSERVE_ASSIGN_OR_RETURN(w.lm_head, up.Matrix({"lm_head.weight"}, {c.vocab_size}, c.hidden_size, false));
   }
   progress.Step();
   return w;
 }
 
-StatusOr<CudaWeights> RandomCudaWeights(const ModelConfig& c, uint64_t seed) {
+StatusOr<CudaWeights> RandomCudaWeights(const ModelConfig& whole, uint64_t seed, TpShard shard) {
+  LLMSERVE_ASSIGN_OR_RETURN(const ModelConfig c, TpLocalConfig(whole, shard.size));
   const size_t h = c.hidden_size, hd = c.head_dim, ff = c.intermediate_size;
   const size_t qkv_rows = (c.num_heads + 2 * c.num_kv_heads) * hd;
   CudaWeights w;
+  // Every rank draws the same embedding and lm_head, its own shards.
   uint64_t tensor = seed * 1000003;
   LLMSERVE_ASSIGN_OR_RETURN(w.embedding, RandomMatrix(c.vocab_size * h, ++tensor));
+  tensor += 1000 * shard.rank;
   for (size_t i = 0; i < c.num_layers; ++i) {
     CudaLayerWeights l;
     LLMSERVE_ASSIGN_OR_RETURN(l.input_norm, Ones(h));
@@ -193,7 +236,7 @@ StatusOr<CudaWeights> RandomCudaWeights(const ModelConfig& c, uint64_t seed) {
   }
   LLMSERVE_ASSIGN_OR_RETURN(w.final_norm, Ones(h));
   if (!c.tie_word_embeddings) {
-    LLMSERVE_ASSIGN_OR_RETURN(w.lm_head, RandomMatrix(c.vocab_size * h, ++tensor));
+    LLMSERVE_ASSIGN_OR_RETURN(w.lm_head, RandomMatrix(c.vocab_size * h, seed * 1000003 + 999));
   }
   LLMSERVE_RETURN_IF_ERROR(kernels::cuda::CudaStatus(cudaDeviceSynchronize(), "random weight fill"));
   return w;

@@ -40,12 +40,26 @@ struct CudaWeights {
   size_t bytes() const;
 };
 
-// Reads DIR's safetensors (bf16, f16 or f32; rounded to bf16) onto the
-// current device. Errors name the file and the tensor.
-StatusOr<CudaWeights> LoadCudaWeights(const std::string& dir, const ModelConfig& config, bool show_progress);
+// A tensor-parallel rank's share of the weights: rows of q/k/v and gate/up
+// (and of the q/k/v biases), columns of o and down; norms, o's bias, the
+// embedding and lm_head whole.
+struct TpShard {
+  size_t rank = 0, size = 1;
+};
 
-// Weights made up on the device for `config`: matrices uniform in ±0.02,
-// norms 1 (benchmarks of shapes no test file holds).
-StatusOr<CudaWeights> RandomCudaWeights(const ModelConfig& config, uint64_t seed);
+// The config one rank of `tp_size` runs: its attention heads, KV heads and
+// MLP width. An error where tp_size does not divide them.
+StatusOr<ModelConfig> TpLocalConfig(const ModelConfig& config, size_t tp_size);
+
+// Reads DIR's safetensors (bf16, f16 or f32; rounded to bf16), this rank's
+// share of them (`config`: the whole model's), onto the current device.
+// Errors name the file and the tensor.
+StatusOr<CudaWeights> LoadCudaWeights(const std::string& dir, const ModelConfig& config, bool show_progress,
+                                      TpShard shard = {});
+
+// Weights made up on the device for `config` (the whole model's; this
+// rank's share): matrices uniform in ±0.02, norms 1 (benchmarks of shapes no
+// test file holds, --load-format dummy).
+StatusOr<CudaWeights> RandomCudaWeights(const ModelConfig& config, uint64_t seed, TpShard shard = {});
 
 }  // namespace llmserve::worker::cuda
