@@ -10,6 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_log.h"
+
+DEFINE_string(log_format, "text",
+              "Log lines on stderr: text (glog's) or json (one JSON object per line: time, level, process, pid, "
+              "file, line, message). Processes the launcher starts inherit it (through $LLMSERVE_LOG_FORMAT, which "
+              "also sets it where the flag is not given).");
+
 namespace llmserve::common {
 
 namespace {
@@ -122,6 +129,19 @@ void InitProcess(int* argc, char*** argv, const std::string& usage) {
   gflags::ParseCommandLineFlags(argc, argv, /*remove_flags=*/true);
   FLAGS_logtostderr = true;
   google::InitGoogleLogging((*argv)[0]);
+  InitLogFormat((*argv)[0]);
+}
+
+void InitLogFormat(const std::string& program) {
+  const char* inherited = std::getenv("LLMSERVE_LOG_FORMAT");
+  if (gflags::GetCommandLineFlagInfoOrDie("log_format").is_default && inherited != nullptr) FLAGS_log_format = inherited;
+  if (FLAGS_log_format != "text" && FLAGS_log_format != "json") {
+    std::fprintf(stderr, "--log-format must be text or json, got '%s'\n", FLAGS_log_format.c_str());
+    std::exit(2);
+  }
+  // Children (frontends, engines, workers) log the same way.
+  setenv("LLMSERVE_LOG_FORMAT", FLAGS_log_format.c_str(), 1);
+  if (FLAGS_log_format == "json") UseJsonLogs(program.substr(program.rfind('/') + 1));
 }
 
 }  // namespace llmserve::common

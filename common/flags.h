@@ -13,6 +13,12 @@ namespace llmserve::common {
 // initialises glog. Unknown flags are an error with a non-zero exit.
 void InitProcess(int* argc, char*** argv, const std::string& usage);
 
+// --log-format (else $LLMSERVE_LOG_FORMAT): text leaves glog as it is, json
+// sends its records to stderr as JSON lines (common/json_log.h); exits 2 on
+// another value. Exports the choice to $LLMSERVE_LOG_FORMAT for the
+// processes this one starts. InitProcess calls it; `program` is argv[0].
+void InitLogFormat(const std::string& program);
+
 // The help text InitProcess prints: `usage`, then every llmserve flag as
 // `--dashed-name=<default>  (type) description`, sorted by name.
 std::string FlagsHelp(const std::string& usage);
