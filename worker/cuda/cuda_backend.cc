@@ -82,16 +82,20 @@ std::vector<size_t> DefaultCaptureSizes(size_t max_num_seqs) {
 }
 
 // The NCCL group of the tensor-parallel ranks: rank 0 makes its id and the
-// host communicator carries it to the others (as 128 floats of byte values).
+// host communicator carries it to the others, as 128 floats of byte values
+// and a last one that says whether rank 0 could make it (so that a rank 0
+// without NCCL fails every rank at once, not after a timeout).
 StatusOr<std::unique_ptr<kernels::cuda::NcclCommunicator>> JoinNcclGroup(common::ipc::Communicator& comm) {
   using kernels::cuda::NcclId;
-  NcclId id;
-  if (comm.rank() == 0) {
-    LLMSERVE_ASSIGN_OR_RETURN(id, kernels::cuda::NcclCommunicator::NewId());
-  }
-  std::vector<float> mine(id.bytes.size()), all(id.bytes.size() * static_cast<size_t>(comm.world_size()));
+  StatusOr<NcclId> made = comm.rank() == 0 ? kernels::cuda::NcclCommunicator::NewId() : StatusOr<NcclId>(NcclId());
+  NcclId id = made.ok() ? *made : NcclId();
+  const size_t n = id.bytes.size() + 1;
+  std::vector<float> mine(n), all(n * static_cast<size_t>(comm.world_size()));
   for (size_t i = 0; i < id.bytes.size(); ++i) mine[i] = static_cast<float>(static_cast<unsigned char>(id.bytes[i]));
-  LLMSERVE_RETURN_IF_ERROR(comm.AllGather(mine.data(), mine.size(), all.data()));
+  mine[n - 1] = made.ok() ? 1.f : 0.f;
+  LLMSERVE_RETURN_IF_ERROR(comm.AllGather(mine.data(), n, all.data()));
+  if (!made.ok()) return made.status();
+  if (all[n - 1] != 1.f) return Status::Unavailable("tensor-parallel rank 0 could not set up NCCL (its log says why)");
   for (size_t i = 0; i < id.bytes.size(); ++i) id.bytes[i] = static_cast<char>(static_cast<unsigned char>(all[i]));
   return kernels::cuda::NcclCommunicator::Create(comm.rank(), comm.world_size(), id);
 }
