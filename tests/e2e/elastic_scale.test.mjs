@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { makeTinyModel, freePort, freePortRange, startServe, waitHealthy, waitExit, stopServe, processTree, waitGone,
-         sleep, waitUntil, waitForLog } from './serve_harness.mjs';
+         sleep, waitUntil, waitForLog, e2eDevice } from './serve_harness.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-elastic-'));
 const servers = [];
@@ -57,12 +57,15 @@ async function isScaling(port, method = 'GET') {
   return (await r.json()).is_scaling_elastic_ep;
 }
 
+const longTokens = e2eDevice === 'cuda' ? 15000 : 1500;
+
 test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ranks serve at once', async () => {
   const port = await freePort();
   // (A long max-model-len: the drain that times out below needs a request
-  // that outlasts its 1 s.)
-  const server = startServe(join(work, 'tiny'), port,
-                            ['--data-parallel-size', '2', '--admin-api-key', 'K', '--max-model-len', '2048']);
+  // that outlasts its 1 s. 1,500 tokens take seconds on a CPU, but a GPU
+  // decodes the tiny model at about a token per millisecond.)
+  const server = startServe(join(work, 'tiny'), port, ['--data-parallel-size', '2', '--admin-api-key', 'K',
+                                                       '--max-model-len', String(longTokens + 548)]);
   servers.push(server);
   await waitHealthy(server);
   const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
@@ -166,7 +169,7 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
   // removed rank holds still finishes (the engine drains it after SIGTERM).
   assert.equal((await scale(port, { new_data_parallel_size: 3 })).status, 200);
   const { data: long, response } = await client.completions.create(
-    { model: 'tiny', prompt: 'a long one', max_tokens: 1500, temperature: 0, ignore_eos: true, stream: true },
+    { model: 'tiny', prompt: 'a long one', max_tokens: longTokens, temperature: 0, ignore_eos: true, stream: true },
     { headers: { 'X-data-parallel-rank': '2' } }).withResponse();
   assert.equal(response.headers.get('x-data-parallel-rank'), '2');
   let tokens = 0;
@@ -183,7 +186,7 @@ test('scale 2 -> 4 -> 2 under a steady streaming load: no request fails, new ran
   assert.match(timedOut.body.error.message, /Scaled to 2 data parallel engines, but ranks 2 did not finish/);
   await reading;
   assert.equal(finish, 'length', 'the request on the removed rank finished');
-  assert.equal(tokens, 1500);
+  assert.equal(tokens, longTokens);
   assert.deepEqual(enginePids(server, 2), []);
 });
 
