@@ -38,6 +38,8 @@
 #include <boost/beast/ssl.hpp>
 #include <glog/logging.h>
 
+#include "frontend/http/beast_request.h"
+
 namespace llmserve::frontend::http::internal {
 
 namespace beast = boost::beast;
@@ -214,8 +216,7 @@ class Connection final : public ConnectionBase, public std::enable_shared_from_t
       return;
     }
     parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(config_->max_header_bytes));
-    parser_->body_limit(config_->max_request_body_bytes);
+    LimitRequestParser(*config_, &*parser_);
     Tcp().expires_after(config_->keep_alive_timeout);
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = this->shared_from_this()](beast::error_code ec, size_t) {
@@ -269,17 +270,7 @@ class Connection final : public ConnectionBase, public std::enable_shared_from_t
     parser_.reset();
     version_ = msg.version();
     keep_alive_ = msg.keep_alive();
-
-    HttpRequest request;
-    request.method = std::string(msg.method_string());
-    request.target = std::string(msg.target());
-    SplitTarget(request.target, &request.path, &request.query);
-    for (const auto& field : msg) {
-      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-    }
-    request.body = std::move(msg.body());
-    request.remote = remote_;
-    Dispatch(std::move(request));
+    Dispatch(ToHttpRequest(std::move(msg), remote_));
   }
 
   // ---- answering -----------------------------------------------------------------
@@ -448,7 +439,7 @@ class Connection final : public ConnectionBase, public std::enable_shared_from_t
   std::string remote_;
 
   Phase phase_ = Phase::kReading;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
 
