@@ -44,6 +44,8 @@ class SafetensorsFile {
   // Every tensor, by name.
   const std::map<std::string, TensorView>& tensors() const { return tensors_; }
   const std::string& path() const { return file_->path(); }
+  // The whole file as mapped (the tensors' data points into it).
+  const common::MappedFile& mapped() const { return *file_; }
 
  private:
   std::unique_ptr<common::MappedFile> file_;
