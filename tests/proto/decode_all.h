@@ -31,6 +31,11 @@ inline int DecodeAll(const uint8_t* data, size_t size) {
   { EngineConfig m; accepted += m.ParseFromArray(p, static_cast<int>(size)); }
   { LoadSnapshot m; accepted += m.ParseFromArray(p, static_cast<int>(size)); }
   { ScaleRequest m; accepted += m.ParseFromArray(p, static_cast<int>(size)); }
+  { ScaleResponse m; accepted += m.ParseFromArray(p, static_cast<int>(size)); }
+  { DrainCommand m; accepted += m.ParseFromArray(p, static_cast<int>(size)); }
+  { ReadyResponse m; accepted += m.ParseFromArray(p, static_cast<int>(size)); }
+  { FrontendNotice m; accepted += m.ParseFromArray(p, static_cast<int>(size)); }
+  { EngineReport m; accepted += m.ParseFromArray(p, static_cast<int>(size)); }
   return accepted;
 }
 
