@@ -8,6 +8,9 @@ namespace llmserve::coordinator {
 
 namespace {
 constexpr uint32_t kMaxRanks = 65536;  // ranks are 2-byte ZMQ identities
+// Waves count idle periods from 0, one at a time: a larger number is corrupt,
+// and past 2^63 it would not fit START_DP_WAVE's signed wave.
+constexpr uint64_t kMaxWave = uint64_t{1} << 62;
 }  // namespace
 
 CoordinatorState::CoordinatorState(CoordinatorConfig config)
@@ -116,6 +119,11 @@ std::optional<proto::StartDpWave> CoordinatorState::OnWaveNotice(const proto::Wa
   const uint32_t rank = notice.data_parallel_rank();
   if (rank >= loads_.size()) {
     LOG(WARNING) << "coordinator: wave notice from unknown rank " << rank;
+    return std::nullopt;
+  }
+  const uint64_t wave = notice.has_wave_complete() ? notice.wave_complete() : notice.start_wave();
+  if (wave > kMaxWave) {
+    LOG(WARNING) << "coordinator: wave notice from rank " << rank << " names impossible wave " << wave << "; ignored";
     return std::nullopt;
   }
   if (notice.has_wave_complete()) {

@@ -210,5 +210,26 @@ TEST(CoordinatorStateTest, DeadRankDoesNotBlockTheWaveUntilItReportsAgain) {
   EXPECT_EQ(s.current_wave(), 2u);
 }
 
+// Found with coordinator_control_fuzzer (UBSan and its START_DP_WAVE check on
+// a crafted input): a wave number near 2^63 made the wave
+// overflow (a negative START_DP_WAVE, signed overflow in Admit). Such notices
+// are ignored; the protocol goes on as before.
+TEST(CoordinatorStateTest, ImpossibleWavesAreIgnored) {
+  CoordinatorState s({2, 100ms, 1000ms});
+  for (uint32_t r = 0; r < 2; ++r) EXPECT_FALSE(s.OnWaveNotice(Complete(r, (uint64_t{1} << 63) - 1)));
+  EXPECT_EQ(s.current_wave(), 0u);
+  proto::WaveNotice start;
+  start.set_data_parallel_rank(1);
+  start.set_start_wave((uint64_t{1} << 63) + 5);
+  EXPECT_FALSE(s.OnWaveNotice(start));
+  EXPECT_EQ(s.current_wave(), 0u);
+  EXPECT_FALSE(s.engines_running());
+  s.OnRankDown(1);
+  EXPECT_TRUE(s.OnEngineLoad(Load(1, 0, 0, 0)));  // re-admitted: no overflow
+  auto wave = s.OnFirstRequest(First(0, 0));
+  ASSERT_TRUE(wave);
+  EXPECT_EQ(wave->wave, 0);
+}
+
 }  // namespace
 }  // namespace llmserve::coordinator
