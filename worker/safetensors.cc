@@ -79,7 +79,16 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
       if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size) {
         return Status::DataLoss(fname + ": tensor " + t.name + " has data_offsets outside the file");
       }
-      if (offsets[1] - offsets[0] != t.num_elements() * t.element_size()) {
+      // shape x dtype in bytes, refusing a product past 2^64 (which would
+      // wrap to a small byte count and let a huge shape through).
+      size_t bytes = t.element_size();
+      for (size_t d : t.shape) {
+        if (__builtin_mul_overflow(bytes, d, &bytes)) {
+          return Status::DataLoss(fname + ": tensor " + t.name + " has shape " + t.ShapeString() +
+                                  " too large for any file");
+        }
+      }
+      if (offsets[1] - offsets[0] != bytes) {
         return Status::DataLoss(fname + ": tensor " + t.name + " byte range does not match shape " +
                                 t.ShapeString() + " × " + dtype);
       }

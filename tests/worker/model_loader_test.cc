@@ -104,6 +104,17 @@ TEST_F(ModelLoaderTest, UnsupportedDtypeAndCorruptFilesAreErrors) {
   auto bad = SafetensorsFile::Open(other / "bad.safetensors");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  // A shape whose byte size wraps past 2^64 to the 4 bytes it has (found with
+  // safetensors_fuzzer): [2^63 + 1, 2] of BF16.
+  const std::string header = R"({"x": {"dtype": "BF16", "shape": [9223372036854775809, 2], "data_offsets": [0, 4]}})";
+  std::string wrap(8, '\0');
+  for (int i = 0; i < 8; ++i) wrap[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  std::ofstream(other / "wrap.safetensors", std::ios::binary) << wrap << header << std::string(4, '\0');
+  auto wrapped = SafetensorsFile::Open(other / "wrap.safetensors");
+  ASSERT_FALSE(wrapped.ok());
+  EXPECT_NE(wrapped.status().message().find("tensor x has shape [9223372036854775809, 2] too large"),
+            std::string::npos)
+      << wrapped.status().message();
   // No checkpoint at all.
   ScratchDir empty;
   EXPECT_EQ(Checkpoint::Open(empty.path()).status().code(), StatusCode::kNotFound);
