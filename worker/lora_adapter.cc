@@ -76,6 +76,9 @@ StatusOr<AdapterConfig> ReadAdapterConfig(const std::string& path, const LoraLim
   }
   const double r = static_cast<double>(c.rank);
   c.scale = static_cast<float>(rslora ? alpha / std::sqrt(r) : alpha / r);
+  if (!std::isfinite(c.scale)) {
+    return bad("\"lora_alpha\" " + j["lora_alpha"].dump() + " gives a scale outside the float range");
+  }
   if (j.contains("target_modules")) {
     const auto& tm = j["target_modules"];
     std::vector<std::string> names;

@@ -153,6 +153,14 @@ TEST_F(LoraAdapterTest, BadJsonIsRejected) {
   ExpectError(Load(r0), "\"r\" (the rank) must be a positive integer");
 }
 
+// Found with peft_adapter_fuzzer: an alpha past the float range gave an
+// infinite scale, so the adapter would have turned every output into NaN.
+TEST_F(LoraAdapterTest, AlphaBeyondTheFloatRangeIsRejected) {
+  const std::string ad = Adapter(TestLoraSpec(), "huge_alpha");
+  EditConfig(ad, "\"lora_alpha\": 16.0", "\"lora_alpha\": 1e40");
+  ExpectError(Load(ad), "\"lora_alpha\" 1e+40 gives a scale outside the float range");
+}
+
 TEST_F(LoraAdapterTest, FactorWithoutItsPartnerIsRejected) {
   const std::string ad = dir_ / "half";
   std::filesystem::create_directories(ad);
