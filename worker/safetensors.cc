@@ -28,6 +28,19 @@ namespace {
 std::string BaseName(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
+
+// `v` as a list of sizes (a shape, data_offsets); false unless it is an array
+// of non-negative integers (a float such as 1e30 has no size_t value, and
+// converting it anyway is undefined behaviour).
+bool ToSizes(const nlohmann::json& v, std::vector<size_t>* out) {
+  if (!v.is_array()) return false;
+  out->clear();
+  for (const auto& x : v) {
+    if (!x.is_number_unsigned()) return false;
+    out->push_back(x.get<size_t>());
+  }
+  return true;
+}
 }  // namespace
 
 StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
@@ -74,8 +87,11 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
         return Status::Unimplemented(fname + ": tensor " + t.name + " has dtype " + dtype +
                                      "; supported: BF16, F16, F32, and I8, I32, F8_E4M3 (quantized weights)");
       }
-      t.shape = info.at("shape").get<std::vector<size_t>>();
-      const auto offsets = info.at("data_offsets").get<std::vector<size_t>>();
+      std::vector<size_t> offsets;
+      if (!ToSizes(info.at("shape"), &t.shape) || !ToSizes(info.at("data_offsets"), &offsets)) {
+        return Status::DataLoss(fname + ": tensor " + t.name +
+                                ": shape and data_offsets must be lists of non-negative integers");
+      }
       if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size) {
         return Status::DataLoss(fname + ": tensor " + t.name + " has data_offsets outside the file");
       }

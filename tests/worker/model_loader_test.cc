@@ -115,6 +115,18 @@ TEST_F(ModelLoaderTest, UnsupportedDtypeAndCorruptFilesAreErrors) {
   EXPECT_NE(wrapped.status().message().find("tensor x has shape [9223372036854775809, 2] too large"),
             std::string::npos)
       << wrapped.status().message();
+  // A dimension past 2^64 is a JSON float, and a negative one is not a size
+  // either (the first was undefined behaviour; found by safetensors_fuzzer).
+  for (const char* shape : {"[461168601842018427387904, 4]", "[-1, 4]", "[2.5]", "4"}) {
+    const std::string h = std::string(R"({"x": {"dtype": "F32", "shape": )") + shape + R"(, "data_offsets": [0, 0]}})";
+    std::string len(8, '\0');
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((h.size() >> (8 * i)) & 0xFF);
+    std::ofstream(other / "float.safetensors", std::ios::binary) << len << h;
+    auto r = SafetensorsFile::Open(other / "float.safetensors");
+    ASSERT_FALSE(r.ok()) << shape;
+    EXPECT_NE(r.status().message().find("must be lists of non-negative integers"), std::string::npos)
+        << r.status().message();
+  }
   // No checkpoint at all.
   ScratchDir empty;
   EXPECT_EQ(Checkpoint::Open(empty.path()).status().code(), StatusCode::kNotFound);
