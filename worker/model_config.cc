@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <type_traits>
 
 namespace llmserve::worker {
 
@@ -35,10 +37,19 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// j[key] as a T, or `fallback` when it is absent or null. An unsigned T takes
+// only a non-negative integer: a float (1e30) or a negative number would
+// convert to garbage (or, past the range, undefined behaviour); it throws the
+// json type error the parser reports with the file's name.
 template <typename T>
 T Or(const nlohmann::json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
+  if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+    if (!it->is_number_unsigned())
+      throw nlohmann::json::type_error::create(302, std::string("'") + key + "' must be a non-negative integer, not " +
+                                                        it->dump(), nullptr);
+  }
   return it->get<T>();
 }
 

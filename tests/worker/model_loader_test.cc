@@ -65,6 +65,22 @@ TEST_F(ModelLoaderTest, UntiedWithoutLmHeadIsAnError) {
   EXPECT_NE(s.message().find("lm_head.weight"), std::string::npos) << s.message();
 }
 
+TEST_F(ModelLoaderTest, SizesThatAreNotNonNegativeIntegersAreErrors) {
+  for (const nlohmann::json& bad : {nlohmann::json(1e30), nlohmann::json(-2), nlohmann::json(2.5)}) {
+    EditConfig(dir_.path(), [&](nlohmann::json& j) { j["num_key_value_heads"] = bad; });
+    const Status s = LoadStatus(dir_.path());
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find("'num_key_value_heads' must be a non-negative integer, not " + bad.dump()),
+              std::string::npos)
+        << s.message();
+  }
+  EditConfig(dir_.path(), [](nlohmann::json& j) {
+    j.erase("num_key_value_heads");
+    j["max_position_embeddings"] = 1e300;
+  });
+  EXPECT_NE(LoadStatus(dir_.path()).message().find("'max_position_embeddings' must be"), std::string::npos);
+}
+
 TEST_F(ModelLoaderTest, UnsupportedArchitectureAndRopeType) {
   EditConfig(dir_.path(), [](nlohmann::json& j) { j["architectures"] = {"GPT2LMHeadModel"}; });
   Status s = LoadStatus(dir_.path());
