@@ -12,7 +12,7 @@
 //              dependent launch (in part or at all), with the GEMVs' grid
 //              shaped otherwise, and with the logits copied back (--ablate).
 // Weights are random, made on the device: --shape 8b (Llama-3-8B) or 0.6b
-// (Qwen3-0.6B). Prints one JSON object.
+// (Qwen3-0.6B). Prints one JSON object (the ablation first, as another, with --ablate).
 //
 //   build/bin/llmserve-cuda-bench --shape 8b
 #include <cuda_runtime.h>
