@@ -23,14 +23,11 @@
 #include "base/utf8.h"
 #include "common/tokenizer/incremental_detokenizer.h"
 #include "common/tokenizer/tokenizer.h"
+#include "tests/fuzz_require.h"
 
 namespace llmserve::common::tokenizer::fuzz {
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "tokenizer_fuzzer: %s\n", what);
-  std::abort();
-}
+using llmserve::testing::FuzzRequire;
 
 struct Loaded {
   std::unique_ptr<Tokenizer> tokenizer;
@@ -65,17 +62,17 @@ bool IsNfc(const std::string& s) {
 void CheckRoundTrip(const Loaded& l, const std::string& text, const std::vector<int32_t>& ids) {
   const Tokenizer& t = *l.tokenizer;
   const std::string decoded = t.Decode(ids, /*skip_special_tokens=*/false);
-  Require(base::IsValidUtf8(decoded), "decode is not valid UTF-8");
+  FuzzRequire(base::IsValidUtf8(decoded), "decode is not valid UTF-8");
   if (l.byte_level) {
     std::string joined;
     for (int32_t id : ids) joined += *t.TokenBytes(id);
-    Require(joined == decoded, "token bytes do not concatenate to the decode");
+    FuzzRequire(joined == decoded, "token bytes do not concatenate to the decode");
     if (text.find('<') == std::string::npos && text.find('\0') == std::string::npos && base::IsValidUtf8(text) &&
         IsNfc(text)) {
-      Require(decoded == text, "decode(encode(text)) != text for valid NFC text");
+      FuzzRequire(decoded == text, "decode(encode(text)) != text for valid NFC text");
     }
   }
-  Require(t.Decode(t.Encode(decoded, false), false) == decoded, "decode(encode(x)) is not a fixed point");
+  FuzzRequire(t.Decode(t.Encode(decoded, false), false) == decoded, "decode(encode(x)) is not a fixed point");
 }
 
 void CheckDetokenizer(const Tokenizer& t, const std::vector<int32_t>& ids, bool skip_special, const std::string& stop,
@@ -89,26 +86,26 @@ void CheckDetokenizer(const Tokenizer& t, const std::vector<int32_t>& ids, bool 
   size_t pushed = 0;
   for (int32_t id : ids) {
     const DetokenizerUpdate u = detok.Push(id);
-    Require(base::IsValidUtf8(u.delta), "a delta is not valid UTF-8");
+    FuzzRequire(base::IsValidUtf8(u.delta), "a delta is not valid UTF-8");
     streamed += u.delta;
     if (u.stopped) break;
     ++pushed;
   }
   const DetokenizerUpdate last = detok.Finish();
-  Require(base::IsValidUtf8(last.delta), "the last delta is not valid UTF-8");
+  FuzzRequire(base::IsValidUtf8(last.delta), "the last delta is not valid UTF-8");
   streamed += last.delta;
   const std::string& output = detok.output_text();
-  Require(streamed == output, "the deltas do not concatenate to the output");
+  FuzzRequire(streamed == output, "the deltas do not concatenate to the output");
   if (!detok.stopped()) {
-    Require(pushed == ids.size(), "stopped without a stop string");
-    Require(output == t.Decode(ids, skip_special), "the detokenized output differs from the decode");
-    Require(stop.empty() || output.find(stop) == std::string::npos, "the output holds the stop string");
+    FuzzRequire(pushed == ids.size(), "stopped without a stop string");
+    FuzzRequire(output == t.Decode(ids, skip_special), "the detokenized output differs from the decode");
+    FuzzRequire(stop.empty() || output.find(stop) == std::string::npos, "the output holds the stop string");
   } else if (include_stop) {
-    Require(output.size() >= stop.size() && output.compare(output.size() - stop.size(), stop.size(), stop) == 0,
-            "the output does not end with the stop string");
-    Require(output.find(stop) == output.size() - stop.size(), "the stop string appears before the stop");
+    FuzzRequire(output.size() >= stop.size() && output.compare(output.size() - stop.size(), stop.size(), stop) == 0,
+                "the output does not end with the stop string");
+    FuzzRequire(output.find(stop) == output.size() - stop.size(), "the stop string appears before the stop");
   } else {
-    Require(output.find(stop) == std::string::npos, "the output holds the stop string");
+    FuzzRequire(output.find(stop) == std::string::npos, "the output holds the stop string");
   }
 }
 
@@ -133,10 +130,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          uint32_t{uint8_t(text[i + 2])} << 16;
       ids.push_back(static_cast<int32_t>(v % range));
     }
-    f::Require(llmserve::base::IsValidUtf8(t.Decode(ids, skip_special)), "decode of ids is not valid UTF-8");
+    f::FuzzRequire(llmserve::base::IsValidUtf8(t.Decode(ids, skip_special)), "decode of ids is not valid UTF-8");
   } else {
     ids = t.Encode(text, add_special);
-    for (int32_t id : ids) f::Require(id >= 0 && id < t.vocab_size(), "an encoded id is outside the vocabulary");
+    for (int32_t id : ids) f::FuzzRequire(id >= 0 && id < t.vocab_size(), "an encoded id is outside the vocabulary");
     if (!add_special) f::CheckRoundTrip(l, text, ids);
   }
   // The stop string: the text's last bytes, so that it often matches.

@@ -17,21 +17,18 @@
 
 #include "coordinator/coordinator_state.h"
 #include "proto/coordinator.pb.h"
+#include "tests/fuzz_require.h"
 
 namespace llmserve::coordinator::control_fuzz {
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "control_fuzzer: %s\n", what);
-  std::abort();
-}
+using llmserve::testing::FuzzRequire;
 
 void CheckWave(const CoordinatorState& state, const std::optional<proto::StartDpWave>& wave) {
   if (!wave) return;
-  Require(wave->wave >= 0 && static_cast<uint64_t>(wave->wave) == state.current_wave(),
-          "START_DP_WAVE is not the current wave");
-  Require(wave->exclude_engine_index >= -1 && wave->exclude_engine_index < static_cast<int64_t>(state.num_ranks()),
-          "START_DP_WAVE excludes an unknown rank");
+  FuzzRequire(wave->wave >= 0 && static_cast<uint64_t>(wave->wave) == state.current_wave(),
+              "START_DP_WAVE is not the current wave");
+  FuzzRequire(wave->exclude_engine_index >= -1 && wave->exclude_engine_index < static_cast<int64_t>(state.num_ranks()),
+              "START_DP_WAVE excludes an unknown rank");
 }
 
 }  // namespace llmserve::coordinator::control_fuzz
@@ -74,12 +71,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         state.OnRankDown(notice.rank_down());
       }
     }
-    f::Require(state.current_wave() >= wave, "the wave went back");
+    f::FuzzRequire(state.current_wave() >= wave, "the wave went back");
     wave = state.current_wave();
     now += std::chrono::milliseconds(60);
     if (auto snapshot = state.MaybePublish(now)) {
-      f::Require(static_cast<size_t>(snapshot->engines_size()) == state.num_ranks(), "a snapshot without every rank");
-      f::Require(snapshot->current_wave() == state.current_wave(), "a snapshot with another wave");
+      f::FuzzRequire(static_cast<size_t>(snapshot->engines_size()) == state.num_ranks(),
+                     "a snapshot without every rank");
+      f::FuzzRequire(snapshot->current_wave() == state.current_wave(), "a snapshot with another wave");
     }
   }
   return 0;

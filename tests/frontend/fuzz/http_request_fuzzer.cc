@@ -24,16 +24,13 @@
 
 #include "frontend/http/beast_request.h"
 #include "frontend/http/router.h"
+#include "tests/fuzz_require.h"
 
 namespace llmserve::frontend::http::fuzz {
 
 namespace bhttp = boost::beast::http;
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "http_request_fuzzer: %s\n", what);
-  std::abort();
-}
+using llmserve::testing::FuzzRequire;
 
 bool SafeHeaderText(const std::string& s) {
   return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string::npos;
@@ -57,7 +54,7 @@ class RecordingWriter final : public ResponseWriter {
  private:
   static void Check(const Headers& headers) {
     for (const auto& [name, value] : headers) {
-      Require(!name.empty() && SafeHeaderText(name) && SafeHeaderText(value), "response header with CR/LF/NUL");
+      FuzzRequire(!name.empty() && SafeHeaderText(name) && SafeHeaderText(value), "response header with CR/LF/NUL");
     }
   }
   bool finished_ = false;
@@ -121,15 +118,15 @@ std::vector<std::string> ReadStream(std::string_view stream, size_t piece, const
     }
     if (parser->is_done()) {
       bhttp::request<bhttp::string_body> msg = parser->release();
-      Require(msg.body().size() <= config.max_request_body_bytes, "body over the limit");
+      FuzzRequire(msg.body().size() <= config.max_request_body_bytes, "body over the limit");
       events.push_back(Describe(msg));
       HttpRequest request = internal::ToHttpRequest(std::move(msg), "127.0.0.1:1");
-      Require(request.query.empty() ? request.target == request.path || request.target == request.path + "?"
-                                    : request.target == request.path + "?" + request.query,
-              "path and query do not rejoin to the target");
+      FuzzRequire(request.query.empty() ? request.target == request.path || request.target == request.path + "?"
+                                        : request.target == request.path + "?" + request.query,
+                  "path and query do not rejoin to the target");
       auto writer = std::make_shared<RecordingWriter>();
       TheRouter().Dispatch(std::move(request), writer);
-      Require(writer->finished(), "request not answered");
+      FuzzRequire(writer->finished(), "request not answered");
       if (events.size() >= 8) return events;
       fresh();
       continue;
@@ -148,7 +145,7 @@ std::vector<std::string> ReadStream(std::string_view stream, size_t piece, const
     buffer.append(stream.substr(fed, n));
     fed += n;
   }
-  Require(false, "the parser made no progress");
+  FuzzRequire(false, "the parser made no progress");
   return events;
 }
 
@@ -188,7 +185,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!same) {
     for (const auto& e : whole) std::fprintf(stderr, "whole: %s\n", e.c_str());
     for (const auto& e : pieces) std::fprintf(stderr, "piece %zu: %s\n", piece, e.c_str());
-    f::Require(false, "reading in pieces differs from reading the whole");
+    f::FuzzRequire(false, "reading in pieces differs from reading the whole");
   }
   return 0;
 }

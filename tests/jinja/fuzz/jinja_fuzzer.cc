@@ -18,16 +18,13 @@
 
 #include "jinja/json_value.h"
 #include "jinja/template.h"
+#include "tests/fuzz_require.h"
 
 namespace llmserve::jinja::fuzz {
 
 using Json = nlohmann::ordered_json;
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "jinja_fuzzer: %s\n", what);
-  std::abort();
-}
+using llmserve::testing::FuzzRequire;
 
 const Json& ChatVars() {
   static const Json* vars = new Json(Json::parse(R"({
@@ -64,8 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto parsed = Template::Parse(source);
   if (!parsed.ok()) {
     const std::string& m = parsed.status().message();
-    f::Require(m.find(" at line ") != std::string::npos || m.find("nesting") != std::string::npos,
-               "a parse error without a position");
+    f::FuzzRequire(m.find(" at line ") != std::string::npos || m.find("nesting") != std::string::npos,
+                   "a parse error without a position");
     return 0;
   }
   llmserve::jinja::RenderEnv env;
@@ -73,10 +70,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   env.now = [] { return std::tm{}; };
   auto first = (*parsed)->Render(f::Vars(vars), env);
   if (!first.ok()) {
-    f::Require(!first.status().message().empty(), "a render error without a message");
+    f::FuzzRequire(!first.status().message().empty(), "a render error without a message");
     return 0;
   }
   auto second = (*parsed)->Render(f::Vars(vars), env);
-  f::Require(second.ok() && *second == *first, "two renders differ");
+  f::FuzzRequire(second.ok() && *second == *first, "two renders differ");
   return 0;
 }

@@ -25,16 +25,13 @@
 #include "worker/model_loader.h"
 #include "worker/test_lora_adapter.h"
 #include "worker/test_model.h"
+#include "tests/fuzz_require.h"
 
 namespace llmserve::worker::peft_fuzz {
 
 namespace fs = std::filesystem;
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "peft_adapter_fuzzer: %s\n", what);
-  std::abort();
-}
+using llmserve::testing::FuzzRequire;
 
 struct Setup {
   std::string adapter_dir;    // where each input is written
@@ -52,20 +49,20 @@ const Setup& TheSetup() {
     TestModelSpec spec;
     spec.vocab_size = 512;
     spec.tokenizer_dir = LLMSERVE_DEMO_TOKENIZER_DIR;
-    Require(WriteTestModel(spec, root + "/model").ok(), "cannot write the test model");
+    FuzzRequire(WriteTestModel(spec, root + "/model").ok(), "cannot write the test model");
     TestLoraSpec lora;
-    Require(WriteTestLoraAdapter(lora, root + "/model", root + "/valid").ok(), "cannot write the test adapter");
+    FuzzRequire(WriteTestLoraAdapter(lora, root + "/model", root + "/valid").ok(), "cannot write the test adapter");
     auto* s = new Setup();
     s->adapter_dir = root + "/adapter";
     fs::create_directories(s->adapter_dir);
     std::ifstream in(root + "/valid/adapter_model.safetensors", std::ios::binary);
     s->valid_weights.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     auto config = LoadModelConfig(root + "/model");
-    Require(config.ok(), "cannot read the test model's config");
+    FuzzRequire(config.ok(), "cannot read the test model's config");
     s->config = *config;
     for (auto [rank, size] : {std::pair<size_t, size_t>{0, 1}, {0, 2}, {1, 2}}) {
       auto dims = ComputeShardDims(s->config, rank, size);
-      Require(dims.ok(), "cannot shard the test model");
+      FuzzRequire(dims.ok(), "cannot shard the test model");
       s->shards.push_back(*dims);
     }
     return s;
@@ -93,18 +90,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const ShardDims& shard : s.shards) {
     auto adapter = LoadLoraAdapter("fuzz", s.adapter_dir, s.config, shard, limits);
     if (!adapter.ok()) {
-      f::Require(!adapter.status().message().empty(), "an error without a message");
+      f::FuzzRequire(!adapter.status().message().empty(), "an error without a message");
       continue;
     }
     const LoraAdapter& a = **adapter;
-    f::Require(a.rank >= 1 && a.rank <= limits.max_rank, "rank outside [1, max_lora_rank]");
-    f::Require(std::isfinite(a.scale), "the scale is not finite");
-    f::Require(a.layers.size() == s.config.num_layers, "not one entry per layer");
+    f::FuzzRequire(a.rank >= 1 && a.rank <= limits.max_rank, "rank outside [1, max_lora_rank]");
+    f::FuzzRequire(std::isfinite(a.scale), "the scale is not finite");
+    f::FuzzRequire(a.layers.size() == s.config.num_layers, "not one entry per layer");
     for (const auto& layer : a.layers) {
       for (const LoraProjection& p : layer) {
         if (p.empty()) continue;
-        f::Require(p.in > 0 && p.out > 0 && p.a_t.size() == p.in * a.rank && p.b_t.size() == a.rank * p.out,
-                   "factors of the wrong size");
+        f::FuzzRequire(p.in > 0 && p.out > 0 && p.a_t.size() == p.in * a.rank && p.b_t.size() == a.rank * p.out,
+                       "factors of the wrong size");
       }
     }
   }

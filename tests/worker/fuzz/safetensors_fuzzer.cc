@@ -17,16 +17,13 @@
 
 #include "worker/safetensors.h"
 #include "worker/safetensors_writer.h"
+#include "tests/fuzz_require.h"
 
 namespace llmserve::worker::safetensors_fuzz {
 
 namespace fs = std::filesystem;
 
-void Require(bool ok, const char* what) {
-  if (ok) return;
-  std::fprintf(stderr, "safetensors_fuzzer: %s\n", what);
-  std::abort();
-}
+using llmserve::testing::FuzzRequire;
 
 // A scratch directory (in memory where /dev/shm exists) holding a valid
 // shard, shard.safetensors, for the index to name.
@@ -40,7 +37,7 @@ const std::string& ScratchDir() {
     t.shape = {2, 3};
     t.dtype = "F32";
     t.fill = [](uint8_t* out) { std::memset(out, 0, 6 * sizeof(float)); };
-    Require(WriteSafetensorsFile(*d + "/shard.safetensors", {t}).ok(), "cannot write the shard");
+    FuzzRequire(WriteSafetensorsFile(*d + "/shard.safetensors", {t}).ok(), "cannot write the shard");
     std::atexit([] { fs::remove_all(ScratchDir()); });
     return d;
   }();
@@ -49,10 +46,10 @@ const std::string& ScratchDir() {
 
 void CheckTensor(const TensorView& t, const uint8_t* begin, const uint8_t* end) {
   size_t bytes = t.element_size();
-  for (size_t d : t.shape) Require(!__builtin_mul_overflow(bytes, d, &bytes), "tensor size overflows");
+  for (size_t d : t.shape) FuzzRequire(!__builtin_mul_overflow(bytes, d, &bytes), "tensor size overflows");
   const auto* data = static_cast<const uint8_t*>(t.data);
-  Require(bytes == 0 || (data >= begin && data <= end && bytes <= static_cast<size_t>(end - data)),
-          "tensor bytes outside the file");
+  FuzzRequire(bytes == 0 || (data >= begin && data <= end && bytes <= static_cast<size_t>(end - data)),
+              "tensor bytes outside the file");
   volatile uint8_t sum = 0;
   for (size_t i = 0; i < bytes; ++i) sum = static_cast<uint8_t>(sum + data[i]);
 }
@@ -83,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto ckpt = Checkpoint::Open(dir);
   if (!ckpt.ok()) return 0;
   for (const std::string& name : (*ckpt)->TensorNames()) {
-    f::Require((*ckpt)->Find(name) != nullptr, "a listed tensor is not found");
+    f::FuzzRequire((*ckpt)->Find(name) != nullptr, "a listed tensor is not found");
   }
   return 0;
 }
