@@ -9,8 +9,8 @@
 //              sampling on the device as the server does (only ids copied
 //              back), or with --device_sampling=false every row's logits;
 //   ablation:  decode batch 1 through graphs again without programmatic
-//              dependent launch (in part or at all), with the GEMVs' grid
-//              shaped otherwise, and with the logits copied back (--ablate).
+//              dependent launch (in part or at all) and with the logits
+//              copied back (--ablate).
 // Weights are random, made on the device: --shape 8b (Llama-3-8B) or 0.6b
 // (Qwen3-0.6B). Prints one JSON object (the ablation first, as another, with --ablate).
 //
@@ -44,7 +44,7 @@ DEFINE_bool(batched_decode_only, false, "Measure only the --batch decode (a shor
 DEFINE_bool(device_sampling, true, "Decode steps sample greedily on the device (false: copy every row's logits back).");
 DEFINE_bool(ablate, false,
             "Also measure decode batch 1 (graphs) without programmatic dependent launch for the GEMVs, the attention "
-            "kernels or both, with the GEMVs at 8 blocks per SM instead of 4, and with the logits copied back.");
+            "kernels or both, and with the logits copied back.");
 
 namespace llmserve {
 namespace {
@@ -195,30 +195,25 @@ double DecodeStep(worker::cuda::CudaModel& model, size_t requests, size_t contex
 }
 
 // Decode batch 1 through graphs with programmatic dependent launch off for
-// the GEMVs, the attention kernels or both, with the GEMVs' grid capped at 8
-// blocks per SM instead of 4, and with the logits copied back; the default
-// first and last (the spread of those two is the noise).
+// the GEMVs, the attention kernels or both, and with the logits copied back;
+// the default first and last (the spread of those two is the noise).
 void PrintAblation(worker::cuda::CudaModel& model, size_t context, size_t per_request, size_t bs,
                    double weight_bytes, double read_bw) {
   struct Variant {
     const char* name;
-    bool gemv_programmatic, attention_programmatic;
-    size_t gemv_blocks_per_sm;
-    bool copy_logits;
+    bool gemv_programmatic, attention_programmatic, copy_logits;
   };
-  const Variant variants[] = {{"default", true, true, 4, false},
-                              {"no_programmatic_launch", false, false, 4, false},
-                              {"programmatic_gemv_only", true, false, 4, false},
-                              {"programmatic_attention_only", false, true, 4, false},
-                              {"gemv_8_blocks_per_sm", true, true, 8, false},
-                              {"logits_copied", true, true, 4, true},
-                              {"default_again", true, true, 4, false}};
+  const Variant variants[] = {{"default", true, true, false},
+                              {"no_programmatic_launch", false, false, false},
+                              {"programmatic_gemv_only", true, false, false},
+                              {"programmatic_attention_only", false, true, false},
+                              {"logits_copied", true, true, true},
+                              {"default_again", true, true, false}};
   std::printf("{\"ablation_decode_batch1\": [");
   const char* sep = "";
   for (const Variant& v : variants) {
     kc::SetProgrammaticLaunch(kc::LaunchGroup::kGemv, v.gemv_programmatic);
     kc::SetProgrammaticLaunch(kc::LaunchGroup::kAttention, v.attention_programmatic);
-    kc::SetGemvBlocksPerSm(v.gemv_blocks_per_sm);
     model.SetCudaGraphSizes({1});  // drops the graphs captured with the last setting
     const double s = DecodeStep(model, 1, context, per_request, bs, v.copy_logits);
     std::printf("%s\n  {\"variant\": \"%s\", \"ms\": %.3f, \"share_of_read_bandwidth\": %.3f}", sep, v.name,
@@ -228,7 +223,6 @@ void PrintAblation(worker::cuda::CudaModel& model, size_t context, size_t per_re
   std::printf("]}\n");
   kc::SetProgrammaticLaunch(kc::LaunchGroup::kGemv, true);
   kc::SetProgrammaticLaunch(kc::LaunchGroup::kAttention, true);
-  kc::SetGemvBlocksPerSm(4);
 }
 
 int Main() {

@@ -14,10 +14,9 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 constexpr int kThreads = kWarpsPerBlock * 32;
 constexpr int kUnroll = 8;  // 16-byte weight loads in flight per lane
-// Blocks per SM the fused-norm kernels launch at most (0: no cap, a block
-// per 8 columns): each block normalises the rows once, then loops over
-// columns. SetGemvBlocksPerSm changes it.
-size_t rms_norm_blocks_per_sm = 4;
+// Blocks per SM the fused-norm kernels launch at most: each block normalises
+// the rows once, then loops over columns.
+constexpr size_t kRmsNormBlocksPerSm = 4;
 
 __device__ float Dot8(const uint4& a, const uint4& b) {
   const auto* pa = reinterpret_cast<const __nv_bfloat162*>(&a);
@@ -206,9 +205,8 @@ Status LaunchRmsNorm(const RmsNormArgs& a, cudaStream_t stream) {
     }
     resident = it->second;
   }
-  const size_t per_sm = std::clamp<size_t>(static_cast<size_t>(resident), 1, rms_norm_blocks_per_sm);
-  const size_t blocks =
-      NumSms() > 0 && rms_norm_blocks_per_sm > 0 ? std::min(groups, NumSms() * per_sm) : groups;
+  const size_t per_sm = std::clamp<size_t>(static_cast<size_t>(resident), 1, kRmsNormBlocksPerSm);
+  const size_t blocks = NumSms() > 0 ? std::min(groups, NumSms() * per_sm) : groups;
   // A programmatic dependent launch (programmatic_launch.h): the blocks are
   // resident and waiting when the kernel before ends.
   return CudaStatus(LaunchKernel(LaunchGroup::kGemv, GemvRmsNormKernel<kRows, kSiluMul>,
@@ -240,8 +238,6 @@ Status LaunchRmsNorm(const RmsNormArgs& a, size_t rows, cudaStream_t stream) {
 }
 
 }  // namespace
-
-void SetGemvBlocksPerSm(size_t blocks) { rms_norm_blocks_per_sm = blocks; }
 
 Status Gemv(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k, bool accumulate,
             cudaStream_t stream) {

@@ -22,12 +22,6 @@ inline bool GemvTakes(size_t rows, size_t k) { return rows >= 1 && rows <= kGemv
 Status Gemv(const __nv_bfloat16* x, const __nv_bfloat16* w, float* y, size_t rows, size_t n, size_t k, bool accumulate,
             cudaStream_t stream);
 
-// How many blocks per SM the shared-memory GEMVs (below, and Gemv where the
-// rows fit) launch at most, each looping over its share of columns (default
-// 4; 0: no cap, one block per 8 columns). Process-wide, read at launch (a
-// captured CUDA graph keeps what it saw): for measuring the grid shape.
-void SetGemvBlocksPerSm(size_t blocks);
-
 // The variants below fuse the RMSNorm before the matmul (and, for the MLP,
 // the SiLU-and-mul after it) into one kernel for a decode step: each block
 // normalises the rows into shared memory as bf16, then its warps stream
