@@ -9,10 +9,13 @@
 //              sampling on the device as the server does (only ids copied
 //              back), or with --device_sampling=false every row's logits;
 //   ablation:  decode batch 1 through graphs again without programmatic
-//              dependent launch (in part or at all) and with the logits
-//              copied back (--ablate).
+//              dependent launch (in part or at all), with the logits
+//              copied back and under other GEMV tunings (--ablate);
+//   GEMVs:     each batch-1 GEMV of a layer alone, and the four in a row,
+//              under each GEMV tuning (--gemv_sweep, cuda_gemv_sweep.h).
 // Weights are random, made on the device: --shape 8b (Llama-3-8B) or 0.6b
-// (Qwen3-0.6B). Prints one JSON object (the ablation first, as another, with --ablate).
+// (Qwen3-0.6B). Prints one JSON object (the ablation and the sweep first, as
+// others, when asked for).
 //
 //   build/bin/llmserve-cuda-bench --shape 8b
 #include <cuda_runtime.h>
@@ -24,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/worker/cuda_gemv_sweep.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_array.h"
 #include "kernels/cuda/gemm_bf16.h"
@@ -44,7 +48,10 @@ DEFINE_bool(batched_decode_only, false, "Measure only the --batch decode (a shor
 DEFINE_bool(device_sampling, true, "Decode steps sample greedily on the device (false: copy every row's logits back).");
 DEFINE_bool(ablate, false,
             "Also measure decode batch 1 (graphs) without programmatic dependent launch for the GEMVs, the attention "
-            "kernels or both, and with the logits copied back.");
+            "kernels or both, with the logits copied back, and under other GEMV tunings.");
+DEFINE_bool(gemv_sweep, false,
+            "Also time each batch-1 GEMV of a layer (q/k/v, o, gate/up, down) alone and the four in a row, under each "
+            "GEMV tuning, as a share of the read bandwidth.");
 
 namespace llmserve {
 namespace {
@@ -194,26 +201,40 @@ double DecodeStep(worker::cuda::CudaModel& model, size_t requests, size_t contex
   return Seconds(start) / FLAGS_decode_steps;
 }
 
-// Decode batch 1 through graphs with programmatic dependent launch off for
-// the GEMVs, the attention kernels or both, and with the logits copied back;
-// the default first and last (the spread of those two is the noise).
+// Decode batch 1 through graphs with one setting changed at a time:
+// programmatic dependent launch off for the GEMVs, the attention kernels or
+// both, the logits copied back, and the GEMV tunings (gemv_bf16.h); the
+// default first and last (the spread of those two is the noise).
 void PrintAblation(worker::cuda::CudaModel& model, size_t context, size_t per_request, size_t bs,
                    double weight_bytes, double read_bw) {
   struct Variant {
     const char* name;
-    bool gemv_programmatic, attention_programmatic, copy_logits;
+    bool gemv_programmatic = true, attention_programmatic = true, copy_logits = false;
+    kc::GemvTuning tuning;
   };
-  const Variant variants[] = {{"default", true, true, false},
-                              {"no_programmatic_launch", false, false, false},
-                              {"programmatic_gemv_only", true, false, false},
-                              {"programmatic_attention_only", false, true, false},
-                              {"logits_copied", true, true, true},
-                              {"default_again", true, true, false}};
+  std::vector<Variant> variants(9);
+  variants[0].name = "default";
+  variants[1].name = "no_programmatic_launch";
+  variants[1].gemv_programmatic = variants[1].attention_programmatic = false;
+  variants[2].name = "programmatic_gemv_only";
+  variants[2].attention_programmatic = false;
+  variants[3].name = "programmatic_attention_only";
+  variants[3].gemv_programmatic = false;
+  variants[4].name = "logits_copied";
+  variants[4].copy_logits = true;
+  variants[5].name = "gemv_no_early_weight_loads";
+  variants[5].tuning.early_weight_loads = false;
+  variants[6].name = "gemv_1_warp_per_column";
+  variants[6].tuning.warps_per_column = 1;
+  variants[7].name = "gemv_4_warps_per_column";
+  variants[7].tuning.warps_per_column = 4;
+  variants[8].name = "default_again";
   std::printf("{\"ablation_decode_batch1\": [");
   const char* sep = "";
   for (const Variant& v : variants) {
     kc::SetProgrammaticLaunch(kc::LaunchGroup::kGemv, v.gemv_programmatic);
     kc::SetProgrammaticLaunch(kc::LaunchGroup::kAttention, v.attention_programmatic);
+    CHECK_OK(kc::SetGemvTuning(v.tuning));
     model.SetCudaGraphSizes({1});  // drops the graphs captured with the last setting
     const double s = DecodeStep(model, 1, context, per_request, bs, v.copy_logits);
     std::printf("%s\n  {\"variant\": \"%s\", \"ms\": %.3f, \"share_of_read_bandwidth\": %.3f}", sep, v.name,
@@ -223,6 +244,7 @@ void PrintAblation(worker::cuda::CudaModel& model, size_t context, size_t per_re
   std::printf("]}\n");
   kc::SetProgrammaticLaunch(kc::LaunchGroup::kGemv, true);
   kc::SetProgrammaticLaunch(kc::LaunchGroup::kAttention, true);
+  CHECK_OK(kc::SetGemvTuning(kc::GemvTuning()));
 }
 
 int Main() {
@@ -280,6 +302,7 @@ int Main() {
   const double decode1 = all ? DecodeStep(**model, 1, context, per_request, bs) : NAN;
   const double decode_b = DecodeStep(**model, batch, context, per_request, bs);
   if (FLAGS_ablate) PrintAblation(**model, context, per_request, bs, weight_bytes, read_bw);
+  if (FLAGS_gemv_sweep) CHECK_OK(bench::PrintGemvSweep(config, read_bw));
   std::printf(
       "{\"device\": \"%s\", \"shape\": \"%s\", \"weight_bytes\": %.0f,\n"
       " \"read_bandwidth_GBps\": %.1f, \"copy_bandwidth_GBps\": %.1f, \"bf16_peak_TFLOPs\": %.1f,\n"

@@ -16,6 +16,25 @@ namespace llmserve::kernels::cuda {
 
 inline constexpr size_t kGemvMaxRows = 4;
 
+// How the GEMVs below spread their work, process-wide: read at each launch,
+// so a captured CUDA graph keeps what it saw. The defaults are the
+// ones llmserve-cuda-bench --ablate measured best; the others are there to be
+// measured against them.
+struct GemvTuning {
+  // Each warp loads its first weights into registers before it waits for
+  // the kernel before it (programmatic_launch.h) and before the rows are
+  // normed into shared memory, so that their latency overlaps those.
+  bool early_weight_loads = true;
+  // Warps sharing an output column, each summing a contiguous part of k (1,
+  // 2 or 4). The order of a column's sum follows it, never the number of
+  // rows, so batch invariance holds under any one setting.
+  int warps_per_column = 2;
+};
+
+// InvalidArgument (and nothing changed) for another warps_per_column.
+Status SetGemvTuning(const GemvTuning& tuning);
+GemvTuning CurrentGemvTuning();
+
 // Whether Gemv takes the shape: rows in 1..kGemvMaxRows, k a multiple of 8.
 inline bool GemvTakes(size_t rows, size_t k) { return rows >= 1 && rows <= kGemvMaxRows && k % 8 == 0; }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/linear.h"
@@ -381,53 +382,123 @@ uint16_t Bits(Bf16 v) {
   return bits;
 }
 
+// Every GEMV tuning the kernels take (gemv_bf16.h), the default first; each
+// test below runs under all of them and restores the default.
+std::vector<GemvTuning> AllGemvTunings() {
+  std::vector<GemvTuning> all = {GemvTuning()};
+  for (bool early : {false, true}) {
+    for (int split : {1, 2, 4}) {
+      GemvTuning t;
+      t.early_weight_loads = early;
+      t.warps_per_column = split;
+      all.push_back(t);
+    }
+  }
+  return all;
+}
+
+std::string Describe(const GemvTuning& t) {
+  return std::string(t.early_weight_loads ? "early" : "no early") + " weight loads, " +
+         std::to_string(t.warps_per_column) + " warps per column";
+}
+
+class GemvTuningScope {
+ public:
+  explicit GemvTuningScope(const GemvTuning& t) { EXPECT_TRUE(SetGemvTuning(t).ok()); }
+  ~GemvTuningScope() { EXPECT_TRUE(SetGemvTuning(GemvTuning()).ok()); }
+};
+
+TEST(CudaKernels, GemvTuningRefusesOtherSplits) {
+  GemvTuning t;
+  t.warps_per_column = 8;
+  EXPECT_FALSE(SetGemvTuning(t).ok());
+  EXPECT_EQ(CurrentGemvTuning().warps_per_column, GemvTuning().warps_per_column);
+}
+
+// Gemv with rows too wide for shared memory (4 × 14336 bf16) reads them in
+// place; each row's sums are bit for bit those of that row alone (in shared
+// memory), and near the host's.
+TEST(CudaKernels, GemvSumsRowsInPlaceAsInSharedMemory) {
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const size_t rows = 4, n = 301, k = 14336;
+  ASSERT_FALSE(GemvRmsNormTakes(rows, k));
+  auto x = Random(rows * k, 61), w = Random(n * k, 62);
+  for (auto& e : x) e = RoundBf16(e);
+  for (auto& e : w) e = RoundBf16(e);
+  auto dx = ToDeviceBf16(x), dw = ToDeviceBf16(w);
+  for (const GemvTuning& tuning : AllGemvTunings()) {
+    SCOPED_TRACE(Describe(tuning));
+    GemvTuningScope scope(tuning);
+    DeviceArray<float> all;
+    ASSERT_TRUE(all.Resize(rows * n).ok());
+    ASSERT_TRUE(Gemv(dx.data(), dw.data(), all.data(), rows, n, k, false, nullptr).ok());
+    const auto y = ToHost(all);
+    for (size_t r = 0; r < rows; ++r) {
+      DeviceArray<float> one;
+      ASSERT_TRUE(one.Resize(n).ok());
+      ASSERT_TRUE(Gemv(dx.data() + r * k, dw.data(), one.data(), 1, n, k, false, nullptr).ok());
+      const auto y1 = ToHost(one);
+      const std::vector<float> xr(x.begin() + r * k, x.begin() + (r + 1) * k);
+      for (size_t c = 0; c < n; ++c) {
+        ASSERT_EQ(y[r * n + c], y1[c]) << "row " << r << " column " << c;
+        const auto [dot, mag] = DotHost(xr, w, c);
+        ASSERT_NEAR(y1[c], dot, 1e-3 * (1 + mag)) << "row " << r << " column " << c;
+      }
+    }
+  }
+}
+
 // GemvRmsNorm against host math (norm → bf16 → dot in double; bound 1e-3 of
 // the terms' magnitudes) and, exactly, against RmsNormToBf16 then Gemv.
 TEST(CudaKernels, GemvRmsNormMatchesHostAndUnfused) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
-  const size_t src_rows = 6;
-  const float eps = 1e-5f;
-  const std::vector<int32_t> pick = {5, 0, 3, 3};
-  auto dpick = ToDevice(pick);
-  // n not a multiple of 8; n = 5003 gives each warp several columns.
-  for (auto [n, k] : {std::pair<size_t, size_t>{37, 64}, {5003, 64}, {37, 4096}, {37, 14336}}) {
-    auto x = Random(src_rows * k, 41, 3.f), nw = Random(k, 42), w = Random(n * k, 43);
-    for (auto& e : w) e = RoundBf16(e);
-    auto dx = ToDevice(x), dnw = ToDevice(nw);
-    auto dw = ToDeviceBf16(w);
-    for (size_t rows = 1; rows <= kGemvMaxRows; ++rows) {
-      if (!GemvRmsNormTakes(rows, k)) {
-        // Past the shared-memory limit (4 × 14336): refused; the model takes
-        // RmsNormToBf16 and the matmul instead.
-        EXPECT_GT(rows * k * sizeof(Bf16), kGemvRmsNormMaxSharedBytes);
-        DeviceArray<float> dy;
-        ASSERT_TRUE(dy.Resize(rows * n).ok());
-        EXPECT_FALSE(GemvRmsNorm(dx.data(), nullptr, dnw.data(), eps, dw.data(), dy.data(), rows, n, k, false, nullptr)
-                         .ok());
-        continue;
-      }
-      for (bool indexed : {false, true}) {
-        const int32_t* index = indexed ? dpick.data() : nullptr;
-        DeviceArray<Bf16> normed;
-        ASSERT_TRUE(normed.Resize(rows * k).ok());
-        ASSERT_TRUE(RmsNormToBf16(dx.data(), index, dnw.data(), normed.data(), rows, k, eps, nullptr).ok());
-        auto y0 = Random(rows * n, 44);
-        for (bool accumulate : {false, true}) {
-          auto fused = ToDevice(y0), unfused = ToDevice(y0);
-          ASSERT_TRUE(
-              GemvRmsNorm(dx.data(), index, dnw.data(), eps, dw.data(), fused.data(), rows, n, k, accumulate, nullptr)
-                  .ok());
-          ASSERT_TRUE(Gemv(normed.data(), dw.data(), unfused.data(), rows, n, k, accumulate, nullptr).ok());
-          const auto y = ToHost(fused), y_unfused = ToHost(unfused);
-          for (size_t r = 0; r < rows; ++r) {
-            const auto xn = NormRowHost(x, indexed ? pick[r] : r, nw, eps);
-            for (size_t c = 0; c < n; ++c) {
-              const auto [dot, mag] = DotHost(xn, w, c);
-              const double want = (accumulate ? y0[r * n + c] : 0.0) + dot;
-              ASSERT_NEAR(y[r * n + c], want, 1e-3 * (1 + mag))
-                  << rows << "x" << n << "x" << k << " at " << r << "," << c << " indexed " << indexed;
-              ASSERT_EQ(y[r * n + c], y_unfused[r * n + c])
-                  << "fused ≠ unfused, " << rows << "x" << n << "x" << k << " at " << r << "," << c;
+  for (const GemvTuning& tuning : AllGemvTunings()) {
+    SCOPED_TRACE(Describe(tuning));
+    GemvTuningScope scope(tuning);
+    const size_t src_rows = 6;
+    const float eps = 1e-5f;
+    const std::vector<int32_t> pick = {5, 0, 3, 3};
+    auto dpick = ToDevice(pick);
+    // n not a multiple of 8; n = 5003 gives each warp several columns.
+    for (auto [n, k] : {std::pair<size_t, size_t>{37, 64}, {5003, 64}, {37, 4096}, {37, 14336}}) {
+      auto x = Random(src_rows * k, 41, 3.f), nw = Random(k, 42), w = Random(n * k, 43);
+      for (auto& e : w) e = RoundBf16(e);
+      auto dx = ToDevice(x), dnw = ToDevice(nw);
+      auto dw = ToDeviceBf16(w);
+      for (size_t rows = 1; rows <= kGemvMaxRows; ++rows) {
+        if (!GemvRmsNormTakes(rows, k)) {
+          // Past the shared-memory limit (4 × 14336): refused; the model takes
+          // RmsNormToBf16 and the matmul instead.
+          EXPECT_GT(rows * k * sizeof(Bf16), kGemvRmsNormMaxSharedBytes);
+          DeviceArray<float> dy;
+          ASSERT_TRUE(dy.Resize(rows * n).ok());
+          EXPECT_FALSE(
+              GemvRmsNorm(dx.data(), nullptr, dnw.data(), eps, dw.data(), dy.data(), rows, n, k, false, nullptr).ok());
+          continue;
+        }
+        for (bool indexed : {false, true}) {
+          const int32_t* index = indexed ? dpick.data() : nullptr;
+          DeviceArray<Bf16> normed;
+          ASSERT_TRUE(normed.Resize(rows * k).ok());
+          ASSERT_TRUE(RmsNormToBf16(dx.data(), index, dnw.data(), normed.data(), rows, k, eps, nullptr).ok());
+          auto y0 = Random(rows * n, 44);
+          for (bool accumulate : {false, true}) {
+            auto fused = ToDevice(y0), unfused = ToDevice(y0);
+            ASSERT_TRUE(
+                GemvRmsNorm(dx.data(), index, dnw.data(), eps, dw.data(), fused.data(), rows, n, k, accumulate, nullptr)
+                    .ok());
+            ASSERT_TRUE(Gemv(normed.data(), dw.data(), unfused.data(), rows, n, k, accumulate, nullptr).ok());
+            const auto y = ToHost(fused), y_unfused = ToHost(unfused);
+            for (size_t r = 0; r < rows; ++r) {
+              const auto xn = NormRowHost(x, indexed ? pick[r] : r, nw, eps);
+              for (size_t c = 0; c < n; ++c) {
+                const auto [dot, mag] = DotHost(xn, w, c);
+                const double want = (accumulate ? y0[r * n + c] : 0.0) + dot;
+                ASSERT_NEAR(y[r * n + c], want, 1e-3 * (1 + mag))
+                    << rows << "x" << n << "x" << k << " at " << r << "," << c << " indexed " << indexed;
+                ASSERT_EQ(y[r * n + c], y_unfused[r * n + c])
+                    << "fused ≠ unfused, " << rows << "x" << n << "x" << k << " at " << r << "," << c;
+              }
             }
           }
         }
@@ -441,41 +512,46 @@ TEST(CudaKernels, GemvRmsNormMatchesHostAndUnfused) {
 // bit, against RmsNormToBf16, Gemv and SiluMulToBf16.
 TEST(CudaKernels, GemvRmsNormSiluMulMatchesHostAndUnfused) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
-  const float eps = 1e-6f;
-  for (auto [ff, k] : {std::pair<size_t, size_t>{37, 64}, {5003, 64}, {37, 4096}, {21, 14336}}) {
-    const size_t rows_max = kGemvMaxRows;
-    auto x = Random(rows_max * k, 51, 2.f), nw = Random(k, 52), w = Random(2 * ff * k, 53, 0.5f);
-    for (auto& e : w) e = RoundBf16(e);
-    auto dx = ToDevice(x), dnw = ToDevice(nw);
-    auto dw = ToDeviceBf16(w);
-    for (size_t rows = 1; rows <= rows_max; ++rows) {
-      DeviceArray<Bf16> act, act_unfused, normed;
-      ASSERT_TRUE(act.Resize(rows * ff).ok());
-      if (!GemvRmsNormTakes(rows, k)) {
-        EXPECT_FALSE(GemvRmsNormSiluMul(dx.data(), dnw.data(), eps, dw.data(), act.data(), rows, ff, k, nullptr).ok());
-        continue;
-      }
-      ASSERT_TRUE(GemvRmsNormSiluMul(dx.data(), dnw.data(), eps, dw.data(), act.data(), rows, ff, k, nullptr).ok());
-      DeviceArray<float> gate_up;
-      ASSERT_TRUE(normed.Resize(rows * k).ok());
-      ASSERT_TRUE(gate_up.Resize(rows * 2 * ff).ok());
-      ASSERT_TRUE(act_unfused.Resize(rows * ff).ok());
-      ASSERT_TRUE(RmsNormToBf16(dx.data(), nullptr, dnw.data(), normed.data(), rows, k, eps, nullptr).ok());
-      ASSERT_TRUE(Gemv(normed.data(), dw.data(), gate_up.data(), rows, 2 * ff, k, false, nullptr).ok());
-      ASSERT_TRUE(SiluMulToBf16(gate_up.data(), rows, ff, act_unfused.data(), nullptr).ok());
-      const auto a = ToHost(act), a_unfused = ToHost(act_unfused);
-      for (size_t r = 0; r < rows; ++r) {
-        const auto xn = NormRowHost(x, r, nw, eps);
-        for (size_t j = 0; j < ff; ++j) {
-          const auto [g, g_mag] = DotHost(xn, w, j);
-          const auto [u, u_mag] = DotHost(xn, w, ff + j);
-          const double silu = g / (1 + std::exp(-g)), want = silu * u;
-          const double bound = 1e-2 * std::fabs(want) + 1.1 * 1e-3 * (1 + g_mag) * std::fabs(u) +
-                               std::fabs(silu) * 1e-3 * (1 + u_mag) + 1e-6;
-          ASSERT_NEAR(__bfloat162float(a[r * ff + j]), want, bound)
-              << rows << "x" << ff << "x" << k << " at " << r << "," << j;
-          ASSERT_EQ(Bits(a[r * ff + j]), Bits(a_unfused[r * ff + j]))
-              << "fused ≠ unfused, " << rows << "x" << ff << "x" << k << " at " << r << "," << j;
+  for (const GemvTuning& tuning : AllGemvTunings()) {
+    SCOPED_TRACE(Describe(tuning));
+    GemvTuningScope scope(tuning);
+    const float eps = 1e-6f;
+    for (auto [ff, k] : {std::pair<size_t, size_t>{37, 64}, {5003, 64}, {37, 4096}, {21, 14336}}) {
+      const size_t rows_max = kGemvMaxRows;
+      auto x = Random(rows_max * k, 51, 2.f), nw = Random(k, 52), w = Random(2 * ff * k, 53, 0.5f);
+      for (auto& e : w) e = RoundBf16(e);
+      auto dx = ToDevice(x), dnw = ToDevice(nw);
+      auto dw = ToDeviceBf16(w);
+      for (size_t rows = 1; rows <= rows_max; ++rows) {
+        DeviceArray<Bf16> act, act_unfused, normed;
+        ASSERT_TRUE(act.Resize(rows * ff).ok());
+        if (!GemvRmsNormTakes(rows, k)) {
+          EXPECT_FALSE(
+              GemvRmsNormSiluMul(dx.data(), dnw.data(), eps, dw.data(), act.data(), rows, ff, k, nullptr).ok());
+          continue;
+        }
+        ASSERT_TRUE(GemvRmsNormSiluMul(dx.data(), dnw.data(), eps, dw.data(), act.data(), rows, ff, k, nullptr).ok());
+        DeviceArray<float> gate_up;
+        ASSERT_TRUE(normed.Resize(rows * k).ok());
+        ASSERT_TRUE(gate_up.Resize(rows * 2 * ff).ok());
+        ASSERT_TRUE(act_unfused.Resize(rows * ff).ok());
+        ASSERT_TRUE(RmsNormToBf16(dx.data(), nullptr, dnw.data(), normed.data(), rows, k, eps, nullptr).ok());
+        ASSERT_TRUE(Gemv(normed.data(), dw.data(), gate_up.data(), rows, 2 * ff, k, false, nullptr).ok());
+        ASSERT_TRUE(SiluMulToBf16(gate_up.data(), rows, ff, act_unfused.data(), nullptr).ok());
+        const auto a = ToHost(act), a_unfused = ToHost(act_unfused);
+        for (size_t r = 0; r < rows; ++r) {
+          const auto xn = NormRowHost(x, r, nw, eps);
+          for (size_t j = 0; j < ff; ++j) {
+            const auto [g, g_mag] = DotHost(xn, w, j);
+            const auto [u, u_mag] = DotHost(xn, w, ff + j);
+            const double silu = g / (1 + std::exp(-g)), want = silu * u;
+            const double bound = 1e-2 * std::fabs(want) + 1.1 * 1e-3 * (1 + g_mag) * std::fabs(u) +
+                                 std::fabs(silu) * 1e-3 * (1 + u_mag) + 1e-6;
+            ASSERT_NEAR(__bfloat162float(a[r * ff + j]), want, bound)
+                << rows << "x" << ff << "x" << k << " at " << r << "," << j;
+            ASSERT_EQ(Bits(a[r * ff + j]), Bits(a_unfused[r * ff + j]))
+                << "fused ≠ unfused, " << rows << "x" << ff << "x" << k << " at " << r << "," << j;
+          }
         }
       }
     }
