@@ -40,4 +40,37 @@ inline uint8_t FloatToFp8E4M3(float f) {
   return sign | static_cast<uint8_t>(((re - 1 + 7) << 3) | mantissa);
 }
 
+// FP8 E5M2 (torch.float8_e5m2): 1 sign, 5 exponent (bias 15) and 2 mantissa
+// bits, IEEE-style infinities and NaNs, largest finite ±57344. Widening is
+// exact; narrowing rounds to nearest, ties to even, and saturates finite
+// values and infinities at ±57344 (CUDA's __NV_SATFINITE, which vLLM's fp8
+// KV cache writes with).
+
+inline float Fp8E5M2ToFloat(uint8_t v) {
+  const float sign = (v & 0x80) != 0 ? -1.f : 1.f;
+  const int exponent = (v >> 2) & 0x1f, mantissa = v & 0x3;
+  if (exponent == 0x1f) return mantissa == 0 ? sign * INFINITY : std::nanf("");
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -16);  // subnormal: m × 2^-16
+  return sign * std::ldexp(static_cast<float>(4 + mantissa), exponent - 17);
+}
+
+inline uint8_t FloatToFp8E5M2(float f) {
+  if (std::isnan(f)) return 0x7f;
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  const float a = std::fabs(f);
+  if (a >= 57344.f) return sign | 0x7b;
+  // The spacing at `a`: 2^(e-2) for a in [2^e, 2^(e+1)), e ≥ -14; 2^-16 below 2^-14.
+  int e = 0;
+  std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+  const int step = std::max(e - 1, -14) - 2;
+  const float units = std::nearbyint(std::ldexp(a, -step));
+  const float rounded = std::ldexp(units, step);
+  if (rounded >= 57344.f) return sign | 0x7b;
+  if (rounded < 0x1p-14f) return sign | static_cast<uint8_t>(units);  // subnormal: units of 2^-16
+  int re = 0;
+  const float rm = std::frexp(rounded, &re);  // rm in [0.5, 1)
+  const int mantissa = static_cast<int>(rm * 8.f) - 4;
+  return sign | static_cast<uint8_t>(((re - 1 + 15) << 2) | mantissa);
+}
+
 }  // namespace llmserve::base

@@ -2,6 +2,9 @@
 
 #include <gflags/gflags.h>
 
+#include <set>
+#include <string>
+
 #include "deploy/kv_events_config.h"
 #include "deploy/lora_flags.h"
 #include "deploy/speculative_config.h"
@@ -41,7 +44,9 @@ DEFINE_string(kv_cache_memory, "",
               "so a host that lacks the memory fails then rather than mid-request; the log says the size and why.");
 DEFINE_string(kv_cache_dtype, "auto",
               "KV cache element type: auto (bfloat16 when the model computes in bfloat16, as --dtype decides; "
-              "float32 otherwise), bfloat16 (half the memory per block), float32.");
+              "float32 otherwise), bfloat16 (half the memory per block), float32, or on CPU fp8 / fp8_e4m3 / "
+              "fp8_e5m2 (one byte per element: twice the blocks of bfloat16; K and V are stored divided by the "
+              "checkpoint's per-layer self_attn.k_scale / v_scale, 1.0 where it has none).");
 DEFINE_bool(enforce_eager, false, "CUDA: run every step eagerly (no CUDA graphs for decode steps).");
 DEFINE_string(load_format, "auto",
               "How weights are loaded: auto or safetensors (the model directory's files; a GGUF file is found by "
@@ -144,9 +149,11 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
     if (v < 0) cache->set_kv_cache_memory_fraction(-v);
     else cache->set_kv_cache_memory_bytes(static_cast<uint64_t>(v));
   }
-  if (FLAGS_kv_cache_dtype != "auto" && FLAGS_kv_cache_dtype != "bfloat16" && FLAGS_kv_cache_dtype != "float32")
-    return Status::InvalidArgument("--kv-cache-dtype must be auto, bfloat16 or float32, got '" + FLAGS_kv_cache_dtype +
-                                   "'");
+  static const std::set<std::string> kKvDTypes = {"auto", "bfloat16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"};
+  if (kKvDTypes.count(FLAGS_kv_cache_dtype) == 0)
+    return Status::InvalidArgument(
+        "--kv-cache-dtype must be auto, bfloat16, float32, fp8, fp8_e4m3 or fp8_e5m2, got '" + FLAGS_kv_cache_dtype +
+        "'");
   cache->set_kv_cache_dtype(FLAGS_kv_cache_dtype);
   if (FLAGS_gpu_memory_utilization <= 0 || FLAGS_gpu_memory_utilization > 1)
     return Status::InvalidArgument("--gpu-memory-utilization must be in (0, 1]");

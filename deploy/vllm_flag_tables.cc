@@ -27,7 +27,9 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"allowed-local-media-path", A::kOne, kTextOnly},
     {"allowed-media-domains", A::kList, kTextOnly},
     {"async-scheduling", A::kBool, "a scheduling speed-up; outputs are the same"},
-    {"calculate-kv-scales", A::kBool, "only for fp8 KV caches, which llmserve does not have"},
+    {"calculate-kv-scales", A::kBool,
+     "fp8 KV cache scales come from the checkpoint (self_attn.k_scale / v_scale) or are 1.0; llmserve does not "
+     "compute them"},
     {"code-revision", A::kOne, "no model code is downloaded or run"},
     {"collect-detailed-traces", A::kList, kNoTracing},
     {"compilation-config", A::kOne, "no torch.compile: kernels are compiled ahead of time"},

@@ -405,6 +405,17 @@ def quantize_q8k(x):
     return (q * d.astype(np.float32)).reshape(x.shape)
 
 
+def round_fp8(x, fmt):
+    """x rounded to the nearest value of an fp8 format, ties to even, saturated
+    at its largest finite value (what an fp8 KV cache holds)."""
+    mantissa_bits, min_exp, largest = {"fp8_e4m3": (3, -6, 448.0), "fp8_e5m2": (2, -14, 57344.0)}[fmt]
+    a = np.abs(x.astype(np.float64))
+    _, e = np.frexp(a)  # a in [2^(e-1), 2^e)
+    step = np.exp2(np.maximum(e - 1, min_exp) - mantissa_bits)  # spacing at a; subnormals share 2^min_exp's
+    r = np.minimum(np.rint(a / step) * step, largest)  # np.rint rounds ties to even
+    return (np.sign(x) * r).astype(np.float32)
+
+
 def is_moe_layer(cfg, arch, l):
     if arch == "MixtralForCausalLM":
         return True
@@ -451,8 +462,10 @@ def moe_mlp(cfg, arch, x, p, mm):
     return out
 
 
-def forward(cfg, W, toks, quantizers=None):
-    """quantizers: weight name -> the function its activations pass through first."""
+def forward(cfg, W, toks, quantizers=None, kv_cache_dtype=None):
+    """quantizers: weight name -> the function its activations pass through first.
+    kv_cache_dtype fp8_e4m3 / fp8_e5m2: K and V pass through an fp8 cache (divided by the
+    layer's self_attn.k_scale / v_scale, 1 where absent, rounded, multiplied back)."""
     quantizers = quantizers or {}
     arch = cfg["architectures"][0]
     H, L = cfg["hidden_size"], cfg["num_hidden_layers"]
@@ -494,6 +507,11 @@ def forward(cfg, W, toks, quantizers=None):
             q = rms(q, W[p + "self_attn.q_norm.weight"], eps)
             k = rms(k, W[p + "self_attn.k_norm.weight"], eps)
         q, k = rope(q), rope(k)
+        if kv_cache_dtype:
+            ks = np.float32(W.get(p + "self_attn.k_scale", np.float32(1)).reshape(-1)[0])
+            vs = np.float32(W.get(p + "self_attn.v_scale", np.float32(1)).reshape(-1)[0])
+            k = round_fp8((k / ks).astype(np.float32), kv_cache_dtype) * ks
+            v = round_fp8((v / vs).astype(np.float32), kv_cache_dtype) * vs
         g = nh // nkv
         out = np.empty((T, nh, hd), np.float32)
         for hh in range(nh):
@@ -564,6 +582,8 @@ def main():
     ap.add_argument("--q4k-activations", action="store_true",
                     help="quantize the activations entering Q4_K weights as llmserve's Q4_K kernels do (Q8_K)")
     ap.add_argument("--lora", metavar="ADAPTER_DIR", help="merge this PEFT LoRA adapter into the weights first")
+    ap.add_argument("--kv-cache-dtype", choices=["fp8_e4m3", "fp8_e5m2"],
+                    help="pass K and V through an fp8 KV cache of this type, as --kv-cache-dtype does")
     args = ap.parse_args()
     cfg, W, quant_names = load(args.model_dir)
     if args.lora:
@@ -588,7 +608,7 @@ def main():
         return
     if not args.out:
         ap.error("--out is required without --beam-width")
-    logits = forward(cfg, W, toks, quantizers)
+    logits = forward(cfg, W, toks, quantizers, args.kv_cache_dtype)
     logits.astype("<f4").tofile(args.out)
 
 

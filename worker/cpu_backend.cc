@@ -57,6 +57,17 @@ Status CpuBackend::InitializeKvCache(size_t num_blocks) {
   if (num_blocks > (size_t{1} << 48) / shape.bytes_per_block()) {
     return Status::ResourceExhausted("a KV cache of " + std::to_string(num_blocks) + " blocks exceeds 256 TiB");
   }
+  if (kernels::cpu::IsFp8(shape.dtype)) {
+    size_t scaled = 0;
+    for (const LayerWeights& l : model_->weights().layers) scaled += l.has_kv_scales ? 1 : 0;
+    if (scaled == 0) {
+      LOG(WARNING) << "fp8 KV cache without k_scale / v_scale in the checkpoint: K and V are stored unscaled "
+                      "(scale 1.0), which may cost accuracy";
+    } else {
+      LOG(INFO) << "fp8 KV cache: the checkpoint's k_scale / v_scale for " << scaled << " of "
+                << model_->weights().layers.size() << " layers (1.0 for the rest)";
+    }
+  }
   try {
     cache_ = std::make_unique<KvCache>(shape);
     LOG(INFO) << "KV cache: committing " << (cache_->bytes() >> 20) << " MiB";

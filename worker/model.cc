@@ -195,6 +195,8 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool samp
   shape.head_dim = hd;
   shape.block_size = cache.shape().block_size;
   shape.kv_dtype = cache.shape().dtype;
+  shape.k_scale = w.k_scale;
+  shape.v_scale = w.v_scale;
   shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
   shape.sliding_window = config_.sliding_window;
   shape.bf16_products = w.qkv.precision() == cpu::MatmulPrecision::kBF16;

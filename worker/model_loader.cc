@@ -1,5 +1,6 @@
 #include "worker/model_loader.h"
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -70,6 +71,19 @@ class Loader {
     return out;
   }
 
+  // A KV cache scale: one positive finite float (shape [] or [1]).
+  StatusOr<float> KvScale(const std::string& name) {
+    const TensorView* t = ckpt_.Find(name);
+    if (t == nullptr) return Status::InvalidArgument("checkpoint has one of k_scale / v_scale but not " + name);
+    if (t->num_elements() != 1 || IsInteger(t->dtype))
+      return Status::InvalidArgument(name + " must be one float, got " + t->ShapeString() + " in " + t->file);
+    float v = 0;
+    kernels::cpu::ConvertToF32(t->data, t->dtype, 1, &v);
+    if (!(v > 0) || !std::isfinite(v))
+      return Status::InvalidArgument(name + " must be a positive finite scale, got " + std::to_string(v));
+    return v;
+  }
+
   // Rows [begin, begin + count) of several [rows_i × cols] tensors, stacked
   // and packed. `quantizable`: --quantization int8 applies to it.
   StatusOr<LinearWeight> ColumnParallel(const std::vector<std::string>& names,
@@ -122,6 +136,11 @@ class Loader {
       l.qkv_bias.insert(l.qkv_bias.end(), vb.begin(), vb.end());
     }
     LLMSERVE_ASSIGN_OR_RETURN(l.o, RowParallel(p + "self_attn.o_proj.weight", h, q_rows, q_begin, q_count));
+    if (ckpt_.Has(p + "self_attn.k_scale") || ckpt_.Has(p + "self_attn.v_scale")) {
+      LLMSERVE_ASSIGN_OR_RETURN(l.k_scale, KvScale(p + "self_attn.k_scale"));
+      LLMSERVE_ASSIGN_OR_RETURN(l.v_scale, KvScale(p + "self_attn.v_scale"));
+      l.has_kv_scales = true;
+    }
     if (c_.o_bias) {
       LLMSERVE_ASSIGN_OR_RETURN(l.o_bias, Vector(p + "self_attn.o_proj.bias", h));
     }

@@ -55,6 +55,8 @@ kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const 
 kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu::MatmulPrecision precision) {
   if (kv_cache_dtype == "bfloat16") return kernels::cpu::KvDType::kBF16;
   if (kv_cache_dtype == "float32") return kernels::cpu::KvDType::kF32;
+  if (kv_cache_dtype == "fp8" || kv_cache_dtype == "fp8_e4m3") return kernels::cpu::KvDType::kFp8E4M3;
+  if (kv_cache_dtype == "fp8_e5m2") return kernels::cpu::KvDType::kFp8E5M2;
   // auto: the bf16 attention products round K and V to bf16 anyway, so a bf16
   // cache loses nothing there and halves the memory per block.
   return precision == kernels::cpu::MatmulPrecision::kBF16 ? kernels::cpu::KvDType::kBF16

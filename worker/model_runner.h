@@ -178,7 +178,7 @@ kernels::cpu::MatmulPrecision PrecisionForDtype(const std::string& dtype, const 
 StatusOr<std::string> ResolveDevice(const std::string& device, const std::string& dtype, size_t tp_size);
 
 // The KV cache element type for --kv-cache-dtype ("auto" or empty: bf16 when
-// the matmuls compute in bf16, fp32 otherwise).
+// the matmuls compute in bf16, fp32 otherwise; fp8 is fp8_e4m3, as vLLM's).
 kernels::cpu::KvDType KvDTypeFor(const std::string& kv_cache_dtype, kernels::cpu::MatmulPrecision precision);
 
 // Converts the wire's sampling parameters to the sampler's.

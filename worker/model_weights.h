@@ -38,6 +38,10 @@ struct LayerWeights {
   kernels::cpu::LinearWeight gate_up;        // [2 * intermediate × hidden] (dense layers)
   kernels::cpu::LinearWeight down;           // [hidden × intermediate] (dense layers)
   MoeWeights moe;                            // the experts instead (MoE layers), else empty
+  // An fp8 KV cache holds K / k_scale and V / v_scale (the checkpoint's
+  // self_attn.k_scale / v_scale; 1 where it has none).
+  float k_scale = 1.f, v_scale = 1.f;
+  bool has_kv_scales = false;
 };
 
 struct ModelWeights {

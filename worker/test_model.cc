@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -162,6 +163,15 @@ std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::stri
       add(p + "self_attn.v_proj.bias", {kv}, false);
     }
     add(p + "self_attn.o_proj.weight", {h, q}, false);
+    if (s.kv_cache_scale != 0) {
+      for (const auto& [name, value] : {std::pair{"k_scale", s.kv_cache_scale}, {"v_scale", 2 * s.kv_cache_scale}}) {
+        TensorToWrite t;
+        t.name = p + "self_attn." + name;
+        t.dtype = "F32";
+        t.fill = [value](uint8_t* out) { std::memcpy(out, &value, sizeof value); };
+        tensors.push_back(std::move(t));
+      }
+    }
     if (s.arch == "qwen3" || s.arch == "qwen3_moe") {
       add(p + "self_attn.q_norm.weight", {hd}, true);
       add(p + "self_attn.k_norm.weight", {hd}, true);

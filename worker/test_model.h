@@ -40,6 +40,9 @@ struct TestModelSpec {
   double norm_jitter = 0.0;         // norm weights 1 + N(0, jitter²)
   std::string dtype = "bf16";       // bf16 | f16 | f32
   size_t num_shards = 1;            // > 1 writes an index and shards
+  // Not 0: each layer gets the fp8 KV cache scales self_attn.k_scale (this)
+  // and self_attn.v_scale (twice this), f32 scalars.
+  float kv_cache_scale = 0.f;
   std::string tokenizer_dir;        // holds tokenizer.json; empty: FindDemoTokenizerDir()
 };
 

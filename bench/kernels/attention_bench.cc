@@ -20,6 +20,7 @@
 
 #include "kernels/cpu/amx_peak.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/kv_fp8.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/paged_attention.h"
 
@@ -85,8 +86,8 @@ enum class Products { kFp32, kAmx, kDpbf16 };
 // `ctx`: the context of every request; `copies`: caches cycled between
 // iterations, so that a short-context decode reads from memory as a served
 // step's 28 layers do, not from the last iteration's L3.
-void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false, Products products = Products::kFp32,
-         size_t ctx = 512, size_t copies = 1) {
+void Run(benchmark::State& state, bool avx512, bool prefill, KvDType kv = KvDType::kF32,
+         Products products = Products::kFp32, size_t ctx = 512, size_t copies = 1) {
   const bool amx = products == Products::kAmx;
   if (amx && ActiveIsa() != Isa::kAmx) {
     state.SkipWithError("no AMX on this CPU");
@@ -101,7 +102,7 @@ void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false, 
   PagedAttentionAllowAvx512(avx512);
   PagedAttentionShape s;
   s.bf16_products = products != Products::kFp32;
-  s.kv_dtype = bf16 ? KvDType::kBF16 : KvDType::kF32;
+  s.kv_dtype = kv;
   s.num_q_heads = 16;
   s.num_kv_heads = 8;
   s.head_dim = 128;
@@ -109,7 +110,7 @@ void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false, 
   s.scale = 0.088f;
   const size_t requests = prefill ? 1 : 16, tokens = prefill ? ctx : requests;
   const size_t blocks_per_req = (ctx + s.block_size - 1) / s.block_size, num_blocks = copies * requests * blocks_per_req;
-  // Sized for fp32; a bf16 cache uses the first half.
+  // Sized for fp32; a bf16 or fp8 cache uses the first half or quarter.
   std::vector<float> kc(num_blocks * s.num_kv_heads * s.block_size * s.head_dim), vc(kc.size());
   std::vector<float> q(tokens * s.num_q_heads * s.head_dim), out(q.size());
   std::mt19937 rng(1);
@@ -117,10 +118,15 @@ void Run(benchmark::State& state, bool avx512, bool prefill, bool bf16 = false, 
   for (auto* a : {&kc, &vc, &q}) {
     for (auto& x : *a) x = d(rng);
   }
-  if (bf16) {  // rewrite the caches as bf16 values
+  if (kv == KvDType::kBF16) {  // rewrite the caches as bf16 values
     for (auto* a : {&kc, &vc}) {
       auto* h = reinterpret_cast<uint16_t*>(a->data());
       for (size_t i = 0; i < a->size(); ++i) h[i] = F32ToBf16(d(rng));
+    }
+  } else if (IsFp8(kv)) {  // or fp8 codes
+    for (auto* a : {&kc, &vc}) {
+      auto* b = reinterpret_cast<uint8_t*>(a->data());
+      for (size_t i = 0; i < a->size(); ++i) b[i] = EncodeFp8E4M3(d(rng));
     }
   }
   std::vector<int32_t> table(num_blocks), pos(tokens), req(tokens);
@@ -163,19 +169,38 @@ void BM_Prefill512_Avx512(benchmark::State& st) { Run(st, true, true); }
 void BM_Prefill512_Portable(benchmark::State& st) { Run(st, false, true); }
 void BM_Decode16x512_Avx512(benchmark::State& st) { Run(st, true, false); }
 void BM_Decode16x512_Portable(benchmark::State& st) { Run(st, false, false); }
-void BM_Decode16x512_Avx512_Bf16Cache(benchmark::State& st) { Run(st, true, false, true); }
-void BM_Prefill512_Avx512_Bf16Cache(benchmark::State& st) { Run(st, true, true, true); }
-void BM_Prefill512_Amx(benchmark::State& st) { Run(st, true, true, false, Products::kAmx); }
-void BM_Prefill512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, true, true, Products::kAmx); }
-void BM_Decode16x512_Amx(benchmark::State& st) { Run(st, true, false, false, Products::kAmx); }
-void BM_Decode16x512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, false, true, Products::kAmx); }
-void BM_Prefill512_Dpbf16_Bf16Cache(benchmark::State& st) { Run(st, true, true, true, Products::kDpbf16); }
-void BM_Decode16x512_Dpbf16_Bf16Cache(benchmark::State& st) { Run(st, true, false, true, Products::kDpbf16); }
+void BM_Decode16x512_Avx512_Bf16Cache(benchmark::State& st) { Run(st, true, false, KvDType::kBF16); }
+void BM_Prefill512_Avx512_Bf16Cache(benchmark::State& st) { Run(st, true, true, KvDType::kBF16); }
+void BM_Prefill512_Amx(benchmark::State& st) { Run(st, true, true, KvDType::kF32, Products::kAmx); }
+void BM_Prefill512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, true, KvDType::kBF16, Products::kAmx); }
+void BM_Decode16x512_Amx(benchmark::State& st) { Run(st, true, false, KvDType::kF32, Products::kAmx); }
+void BM_Decode16x512_Amx_Bf16Cache(benchmark::State& st) { Run(st, true, false, KvDType::kBF16, Products::kAmx); }
+void BM_Prefill512_Dpbf16_Bf16Cache(benchmark::State& st) { Run(st, true, true, KvDType::kBF16, Products::kDpbf16); }
+void BM_Decode16x512_Dpbf16_Bf16Cache(benchmark::State& st) { Run(st, true, false, KvDType::kBF16, Products::kDpbf16); }
 // A served decode step's context (128-token prompts, 64 outputs), 8 caches of
 // ~5 MiB cycled.
 void BM_Decode16x160_Dpbf16_Bf16Cache(benchmark::State& st) {
-  Run(st, true, false, true, Products::kDpbf16, 160, 8);
+  Run(st, true, false, KvDType::kBF16, Products::kDpbf16, 160, 8);
 }
+// A long context from memory (a bf16 cache of 16 requests × 2,048 tokens is
+// 134 MB): what an fp8 cache's half-size reads buy against bf16 (bf16 models
+// run the vdpbf16ps kernel on a bf16 cache; an fp8 cache runs the fp32 one).
+void BM_Decode16x2048_Avx512_Bf16Cache(benchmark::State& st) {
+  Run(st, true, false, KvDType::kBF16, Products::kFp32, 2048);
+}
+void BM_Decode16x2048_Dpbf16_Bf16Cache(benchmark::State& st) {
+  Run(st, true, false, KvDType::kBF16, Products::kDpbf16, 2048);
+}
+void BM_Decode16x2048_Avx512_Fp8Cache(benchmark::State& st) {
+  Run(st, true, false, KvDType::kFp8E4M3, Products::kFp32, 2048);
+}
+void BM_Decode16x512_Avx512_Fp8Cache(benchmark::State& st) { Run(st, true, false, KvDType::kFp8E4M3); }
+void BM_Prefill512_Avx512_Fp8Cache(benchmark::State& st) { Run(st, true, true, KvDType::kFp8E4M3); }
+BENCHMARK(BM_Decode16x2048_Avx512_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode16x2048_Dpbf16_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode16x2048_Avx512_Fp8Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decode16x512_Avx512_Fp8Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Prefill512_Avx512_Fp8Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Prefill512_Amx)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Prefill512_Amx_Bf16Cache)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Decode16x512_Amx)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -3,6 +3,7 @@
 #include "kernels/cpu/avx512_mask.h"
 #include "kernels/cpu/bf16_round_avx512.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/kv_fp8.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/paged_attention_item.h"
 
@@ -47,8 +48,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void StoreRowBf16Avx512(con
 }
 
 // Writes head_dim floats to cache elements off, off + step, ..., rounding to
-// bf16 when the cache is.
-void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_t off, size_t step) {
+// bf16 or (divided by `scale`) to fp8 when the cache is.
+void StoreRow(const float* src, const PagedAttentionShape& s, float scale, void* cache, size_t off, size_t step) {
   if (s.kv_dtype == KvDType::kF32) {
     float* dst = static_cast<float*>(cache) + off;
     if (step == 1) {
@@ -56,6 +57,15 @@ void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_
       return;
     }
     for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = src[d];
+    return;
+  }
+  if (IsFp8(s.kv_dtype)) {
+    uint8_t* dst = static_cast<uint8_t*>(cache) + off;
+    const bool e4m3 = s.kv_dtype == KvDType::kFp8E4M3;
+    for (size_t d = 0; d < s.head_dim; ++d) {
+      const float x = src[d] / scale;
+      dst[d * step] = e4m3 ? EncodeFp8E4M3(x) : EncodeFp8E5M2(x);
+    }
     return;
   }
   uint16_t* dst = static_cast<uint16_t*>(cache) + off;
@@ -66,12 +76,20 @@ void StoreRow(const float* src, const PagedAttentionShape& s, void* cache, size_
   for (size_t d = 0; d < s.head_dim; ++d) dst[d * step] = F32ToBf16(src[d]);
 }
 
-// The cache vector at elements off, off + step, ... as floats in `tmp`.
-const float* LoadRow(const void* cache, const PagedAttentionShape& s, size_t off, size_t step, float* tmp) {
+// The cache vector at elements off, off + step, ... as floats in `tmp` (fp8
+// codes times `scale`).
+const float* LoadRow(const void* cache, const PagedAttentionShape& s, float scale, size_t off, size_t step,
+                     float* tmp) {
   if (s.kv_dtype == KvDType::kF32) {
     const float* src = static_cast<const float*>(cache) + off;
     if (step == 1) return src;
     for (size_t d = 0; d < s.head_dim; ++d) tmp[d] = src[d * step];
+    return tmp;
+  }
+  if (IsFp8(s.kv_dtype)) {
+    const uint8_t* src = static_cast<const uint8_t*>(cache) + off;
+    const auto& values = s.kv_dtype == KvDType::kFp8E4M3 ? Fp8E4M3Values() : Fp8E5M2Values();
+    for (size_t d = 0; d < s.head_dim; ++d) tmp[d] = values[src[d * step]] * scale;
     return tmp;
   }
   const uint16_t* src = static_cast<const uint16_t*>(cache) + off;
@@ -88,11 +106,11 @@ void WriteKvHead(const float* key, const float* value, size_t block, size_t slot
                  const PagedAttentionShape& s, void* k_cache, void* v_cache) {
   if (internal::TileReadyLayout(s)) {
     const size_t base = internal::TileReadyBlockOffset(s, block, h);
-    StoreRow(key, s, k_cache, base + slot * s.head_dim, 1);
-    StoreRow(value, s, v_cache, base + slot, s.block_size);
+    StoreRow(key, s, s.k_scale, k_cache, base + slot * s.head_dim, 1);
+    StoreRow(value, s, s.v_scale, v_cache, base + slot, s.block_size);
   } else {
-    StoreRow(key, s, k_cache, internal::KeyOffset(s, block, h, slot), s.block_size);
-    StoreRow(value, s, v_cache, internal::ValueOffset(s, block, h, slot), 1);
+    StoreRow(key, s, s.k_scale, k_cache, internal::KeyOffset(s, block, h, slot), s.block_size);
+    StoreRow(value, s, s.v_scale, v_cache, internal::ValueOffset(s, block, h, slot), 1);
   }
 }
 
@@ -136,9 +154,9 @@ void AttendGeneric(const internal::AttentionTile& t, size_t i, const PagedAttent
   const size_t hd = s.head_dim, first = t.first[i], last = t.last[i], ctx = last - first + 1;
   const float* q = t.q[i];
   for (size_t j = first; j <= last; ++j) {
-    const float* key = LoadRow(
-        k_cache, s, internal::KeyOffset(s, static_cast<size_t>(t.table[j / s.block_size]), t.kv_head, j % s.block_size),
-        s.block_size, row);
+    const size_t block = static_cast<size_t>(t.table[j / s.block_size]);
+    const float* key =
+        LoadRow(k_cache, s, s.k_scale, internal::KeyOffset(s, block, t.kv_head, j % s.block_size), s.block_size, row);
     for (size_t g = 0; g < group; ++g) scores[g * ctx + (j - first)] = Dot(q + g * hd, key, hd) * s.scale;
   }
   std::fill(acc, acc + group * hd, 0.f);
@@ -153,7 +171,7 @@ void AttendGeneric(const internal::AttentionTile& t, size_t i, const PagedAttent
     }
     for (size_t j = first; j <= last; ++j) {
       const float* val = LoadRow(
-          v_cache, s,
+          v_cache, s, s.v_scale,
           internal::ValueOffset(s, static_cast<size_t>(t.table[j / s.block_size]), t.kv_head, j % s.block_size), 1, row);
       const float p = sc[j - first];
       float* a = acc + g * hd;

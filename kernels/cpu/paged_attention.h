@@ -2,7 +2,7 @@
 // Attention over a paged KV cache for one flattened batch (vLLM's "super
 // sequence": the query tokens of every request back to back).
 //
-// Cache layout, per layer, in fp32 or bf16:
+// Cache layout, per layer, in fp32, bf16 or fp8:
 //   K: [num_blocks][num_kv_heads][head_dim][block_size]  (transposed per block)
 //   V: [num_blocks][num_kv_heads][block_size][head_dim]
 // so one KV head's block is contiguous in both, and for K the block's keys of
@@ -41,10 +41,18 @@ namespace llmserve::kernels::cpu {
 
 // Element type of the KV cache. kBF16 halves its memory and the bytes a
 // decode step reads; K/V are rounded to bf16 (nearest even) when written.
-enum class KvDType { kF32, kBF16 };
+// The fp8 types (kv_fp8.h) halve them again: K / k_scale and V / v_scale are
+// rounded to E4M3 or E5M2 (nearest even, saturating), and read back times the
+// scale. Only the fp32 kernels (portable and AVX-512) read fp8; bf16_products
+// is then ignored.
+enum class KvDType { kF32, kBF16, kFp8E4M3, kFp8E5M2 };
 
 // Bytes of one cache element.
-inline size_t KvElementSize(KvDType t) { return t == KvDType::kF32 ? 4 : 2; }
+constexpr size_t KvElementSize(KvDType t) {
+  return t == KvDType::kF32 ? 4 : t == KvDType::kBF16 ? 2 : 1;
+}
+
+constexpr bool IsFp8(KvDType t) { return t == KvDType::kFp8E4M3 || t == KvDType::kFp8E5M2; }
 
 // Shapes shared by the cache writer and the attention kernel.
 struct PagedAttentionShape {
@@ -55,13 +63,16 @@ struct PagedAttentionShape {
   size_t block_size = 0;
   float scale = 1.0f;         // multiplies q·k
   size_t sliding_window = 0;  // 0: attend to the whole prefix
+  // fp8 caches only: the cache holds K / k_scale and V / v_scale.
+  float k_scale = 1.0f, v_scale = 1.0f;
   // Products in bf16 (what MatmulPrecision::kBF16 asks of the matmuls): q, K,
   // V and the softmax numerators are rounded to bf16 and multiplied with fp32
   // accumulation: on AMX tiles where the CPU has AMX, head_dim is a multiple
   // of 32, block_size a multiple of 32 and the GQA group at most 16; with
   // vdpbf16ps where the CPU has AVX512-BF16 (and the AMX kernel does not
   // run), head_dim is 16, 32, 64, 128 or 256 and the group at most 16.
-  // Elsewhere the fp32 kernels run (the flag is then ignored).
+  // Elsewhere, and for fp8 caches, the fp32 kernels run (the flag is then
+  // ignored).
   bool bf16_products = false;
 };
 

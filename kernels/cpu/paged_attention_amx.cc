@@ -500,7 +500,8 @@ LLMSERVE_AVX512 void RunItem(const Context& cx, const Item& it, const Staged* st
 }  // namespace
 
 bool AmxAttentionUsable(const PagedAttentionShape& s) {
-  if (!s.bf16_products || ActiveIsa() != Isa::kAmx || !GetCpuFeatures().avx512_bf16) return false;
+  if (!s.bf16_products || IsFp8(s.kv_dtype) || ActiveIsa() != Isa::kAmx || !GetCpuFeatures().avx512_bf16)
+    return false;
   if (s.num_kv_heads == 0 || s.num_q_heads % s.num_kv_heads != 0) return false;
   const size_t group = s.num_q_heads / s.num_kv_heads;
   return group >= 1 && group <= kTileRows && s.head_dim % 32 == 0 && s.head_dim > 0 && s.block_size % 32 == 0 &&

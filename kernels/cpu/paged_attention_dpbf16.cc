@@ -224,7 +224,8 @@ bool Dispatch(const AttentionTile& tile, const PagedAttentionShape& s, size_t gr
 }  // namespace
 
 bool Dpbf16AttentionUsable(const PagedAttentionShape& s) {
-  return s.bf16_products && static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx512Bf16) &&
+  return s.bf16_products && !IsFp8(s.kv_dtype) &&
+         static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx512Bf16) &&
          s.num_q_heads <= 16 * s.num_kv_heads;
 }
 

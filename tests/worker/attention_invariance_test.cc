@@ -25,6 +25,7 @@ class AttentionShapeInvarianceTest
     auto spec = testing::TinySpec("qwen3", 17);
     spec.num_layers = 2;
     spec.head_dim = 32;
+    spec.kv_cache_scale = 0.5f;  // what fp8 caches divide K (and twice it V) by
     ASSERT_TRUE(WriteTestModel(spec, dir_ / "m").ok());
     LoadOptions opts;
     opts.show_progress = false;
@@ -75,13 +76,24 @@ TEST_P(AttentionShapeInvarianceTest, PrefixFromCacheAndBatchDoNotChangeLogits) {
   EXPECT_TRUE(reused == std::vector<float>(scratch.begin() + 64 * vocab, scratch.end()));
 }
 
+std::string CacheName(kernels::cpu::KvDType t) {
+  switch (t) {
+    case kernels::cpu::KvDType::kF32: return "F32Cache";
+    case kernels::cpu::KvDType::kBF16: return "Bf16Cache";
+    case kernels::cpu::KvDType::kFp8E4M3: return "Fp8E4M3Cache";
+    case kernels::cpu::KvDType::kFp8E5M2: return "Fp8E5M2Cache";
+  }
+  return "";
+}
+
 INSTANTIATE_TEST_SUITE_P(
     PrecisionsAndCaches, AttentionShapeInvarianceTest,
     ::testing::Combine(::testing::Values(kernels::cpu::MatmulPrecision::kF32, kernels::cpu::MatmulPrecision::kBF16),
-                       ::testing::Values(kernels::cpu::KvDType::kF32, kernels::cpu::KvDType::kBF16)),
+                       ::testing::Values(kernels::cpu::KvDType::kF32, kernels::cpu::KvDType::kBF16,
+                                         kernels::cpu::KvDType::kFp8E4M3, kernels::cpu::KvDType::kFp8E5M2)),
     [](const auto& info) {
       return std::string(std::get<0>(info.param) == kernels::cpu::MatmulPrecision::kF32 ? "F32" : "Bf16") +
-             (std::get<1>(info.param) == kernels::cpu::KvDType::kF32 ? "F32Cache" : "Bf16Cache");
+             CacheName(std::get<1>(info.param));
     });
 
 }  // namespace
