@@ -33,6 +33,7 @@ constexpr const char* kMakeModelUsage =
     "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
     "         [--decoder-sparse-step N]\n"
     "         [--format safetensors|gguf|compressed-tensors|gptq|awq|fp8|config] [--group-size N]\n"
+    "         [--desc-act true|false]\n"
     "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
@@ -49,7 +50,9 @@ constexpr const char* kMakeModelUsage =
     "compressed-tensors W8A8 int8 checkpoint (the decoder layers' linear weights as int8 with one\n"
     "scale per output channel, config.json's quantization_config saying so); --format gptq|awq a GPTQ\n"
     "or AWQ (GEMM layout) 4-bit checkpoint (rounded to nearest per output row and group of\n"
-    "--group-size input columns, default 128, a multiple of 32 dividing every layer's in_features);\n"
+    "--group-size input columns, default 128, a multiple of 32 dividing every layer's in_features;\n"
+    "with --desc-act true, GPTQ's act-order: each group takes its columns in a shuffled order, g_idx\n"
+    "saying where each column went);\n"
     "--format config writes no weights, only the config and tokenizer files: a model to serve with\n"
     "--load-format dummy (random weights made at load) without writing a large checkpoint;\n"
     "--format fp8 an FP8 E4M3 checkpoint as vLLM's fp8 method reads it (blocks of --group-size ×\n"
@@ -73,13 +76,13 @@ bool ParseDouble(const std::string& s, double* out) {
 // The model of `spec` written as a compressed-tensors W8A8 int8, GPTQ, AWQ or
 // FP8 checkpoint (`format`), through a float copy in OUT/.hf-staging.
 Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::string& format, size_t group_size,
-                               const std::string& out) {
+                               bool desc_act, const std::string& out) {
   const std::string staging = out + "/.hf-staging";
   std::error_code ec;
   std::filesystem::remove_all(staging, ec);
   Status st = worker::WriteTestModel(spec, staging);
   if (st.ok()) {
-    st = format == "gptq"  ? worker::ExportGptq(staging, group_size, out)
+    st = format == "gptq"  ? worker::ExportGptq(staging, group_size, out, desc_act)
          : format == "awq" ? worker::ExportAwq(staging, group_size, out)
          : format == "fp8" ? worker::ExportFp8(staging, group_size, out)
                            : worker::ExportCompressedTensorsInt8(staging, out);
@@ -186,11 +189,12 @@ struct OutputFormat {
   std::string format = "safetensors";
   common::gguf::GgmlType gguf_type = common::gguf::GgmlType::kF16;
   size_t group_size = 128;
+  bool desc_act = false;
 
   std::string Describe(const worker::TestModelSpec& spec) const {
     if (format == "gguf") return "GGUF " + common::gguf::GgmlTypeName(gguf_type);
     if (format == "compressed-tensors") return "compressed-tensors W8A8 int8";
-    if (format == "gptq") return "GPTQ 4-bit";
+    if (format == "gptq") return desc_act ? "GPTQ 4-bit, act-order" : "GPTQ 4-bit";
     if (format == "awq") return "AWQ 4-bit";
     if (format == "fp8") return "FP8 E4M3";
     if (format == "config") return "no weights: serve with --load-format dummy";
@@ -205,6 +209,8 @@ Status TakeOutputFormat(MakeModelOptions& opts, OutputFormat* out) {
     return Status::InvalidArgument("--format wants safetensors, gguf, compressed-tensors, gptq, awq, fp8 or config");
   }
   LLMSERVE_ASSIGN_OR_RETURN(out->gguf_type, worker::ParseGgufWeightType(opts.Take("gguf-type", "f16")));
+  LLMSERVE_RETURN_IF_ERROR(opts.TakeBool("desc-act", &out->desc_act));
+  if (out->desc_act && out->format != "gptq") return Status::InvalidArgument("--desc-act is for --format gptq");
   return opts.TakeSize("group-size", &out->group_size);
 }
 
@@ -212,7 +218,7 @@ Status WriteModel(const worker::TestModelSpec& spec, const OutputFormat& format,
   if (format.format == "gguf") return worker::WriteGgufTestModel(spec, format.gguf_type, out);
   if (format.format == "safetensors") return worker::WriteTestModel(spec, out);
   if (format.format == "config") return worker::WriteTestModel(spec, out, /*with_weights=*/false);
-  return WriteQuantizedTestModel(spec, format.format, format.group_size, out);
+  return WriteQuantizedTestModel(spec, format.format, format.group_size, format.desc_act, out);
 }
 
 }  // namespace

@@ -162,7 +162,7 @@ def load_gguf(path):
                                "original_max_position_embeddings":
                                    meta.get(a + ".rope.scaling.original_context_length")}
     W = {}
-    quant_names = {"Q8_0": set(), "Q4_K": set()}
+    quant_names = {"Q8_0": set(), "Q4_K": set(), "act_order": {}}
     for t in header["tensors"]:
         w = gguf_reference.dequantize(header, data, t).reshape(list(reversed(t["dims"])))
         name = t["name"]
@@ -198,9 +198,9 @@ def load(model_dir):
     else:
         W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
     ref_fp8.scale_fp8_weights(cfg, W)
-    int4 = dequantize_awq(cfg, W) if (cfg.get("quantization_config") or {}).get("quant_method") == "awq" \
-        else dequantize_gptq(cfg, W)
-    return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | int4, "Q4_K": set()}
+    int4, act_order = (dequantize_awq(cfg, W), {}) \
+        if (cfg.get("quantization_config") or {}).get("quant_method") == "awq" else dequantize_gptq(cfg, W)
+    return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | int4, "Q4_K": set(), "act_order": act_order}
 
 
 def dequantize_awq(cfg, W):
@@ -237,16 +237,18 @@ def dequantize_gptq(cfg, W):
     out], PREFIX.g_idx the group of each input column (else i // group_size).
     w[i, o] = scales[g, o] * (q[i, o] - (zeros[g, o] + 1)), the +1 dropped for
     checkpoint_format gptq_v2. Each PREFIX.weight becomes that, transposed to
-    [out, in] in float32. Returns the names of those weights."""
+    [out, in] in float32. Returns the names of those weights, and for the ones
+    whose g_idx is not i // group (act-order) the input columns sorted by group
+    (stable): the order llmserve's int8 kernels take their activations in."""
     qc = cfg.get("quantization_config") or {}
     prefixes = [n[: -len(".qweight")] for n in W if n.endswith(".qweight")]
     if not prefixes:
-        return set()
+        return set(), {}
     if qc.get("quant_method") != "gptq" or qc.get("bits") != 4:
         raise SystemExit("qweight tensors without a 4-bit gptq quantization_config")
     offset = 0 if qc.get("checkpoint_format") == "gptq_v2" else 1
     shifts = (4 * np.arange(8, dtype=np.uint32))
-    names = set()
+    names, act_order = set(), {}
     for p in prefixes:
         qweight = W.pop(p + ".qweight").view(np.uint32)
         qzeros = W.pop(p + ".qzeros").view(np.uint32)
@@ -260,7 +262,9 @@ def dequantize_gptq(cfg, W):
         w = scales[g] * (q - z[g])
         W[p + ".weight"] = np.ascontiguousarray(w.T)
         names.add(p + ".weight")
-    return names
+        if np.any(g != np.arange(n_in) // group):
+            act_order[p + ".weight"] = np.argsort(g, kind="stable")
+    return names, act_order
 
 
 def dequantize_int8(cfg, W):
@@ -594,6 +598,8 @@ def main():
     quantizers = {}
     if args.q8_activations:
         quantizers.update({name: quantize_q8 for name in quant_names["Q8_0"]})
+        for name, order in quant_names["act_order"].items():  # blocks of 32 in the kernels' column order
+            quantizers[name] = lambda x, order=order: quantize_q8(x[:, order])[:, np.argsort(order)]
     if args.q4k_activations:
         quantizers.update({name: quantize_q8k for name in quant_names["Q4_K"]})
     if args.bf16_head:

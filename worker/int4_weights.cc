@@ -1,6 +1,8 @@
 #include "worker/int4_weights.h"
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "base/float16.h"
 
@@ -16,6 +18,37 @@ uint32_t Word(const TensorView& t, size_t index) {
 
 // Nibble `n` (lowest first) of a packed int32.
 int Nibble(uint32_t word, size_t n) { return static_cast<int>((word >> (4 * n)) & 0xF); }
+
+// GPTQ's g_idx (each input column's group): empty when it is i / group (the
+// columns in order), else the columns sorted by group (stable), which act-order
+// (desc_act) checkpoints need; each group must hold exactly `group` columns.
+StatusOr<std::vector<uint32_t>> ActOrder(const TensorView& g_idx, size_t cols, size_t group) {
+  if (g_idx.shape != std::vector<size_t>{cols} || g_idx.dtype != kernels::cpu::WeightDType::kI32)
+    return Status::InvalidArgument(g_idx.file + ": tensor " + g_idx.name + " is not int32 [" + std::to_string(cols) +
+                                   "]");
+  const size_t groups = cols / group;
+  std::vector<size_t> members(groups, 0);
+  bool in_order = true;
+  for (size_t i = 0; i < cols; ++i) {
+    const uint32_t g = Word(g_idx, i);
+    if (g >= groups)
+      return Status::InvalidArgument(g_idx.file + ": tensor " + g_idx.name + " names group " + std::to_string(g) +
+                                     " of " + std::to_string(groups));
+    ++members[g];
+    in_order = in_order && g == i / group;
+  }
+  if (in_order) return std::vector<uint32_t>();
+  for (size_t g = 0; g < groups; ++g) {
+    if (members[g] != group)
+      return Status::InvalidArgument(g_idx.file + ": tensor " + g_idx.name + " puts " + std::to_string(members[g]) +
+                                     " columns in group " + std::to_string(g) + ", not the group size " +
+                                     std::to_string(group));
+  }
+  std::vector<uint32_t> order(cols);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return Word(g_idx, a) < Word(g_idx, b); });
+  return order;
+}
 
 }  // namespace
 
@@ -41,18 +74,10 @@ StatusOr<Int8Groups> DecodeInt4(const Checkpoint& ckpt, const std::string& prefi
   if (scales.dtype != kernels::cpu::WeightDType::kF16) {
     return Status::InvalidArgument(scales.file + ": tensor " + scales.name + " is not float16");
   }
-  if (const TensorView* g_idx = ckpt.Find(prefix + ".g_idx"); g_idx != nullptr && !awq) {
-    if (g_idx->shape != std::vector<size_t>{cols} || g_idx->dtype != kernels::cpu::WeightDType::kI32)
-      return Status::InvalidArgument(g_idx->file + ": tensor " + g_idx->name + " is not int32 [" +
-                                     std::to_string(cols) + "]");
-    for (size_t i = 0; i < cols; ++i) {
-      if (Word(*g_idx, i) != i / group) {
-        return Status::Unimplemented(g_idx->file + ": tensor " + g_idx->name +
-                                     " permutes the groups (act-order, desc_act), which is not supported yet");
-      }
-    }
-  }
   Int8Groups out;
+  if (const TensorView* g_idx = ckpt.Find(prefix + ".g_idx"); g_idx != nullptr && !awq) {
+    LLMSERVE_ASSIGN_OR_RETURN(out.input_order, ActOrder(*g_idx, cols, group));
+  }
   out.rows = rows;
   out.cols = cols;
   out.group = group;
@@ -65,8 +90,8 @@ StatusOr<Int8Groups> DecodeInt4(const Checkpoint& ckpt, const std::string& prefi
       out.scales[o * groups + g] = base::HalfToFloat(half);
     }
   }
-  for (size_t i = 0; i < cols; ++i) {
-    const size_t g = i / group;
+  for (size_t c = 0; c < cols; ++c) {
+    const size_t i = out.input_order.empty() ? c : out.input_order[c], g = c / group;  // checkpoint column, group
     for (size_t o = 0; o < rows; ++o) {
       // Output column o sits in nibble `zn` of its zero-point word (and, for
       // AWQ, of its quant word).
@@ -74,7 +99,7 @@ StatusOr<Int8Groups> DecodeInt4(const Checkpoint& ckpt, const std::string& prefi
       const int q = awq ? Nibble(Word(qweight, i * (rows / 8) + o / 8), zn)
                         : Nibble(Word(qweight, (i / 8) * rows + o), i % 8);
       const int z = Nibble(Word(qzeros, g * (rows / 8) + o / 8), zn) + layout.zero_offset;
-      out.q[o * cols + i] = static_cast<int8_t>(q - z);
+      out.q[o * cols + c] = static_cast<int8_t>(q - z);
     }
   }
   return out;

@@ -11,7 +11,8 @@
 //   PREFIX.scales   f16 [groups, out];
 //   PREFIX.g_idx    int32 [in], GPTQ only and optional: each input column's group;
 // and w[o][i] = scales[g][o] × (q[i][o] − (z[g][o] + zero_offset)) with
-// g = i / group_size (zero_offset 1 in GPTQ's original format, else 0).
+// g = g_idx[i], else i / group_size (zero_offset 1 in GPTQ's original format,
+// else 0).
 
 #include <string>
 
@@ -23,9 +24,11 @@
 namespace llmserve::worker {
 
 // The [rows × cols] weight PREFIX widened to int8 groups (q − z fits in
-// int8; the scales are the f16 values, exactly). Errors name the tensor: a
-// missing or misshapen one, or a g_idx other than i / group_size (act-order
-// checkpoints whose groups are permuted are not supported yet).
+// int8; the scales are the f16 values, exactly). A g_idx other than
+// i / group_size (act-order, desc_act) gives the columns sorted by group, with
+// Int8Groups::input_order saying where each came from. Errors name the
+// tensor: a missing or misshapen one, or a g_idx whose groups are not each
+// group_size columns.
 StatusOr<Int8Groups> DecodeInt4(const Checkpoint& ckpt, const std::string& prefix, size_t rows, size_t cols,
                                 const Int4Layout& layout);
 

@@ -28,8 +28,10 @@ void QuantizeRowsInt8(const float* w, size_t rows, size_t cols, int8_t* q, float
 std::vector<float> Dequantize(const Int8Groups& w) {
   std::vector<float> out(w.rows * w.cols);
   for (size_t r = 0; r < w.rows; ++r) {
-    for (size_t c = 0; c < w.cols; ++c)
-      out[r * w.cols + c] = static_cast<float>(w.q[r * w.cols + c]) * w.scales[r * w.groups() + c / w.group];
+    for (size_t c = 0; c < w.cols; ++c) {
+      const size_t to = w.input_order.empty() ? c : w.input_order[c];
+      out[r * w.cols + to] = static_cast<float>(w.q[r * w.cols + c]) * w.scales[r * w.groups() + c / w.group];
+    }
   }
   return out;
 }

@@ -16,6 +16,10 @@ struct Int8Groups {
   size_t rows = 0, cols = 0, group = 0;
   std::vector<int8_t> q;      // rows × cols
   std::vector<float> scales;  // rows × groups
+  // Empty: the columns are the checkpoint's. Else column c holds checkpoint
+  // column input_order[c] (GPTQ act-order: columns sorted by their group, so
+  // that each group is contiguous).
+  std::vector<uint32_t> input_order;
   size_t groups() const { return (cols + group - 1) / group; }
 };
 
@@ -27,7 +31,8 @@ void QuantizeRowInt8(const float* row, size_t cols, float scale, int8_t* q);
 // Both for rows × cols f32 weights (contiguous).
 void QuantizeRowsInt8(const float* w, size_t rows, size_t cols, int8_t* q, float* scales);
 
-// float(q) × its scale in f32: the exactly dequantized weights (rows × cols).
+// float(q) × its scale in f32: the exactly dequantized weights (rows × cols),
+// in the checkpoint's column order.
 std::vector<float> Dequantize(const Int8Groups& w);
 
 // Each row's scale per block of 32 columns (rows × cols / 32), what

@@ -250,11 +250,30 @@ class Loader {
       }
       rows += s.count;
     }
+    if (decoded && !OneInputOrder(slices)) {
+      // Act-order slices that differ in column order, or a shard of one:
+      // their exactly dequantized values, in the checkpoint's column order,
+      // multiplied in f32 (4 bytes a weight: correct, not fast). Not bf16:
+      // the model's other int8 weights do not take the bf16 kernels' tiled
+      // activations, and a model's weights all take them or none does.
+      std::vector<float> stacked;
+      for (const Slice& s : slices) {
+        const std::vector<float> full = Dequantize(*s.decoded);
+        for (size_t r = 0; r < s.count; ++r) {
+          const float* row = &full[(s.begin + r) * s.decoded->cols + s.col_begin];
+          stacked.insert(stacked.end(), row, row + cols);
+        }
+      }
+      return LinearWeight::Pack(stacked.data(), WeightDType::kF32, rows, cols, cols,
+                                kernels::cpu::MatmulPrecision::kF32);
+    }
     if (decoded || dtype == WeightDType::kI8 || (quantizable && quantize_int8_)) {
       LLMSERVE_ASSIGN_OR_RETURN(Int8Groups w, StackInt8(slices, rows));
       if (o_.precision == kernels::cpu::MatmulPrecision::kBF16 && cols % kernels::cpu::q8::kBlock == 0 &&
           w.group % kernels::cpu::q8::kBlock == 0) {
-        return LinearWeight::PackInt8(w.q.data(), BlockScales(w).data(), rows, cols, cols);
+        LinearWeight packed = LinearWeight::PackInt8(w.q.data(), BlockScales(w).data(), rows, cols, cols);
+        if (!w.input_order.empty()) packed.SetInputOrder(w.input_order);
+        return packed;
       }
       return LinearWeight::Pack(Dequantize(w).data(), WeightDType::kF32, rows, cols, cols, o_.precision);
     }
@@ -271,14 +290,33 @@ class Loader {
     return LinearWeight::Pack(stacked.data(), dtype, rows, cols, cols, o_.precision);
   }
 
+  // Whether decoded 4-bit slices can be one int8 matrix: all in the
+  // checkpoint's column order, or all whole (unsharded) matrices in the same
+  // act-order.
+  static bool OneInputOrder(const std::vector<Slice>& slices) {
+    const std::vector<uint32_t>& order = slices[0].decoded->input_order;
+    if (order.empty()) {
+      for (const Slice& s : slices) {
+        if (!s.decoded->input_order.empty()) return false;
+      }
+      return true;
+    }
+    for (const Slice& s : slices) {
+      if (s.decoded->input_order != order || s.col_begin != 0 || s.cols != s.decoded->cols) return false;
+    }
+    return true;
+  }
+
   // The slices as one int8 matrix: 4-bit groups as decoded (a shard must not
-  // split a group), int8 tensors with their per-row scales, float tensors
-  // quantized per row (--quantization int8).
+  // split a group; act-order slices share OneInputOrder's order), int8
+  // tensors with their per-row scales, float tensors quantized per row
+  // (--quantization int8).
   StatusOr<Int8Groups> StackInt8(const std::vector<Slice>& slices, size_t rows) {
     Int8Groups w;
     w.rows = rows;
     w.cols = slices[0].cols;
     w.group = slices[0].decoded != nullptr ? slices[0].decoded->group : w.cols;
+    if (slices[0].decoded != nullptr) w.input_order = slices[0].decoded->input_order;
     const size_t groups = w.groups();
     w.q.resize(rows * w.cols);
     w.scales.resize(rows * groups);

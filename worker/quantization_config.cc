@@ -72,8 +72,7 @@ const char* QuantizationName(Quantization q) {
 }
 
 // GPTQ's keys: 4 bits, groups of a multiple of 32 columns (or -1: one per
-// row), in column order (desc_act false, or true with a g_idx that is the
-// identity order, checked at load).
+// row); desc_act either way (the g_idx is read at load).
 StatusOr<CheckpointQuantization> ParseGptq(const nlohmann::json& qc, const std::string& where) {
   auto bad = [&](const char* key, const std::string& want) {
     return Status::Unimplemented(where + "." + key + " = " + At(qc, key).dump() + " is not supported (" + want + ")");

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -197,24 +199,60 @@ Status ExportCompressedTensorsInt8(const std::string& hf_dir, const std::string&
                          });
 }
 
-Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::string& out_dir) {
+namespace {
+
+// The order act-order GPTQ visits a weight's input columns. GPTQ takes them
+// by falling diagonal of the Hessian of the layer's input, which weights fed
+// the same input share (q/k/v, gate/up); here a shuffle seeded by that input.
+std::vector<uint32_t> ActivationOrder(const std::string& name, size_t cols) {
+  std::string input = name;
+  for (const char* shared : {"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj"}) {
+    if (const size_t at = input.find(shared); at != std::string::npos) {
+      input = input.substr(0, at) + (shared[0] == 'q' || shared[0] == 'k' || shared[0] == 'v' ? "qkv" : "gate_up");
+      break;
+    }
+  }
+  uint64_t seed = 1469598103934665603ull;  // FNV-1a of the input's name
+  for (unsigned char c : input) seed = (seed ^ c) * 1099511628211ull;
+  std::vector<uint32_t> order(cols);
+  std::iota(order.begin(), order.end(), 0u);
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+}  // namespace
+
+Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::string& out_dir, bool desc_act) {
   const nlohmann::json config = {{"quant_method", "gptq"}, {"bits", 4},       {"group_size", group_size},
-                                 {"desc_act", false},      {"sym", false},    {"checkpoint_format", "gptq"},
+                                 {"desc_act", desc_act},   {"sym", false},    {"checkpoint_format", "gptq"},
                                  {"damp_percent", 0.01},   {"static_groups", false}, {"true_sequential", true}};
   return ExportQuantized(hf_dir, out_dir, config,
-                         [group_size](const std::string& name, const std::vector<float>& w, size_t rows, size_t cols,
-                                      std::vector<TensorToWrite>* out) -> Status {
+                         [group_size, desc_act](const std::string& name, const std::vector<float>& w, size_t rows,
+                                                size_t cols, std::vector<TensorToWrite>* out) -> Status {
     LLMSERVE_RETURN_IF_ERROR(CheckInt4Shape(name, rows, cols, group_size));
+    // desc_act: group g holds the columns order[g·group_size ...], not g·group_size ...;
+    // the groups are rounded over the weight with its columns in that order.
+    std::vector<uint32_t> order(cols);
+    std::iota(order.begin(), order.end(), 0u);
+    if (desc_act) order = ActivationOrder(name, cols);
+    std::vector<float> ordered(rows * cols);
+    for (size_t o = 0; o < rows; ++o) {
+      for (size_t j = 0; j < cols; ++j) ordered[o * cols + j] = w[o * cols + order[j]];
+    }
     // Zero points are stored minus one, so 0 cannot be.
-    const Int4Rounded r = RoundInt4(w, rows, cols, group_size, 1);
+    const Int4Rounded r = RoundInt4(ordered, rows, cols, group_size, 1);
     const size_t groups = cols / group_size;
     std::vector<uint32_t> qweight(cols / 8 * rows, 0), qzeros(groups * rows / 8, 0);
     std::vector<int32_t> g_idx(cols);
-    for (size_t i = 0; i < cols; ++i) g_idx[i] = static_cast<int32_t>(i / group_size);
+    for (size_t j = 0; j < cols; ++j) g_idx[order[j]] = static_cast<int32_t>(j / group_size);
     for (size_t o = 0; o < rows; ++o) {
       for (size_t g = 0; g < groups; ++g)
         qzeros[g * (rows / 8) + o / 8] |= static_cast<uint32_t>(r.zeros[o * groups + g] - 1) << (4 * (o % 8));
-      for (size_t i = 0; i < cols; ++i) qweight[(i / 8) * rows + o] |= uint32_t{r.q[o * cols + i]} << (4 * (i % 8));
+      for (size_t j = 0; j < cols; ++j) {
+        const size_t i = order[j];
+        qweight[(i / 8) * rows + o] |= uint32_t{r.q[o * cols + j]} << (4 * (i % 8));
+      }
     }
     const std::string p = Prefix(name);
     out->push_back(Owned(p + ".qweight", {cols / 8, rows}, "I32", std::move(qweight)));

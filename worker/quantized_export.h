@@ -27,7 +27,9 @@ namespace llmserve::worker {
 // if needed).
 Status ExportCompressedTensorsInt8(const std::string& hf_dir, const std::string& out_dir);
 // `group_size` divides every quantized weight's in_features and is a multiple of 32.
-Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::string& out_dir);
+// desc_act: act-order, each weight's groups made of its input columns taken in
+// a shuffled order, g_idx saying which group each column is in.
+Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::string& out_dir, bool desc_act = false);
 Status ExportAwq(const std::string& hf_dir, size_t group_size, const std::string& out_dir);
 Status ExportFp8(const std::string& hf_dir, size_t block, const std::string& out_dir);
 

@@ -208,6 +208,12 @@ LinearWeight LinearWeight::PackInt8(const int8_t* q, const float* block_scales, 
   return w;
 }
 
+void LinearWeight::SetInputOrder(std::vector<uint32_t> order) {
+  CHECK(quant_ == Quant::kQ8_0) << "SetInputOrder is for int8 weights";
+  CHECK_EQ(order.size(), cols_);
+  input_order_ = std::move(order);
+}
+
 void LinearWeight::ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& pool) const {
   const size_t blocks = cols_ / q8::kBlock;
   thread_local std::vector<int8_t, AlignedAllocator<int8_t>> xq;
@@ -216,8 +222,16 @@ void LinearWeight::ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& poo
   if (xd.size() < m * blocks) xd.resize(m * blocks);
   int8_t* q = xq.data();
   float* d = xd.data();
-  QuantizeRows(m, cols_, pool,
-               [&](size_t i) { q8::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks); });
+  QuantizeRows(m, cols_, pool, [&](size_t i) {
+    const float* row = x + i * cols_;
+    if (!input_order_.empty()) {
+      thread_local std::vector<float> gathered;
+      gathered.resize(cols_);
+      for (size_t c = 0; c < cols_; ++c) gathered[c] = row[input_order_[c]];
+      row = gathered.data();
+    }
+    q8::QuantizeRow(row, cols_, q + i * cols_, d + i * blocks);
+  });
   const q8::Problem problem{q, d, m, cols_, data_.data(), q8_has_min_quant_, rows_, y, rows_};
   ForGroups<q8::kGroupRows>(rows_, q8::PackedBytes(q8::kGroupRows, cols_), pool, [&](size_t begin, size_t end) {
     if (isa_ == Isa::kAvx512) q8::GemmVnni(problem, begin, end);

@@ -81,6 +81,12 @@ class LinearWeight {
   static LinearWeight PackInt8(const int8_t* q, const float* block_scales, size_t rows, size_t cols,
                                size_t row_stride);
 
+  // For a PackInt8 weight whose columns were reordered (GPTQ act-order):
+  // packed column c multiplies input column order[c] (a permutation of
+  // cols()). Apply then gathers each activation row into that order before
+  // quantizing it.
+  void SetInputOrder(std::vector<uint32_t> order);
+
   // y[m × rows()] = x[m × cols()] · Wᵀ.
   void Apply(const float* x, size_t m, float* y, ThreadPool& pool) const;
 
@@ -116,6 +122,7 @@ class LinearWeight {
   // Quantized weights kept as such: data_ holds gemm_q8.h's or gemm_q4k.h's layout.
   enum class Quant { kNone, kQ8_0, kQ4_K };
   Quant quant_ = Quant::kNone;
+  std::vector<uint32_t> input_order_;  // SetInputOrder's, or empty
   bool q8_has_min_quant_ = false;  // Q8_0 with a -128 quant
 
   // A weight of `quant` with `packed_bytes` of (unfilled) packed data, on

@@ -201,11 +201,13 @@ TEST(Int8Model, BadTensorsAreClearErrors) {
 // GPTQ 4-bit: the quants minus their zero points fit int8, so the weights run
 // on the int8 kernels with one scale per group; ref_forward.py unpacks the
 // checkpoint on its own. Groups of 128 on a 256-wide model, and of 32.
-void CheckInt4(const TestModelSpec& s, size_t group_size, bool awq = false) {
-  SCOPED_TRACE(std::string(awq ? "AWQ" : "GPTQ") + ", group size " + std::to_string(group_size));
+void CheckInt4(const TestModelSpec& s, size_t group_size, bool awq = false, bool desc_act = false) {
+  SCOPED_TRACE(std::string(awq ? "AWQ" : "GPTQ") + ", group size " + std::to_string(group_size) +
+               (desc_act ? ", act-order" : ""));
   ScratchDir dir;
   ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
-  const Status st = awq ? ExportAwq(dir / "hf", group_size, dir / "gptq") : ExportGptq(dir / "hf", group_size, dir / "gptq");
+  const Status st =
+      awq ? ExportAwq(dir / "hf", group_size, dir / "gptq") : ExportGptq(dir / "hf", group_size, dir / "gptq", desc_act);
   ASSERT_TRUE(st.ok()) << st.ToString();
   const auto tokens = Prompt(9, s.vocab_size);
   const auto f32 = Logits(dir / "gptq", tokens, MatmulPrecision::kF32);
@@ -217,7 +219,7 @@ void CheckInt4(const TestModelSpec& s, size_t group_size, bool awq = false) {
   const auto q_ref = testing::ReferenceLogits(dir / "gptq", tokens, s.vocab_size, dir / "q.f32",
                                               "--q8-activations --bf16-head");
   testing::ExpectMatchesQuantizedReference(awq ? "AWQ int8 path" : "GPTQ int8 path", ours, q_ref, ref, s.vocab_size);
-  if (awq) return;
+  if (awq || desc_act) return;
   // gptq_v2 stores the zero points as they are: the same files read
   // otherwise, by both sides.
   EditConfig(dir / "gptq", [](nlohmann::json& j) { j["quantization_config"]["checkpoint_format"] = "gptq_v2"; });
@@ -239,12 +241,42 @@ TEST(Int8Model, GptqMatchesNumpy) {
   CheckInt4(testing::TinySpec("qwen3", 29), 32);
 }
 
+// Act-order (desc_act): each weight's groups hold shuffled input columns; the
+// int8 kernels take them sorted by group, the activations gathered to match.
+TEST(Int8Model, GptqActOrderMatchesNumpy) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  CheckInt4(testing::TinySpec("qwen3", 29), 32, /*awq=*/false, /*desc_act=*/true);
+}
+
+// q/k/v in different column orders cannot share one gather: that layer's
+// fused weight is dequantized (f32) instead, still equal to numpy's.
+TEST(Int8Model, GptqActOrderSlicesInDifferentOrdersAreDequantized) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  const auto s = testing::TinySpec("qwen3", 29);
+  ScratchDir dir;
+  ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
+  ASSERT_TRUE(ExportGptq(dir / "hf", 32, dir / "gptq", /*desc_act=*/true).ok());
+  const std::string k = "model.layers.0.self_attn.k_proj.g_idx";
+  std::vector<int32_t> g_idx(s.hidden_size);
+  for (size_t i = 0; i < g_idx.size(); ++i) g_idx[i] = static_cast<int32_t>(i % 2);  // two groups, interleaved
+  ScratchDir out;
+  Rewrite(dir / "gptq", out / "m", k,
+          {{k, {g_idx.size()}, "I32", [&](uint8_t* o) { std::memcpy(o, g_idx.data(), g_idx.size() * 4); }}});
+  const auto tokens = Prompt(9, s.vocab_size);
+  const auto ref = testing::ReferenceLogits(out / "m", tokens, s.vocab_size, out / "ref.f32");
+  EXPECT_LE(testing::MaxRelativeError(Logits(out / "m", tokens, MatmulPrecision::kF32), ref), 1e-4);
+  size_t int8_layers = 0;
+  const auto mixed = Logits(out / "m", tokens, MatmulPrecision::kBF16, "", &int8_layers);
+  EXPECT_EQ(int8_layers, s.num_layers - 1) << "layer 0's q/k/v dequantized, the rest int8";
+  EXPECT_LE(testing::MaxRelativeError(mixed, ref), 0.1) << "int8 activations elsewhere: near, not equal";
+}
+
 TEST(Int8Model, AwqMatchesNumpy) {
   if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
   CheckInt4(testing::TinySpec("qwen2", 31), 32, /*awq=*/true);
 }
 
-TEST(Int8Model, GptqActOrderAndBadTensorsAreClearErrors) {
+TEST(Int8Model, GptqBadGroupIndexAndTensorsAreClearErrors) {
   const auto s = testing::TinySpec("qwen3", 30);
   ScratchDir dir;
   ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
@@ -252,11 +284,13 @@ TEST(Int8Model, GptqActOrderAndBadTensorsAreClearErrors) {
   const std::string p = "model.layers.0.mlp.down_proj";
   {
     ScratchDir out;
+    // Group 0 given 33 columns, group 3 31.
     std::vector<int32_t> g_idx(s.intermediate_size);
-    for (size_t i = 0; i < g_idx.size(); ++i) g_idx[i] = static_cast<int32_t>((g_idx.size() - 1 - i) / 32);
+    for (size_t i = 0; i < g_idx.size(); ++i) g_idx[i] = static_cast<int32_t>(i / 32);
+    g_idx[32] = 0;
     Rewrite(dir / "gptq", out / "m", p + ".g_idx",
             {{p + ".g_idx", {g_idx.size()}, "I32", [&](uint8_t* o) { std::memcpy(o, g_idx.data(), g_idx.size() * 4); }}});
-    ExpectErrorMentions(LoadStatus(out / "m"), "act-order");
+    ExpectErrorMentions(LoadStatus(out / "m"), "puts 33 columns in group 0");
   }
   {
     ScratchDir out;
