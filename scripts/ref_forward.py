@@ -198,8 +198,9 @@ def load(model_dir):
     else:
         W.update(read_safetensors(os.path.join(model_dir, "model.safetensors")))
     ref_fp8.scale_fp8_weights(cfg, W)
-    int4, act_order = (dequantize_awq(cfg, W), {}) \
-        if (cfg.get("quantization_config") or {}).get("quant_method") == "awq" else dequantize_gptq(cfg, W)
+    qc = cfg.get("quantization_config") or {}
+    int4, act_order = (dequantize_awq(cfg, W), {}) if qc.get("quant_method") == "awq" \
+        else dequantize_pack_quantized(cfg, W) if qc.get("format") == "pack-quantized" else dequantize_gptq(cfg, W)
     return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | int4, "Q4_K": set(), "act_order": act_order}
 
 
@@ -261,6 +262,43 @@ def dequantize_gptq(cfg, W):
         g = W.pop(p + ".g_idx").astype(np.int64) if p + ".g_idx" in W else np.arange(n_in) // group
         w = scales[g] * (q - z[g])
         W[p + ".weight"] = np.ascontiguousarray(w.T)
+        names.add(p + ".weight")
+        if np.any(g != np.arange(n_in) // group):
+            act_order[p + ".weight"] = np.argsort(g, kind="stable")
+    return names, act_order
+
+
+def dequantize_pack_quantized(cfg, W):
+    """compressed-tensors W4A16 ("pack-quantized"): PREFIX.weight_packed int32
+    [out, in/8] holds 8 quants per word along in (lowest nibble first),
+    PREFIX.weight_zero_point int32 [out/8, groups] 8 zero points per word along
+    out (asymmetric only), both stored as the signed value + 8;
+    PREFIX.weight_scale [out, groups]; PREFIX.weight_g_idx the group of each
+    input column (else i // group_size). w[o, i] = scale[o, g] * (q - z).
+    Returns the names of the weights and the act-order ones' column orders,
+    as dequantize_gptq does."""
+    qc = cfg.get("quantization_config") or {}
+    prefixes = [n[: -len(".weight_packed")] for n in W if n.endswith(".weight_packed")]
+    if not prefixes:
+        return set(), {}
+    if qc.get("format") != "pack-quantized":
+        raise SystemExit("weight_packed tensors without a pack-quantized quantization_config")
+    shifts = (4 * np.arange(8, dtype=np.uint32))
+    names, act_order = set(), {}
+    for p in prefixes:
+        packed = W.pop(p + ".weight_packed").view(np.uint32)
+        W.pop(p + ".weight_shape", None)
+        n_out, n_in = packed.shape[0], packed.shape[1] * 8
+        q = ((packed[:, :, None] >> shifts[None, None, :]) & 0xF).reshape(n_out, n_in).astype(np.float32) - 8
+        scale = W.pop(p + ".weight_scale").astype(np.float32)
+        group = n_in // scale.shape[1]
+        if p + ".weight_zero_point" in W:
+            zp = W.pop(p + ".weight_zero_point").view(np.uint32)
+            z = ((zp[:, None, :] >> shifts[None, :, None]) & 0xF).reshape(n_out, scale.shape[1]).astype(np.float32) - 8
+        else:
+            z = np.zeros_like(scale)
+        g = W.pop(p + ".weight_g_idx").astype(np.int64) if p + ".weight_g_idx" in W else np.arange(n_in) // group
+        W[p + ".weight"] = np.ascontiguousarray(scale[:, g] * (q - z[:, g]))
         names.add(p + ".weight")
         if np.any(g != np.arange(n_in) // group):
             act_order[p + ".weight"] = np.argsort(g, kind="stable")

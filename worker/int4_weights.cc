@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "base/float16.h"
+#include "kernels/cpu/embedding.h"
 
 namespace llmserve::worker {
 
@@ -50,10 +52,56 @@ StatusOr<std::vector<uint32_t>> ActOrder(const TensorView& g_idx, size_t cols, s
   return order;
 }
 
+// compressed-tensors' pack-quantized layout (int4_weights.h).
+StatusOr<Int8Groups> DecodePackQuantized(const Checkpoint& ckpt, const std::string& prefix, size_t rows, size_t cols,
+                                         const Int4Layout& layout) {
+  const size_t group = layout.group_size == 0 ? cols : layout.group_size;
+  if (cols % 8 != 0 || cols % group != 0 || (!layout.symmetric && rows % 8 != 0)) {
+    return Status::InvalidArgument(prefix + ": a 4-bit weight of " + std::to_string(rows) + " × " +
+                                   std::to_string(cols) + " does not split into 8-quant words and groups of " +
+                                   std::to_string(group));
+  }
+  const size_t groups = cols / group;
+  LLMSERVE_ASSIGN_OR_RETURN(TensorView packed, ckpt.Get(prefix + ".weight_packed", {rows, cols / 8}));
+  LLMSERVE_ASSIGN_OR_RETURN(TensorView scale, ckpt.Get(prefix + ".weight_scale", {rows, groups}));
+  if (packed.dtype != kernels::cpu::WeightDType::kI32)
+    return Status::InvalidArgument(packed.file + ": tensor " + packed.name + " is not int32");
+  if (scale.dtype == kernels::cpu::WeightDType::kI32 || scale.dtype == kernels::cpu::WeightDType::kI8 ||
+      scale.dtype == kernels::cpu::WeightDType::kF8E4M3)
+    return Status::InvalidArgument(scale.file + ": tensor " + scale.name + " is not a float tensor");
+  std::optional<TensorView> zeros;
+  if (!layout.symmetric) {
+    LLMSERVE_ASSIGN_OR_RETURN(zeros, ckpt.Get(prefix + ".weight_zero_point", {rows / 8, groups}));
+    if (zeros->dtype != kernels::cpu::WeightDType::kI32)
+      return Status::InvalidArgument(zeros->file + ": tensor " + zeros->name + " is not int32");
+  }
+  Int8Groups out;
+  if (const TensorView* g_idx = ckpt.Find(prefix + ".weight_g_idx"); g_idx != nullptr) {
+    LLMSERVE_ASSIGN_OR_RETURN(out.input_order, ActOrder(*g_idx, cols, group));
+  }
+  out.rows = rows;
+  out.cols = cols;
+  out.group = group;
+  out.q.resize(rows * cols);
+  out.scales.resize(rows * groups);
+  kernels::cpu::ConvertToF32(scale.data, scale.dtype, rows * groups, out.scales.data());
+  // Quants and zero points are stored plus 8 (unsigned nibbles of signed values).
+  for (size_t o = 0; o < rows; ++o) {
+    for (size_t c = 0; c < cols; ++c) {
+      const size_t i = out.input_order.empty() ? c : out.input_order[c], g = c / group;  // checkpoint column, group
+      const int q = Nibble(Word(packed, o * (cols / 8) + i / 8), i % 8) - 8;
+      const int z = zeros ? Nibble(Word(*zeros, (o / 8) * groups + g), o % 8) - 8 : 0;
+      out.q[o * cols + c] = static_cast<int8_t>(q - z);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<Int8Groups> DecodeInt4(const Checkpoint& ckpt, const std::string& prefix, size_t rows, size_t cols,
                                 const Int4Layout& layout) {
+  if (layout.packing == Int4Packing::kPackQuantized) return DecodePackQuantized(ckpt, prefix, rows, cols, layout);
   const bool awq = layout.packing == Int4Packing::kAwq;
   const size_t group = layout.group_size == 0 ? cols : layout.group_size;
   if (cols % 8 != 0 || rows % 8 != 0 || cols % group != 0) {

@@ -13,6 +13,15 @@
 // and w[o][i] = scales[g][o] × (q[i][o] − (z[g][o] + zero_offset)) with
 // g = g_idx[i], else i / group_size (zero_offset 1 in GPTQ's original format,
 // else 0).
+//
+// compressed-tensors' pack-quantized format (W4A16) instead:
+//   PREFIX.weight_packed      int32 [out, in / 8], 8 quants per word along the
+//                             input dimension, lowest nibble first;
+//   PREFIX.weight_scale       float [out, groups] (groups = 1 per channel);
+//   PREFIX.weight_zero_point  int32 [out / 8, groups], packed along the output
+//                             dimension (asymmetric schemes only);
+//   PREFIX.weight_g_idx       int32 [in], optional (actorder);
+// quants and zero points stored plus 8, and w[o][i] = scale[o][g] × (q − z).
 
 #include <string>
 

@@ -213,8 +213,10 @@ class Loader {
     s.count = rows;
     s.cols = cols;
     const std::string prefix = name.substr(0, name.size() - std::string(".weight").size());
-    const bool int4 = c_.quantization == Quantization::kGptq || c_.quantization == Quantization::kAwq;
-    if (int4 && !ckpt_.Has(name) && ckpt_.Has(prefix + ".qweight")) {
+    const bool int4 = c_.quantization == Quantization::kGptq || c_.quantization == Quantization::kAwq ||
+                      c_.quantization == Quantization::kCompressedTensorsWna16;
+    const char* packed = c_.int4.packing == Int4Packing::kPackQuantized ? ".weight_packed" : ".qweight";
+    if (int4 && !ckpt_.Has(name) && ckpt_.Has(prefix + packed)) {
       LLMSERVE_ASSIGN_OR_RETURN(Int8Groups g, DecodeInt4(ckpt_, prefix, rows, cols, c_.int4));
       s.decoded = std::make_shared<const Int8Groups>(std::move(g));
       return s;

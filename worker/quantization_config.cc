@@ -11,8 +11,8 @@ namespace llmserve::worker {
 namespace {
 
 constexpr char kSupported[] =
-    "supported: compressed-tensors W8A8 int8, GPTQ 4-bit, AWQ 4-bit, FP8 E4M3 checkpoints, int8 (quantize at load), "
-    "gguf";
+    "supported: compressed-tensors W8A8 int8 and W4A16, GPTQ 4-bit, AWQ 4-bit, FP8 E4M3 checkpoints, int8 (quantize "
+    "at load), gguf";
 
 // vLLM's --quantization methods this build does not run yet: named as such
 // rather than as unknown words.
@@ -62,6 +62,7 @@ const char* QuantizationName(Quantization q) {
   switch (q) {
     case Quantization::kNone: return "none";
     case Quantization::kCompressedTensorsInt8: return "compressed-tensors";
+    case Quantization::kCompressedTensorsWna16: return "compressed-tensors";
     case Quantization::kInt8AtLoad: return "int8";
     case Quantization::kGptq: return "gptq";
     case Quantization::kAwq: return "awq";
@@ -136,6 +137,44 @@ StatusOr<CheckpointQuantization> ParseFp8(const nlohmann::json& qc, const std::s
   return q;
 }
 
+// compressed-tensors "pack-quantized" (W4A16): one config group of 4-bit int
+// weights, per group (a multiple of 32 columns) or per channel, static;
+// activations left in float.
+StatusOr<CheckpointQuantization> ParseWna16(const nlohmann::json& groups, const std::string& where) {
+  if (groups.size() != 1) return Status::Unimplemented(where + ".config_groups: one group only for pack-quantized");
+  const std::string group = where + ".config_groups." + groups.begin().key();
+  const nlohmann::json& args = At(groups.begin().value(), "weights");
+  auto bad = [&](const char* key, const std::string& want) {
+    return Status::Unimplemented(group + ".weights." + key + " = " + At(args, key).dump() +
+                                 " is not supported with pack-quantized (" + want + "; " + kSupported + ")");
+  };
+  if (!args.is_object()) return Status::InvalidArgument(group + ".weights is missing");
+  if (At(args, "num_bits") != 4) return bad("num_bits", "4 only");
+  if (At(args, "type") != "int") return bad("type", "\"int\" only");
+  if (At(args, "dynamic") != false) return bad("dynamic", "false only");
+  const auto& strategy = At(args, "strategy");
+  const auto& size = At(args, "group_size");
+  CheckpointQuantization q;
+  q.method = Quantization::kCompressedTensorsWna16;
+  q.int4.packing = Int4Packing::kPackQuantized;
+  q.int4.symmetric = At(args, "symmetric") != false;
+  if (strategy == "group") {
+    if (!size.is_number_integer() || size.get<int64_t>() <= 0 || size.get<int64_t>() % 32 != 0)
+      return bad("group_size", "a positive multiple of 32");
+    q.int4.group_size = size.get<size_t>();
+  } else if (strategy != "channel") {
+    return bad("strategy", "\"group\" or \"channel\"");
+  }
+  const auto& actorder = At(args, "actorder");
+  if (!actorder.is_null() && actorder != false && actorder != "group" && actorder != "weight")
+    return bad("actorder", "null, \"group\" or \"weight\"");
+  for (const char* other : {"input_activations", "output_activations"}) {
+    if (!At(groups.begin().value(), other).is_null())
+      return Status::Unimplemented(group + "." + other + " is not supported with pack-quantized (null only)");
+  }
+  return q;
+}
+
 StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source) {
   const std::string where = source + ": quantization_config";
   if (!qc.is_object()) return Status::InvalidArgument(where + " is not an object");
@@ -148,15 +187,17 @@ StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& q
                                  ")");
   }
   const auto& format = At(qc, "format");
-  if (format != "int-quantized") {
+  if (format != "int-quantized" && format != "pack-quantized") {
     return Status::Unimplemented(where + ".format " + format.dump() +
-                                 " is not supported yet (int-quantized, W8A8 int8, only; " + kSupported + ")");
+                                 " is not supported yet (int-quantized W8A8 int8 or pack-quantized W4A16 only; " +
+                                 kSupported + ")");
   }
   if (!At(qc, "kv_cache_scheme").is_null()) {
     return Status::Unimplemented(where + ".kv_cache_scheme is not supported yet (a quantized KV cache)");
   }
   const auto& groups = At(qc, "config_groups");
   if (!groups.is_object() || groups.empty()) return Status::InvalidArgument(where + ".config_groups is missing");
+  if (format == "pack-quantized") return ParseWna16(groups, where);
   for (auto it = groups.begin(); it != groups.end(); ++it) {
     const std::string group = where + ".config_groups." + it.key();
     LLMSERVE_RETURN_IF_ERROR(CheckArgs(At(it.value(), "weights"), group + ".weights", {"channel", "tensor"}, false));
@@ -198,6 +239,8 @@ StatusOr<Quantization> ResolveQuantization(const std::string& flag, Quantization
                                                "model is already quantized (") +
                                    QuantizationName(checkpoint) + ")");
   }
+  if (wanted == Quantization::kCompressedTensorsInt8 && checkpoint == Quantization::kCompressedTensorsWna16)
+    return checkpoint;  // --quantization compressed-tensors names both formats
   if (wanted != checkpoint) {
     return Status::InvalidArgument("--quantization " + flag + " does not match the model, which is " +
                                    (checkpoint == Quantization::kNone ? std::string("not quantized")

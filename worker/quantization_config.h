@@ -6,6 +6,9 @@
 //  * compressed-tensors W8A8 int8 ("int-quantized" format): symmetric int8
 //    weights with one scale per output channel (or one per tensor), and
 //    activations quantized dynamically as the matmul runs;
+//  * compressed-tensors W4A16 ("pack-quantized" format): 4-bit weights,
+//    symmetric or with zero points, per group or per channel, act-order
+//    too, widened to int8 at load as GPTQ's are;
 //  * "int8": a float checkpoint's linear layers quantized that way at load;
 //  * GPTQ 4-bit ("gptq" quant_method: AutoGPTQ / GPTQModel's layout, groups
 //    in column order) and AWQ 4-bit ("awq", GEMM layout), widened to int8 at
@@ -29,6 +32,7 @@ namespace llmserve::worker {
 enum class Quantization {
   kNone,
   kCompressedTensorsInt8,  // int8 weights and their scales in the checkpoint
+  kCompressedTensorsWna16, // 4-bit packed weights (W4A16)
   kInt8AtLoad,             // --quantization int8 on a float checkpoint
   kGptq,                   // GPTQ 4-bit groups
   kAwq,                    // AWQ 4-bit groups
@@ -37,11 +41,12 @@ enum class Quantization {
 };
 
 // How a 4-bit checkpoint packs and groups its quants (int4_weights.h).
-enum class Int4Packing { kGptq, kAwq };
+enum class Int4Packing { kGptq, kAwq, kPackQuantized };
 struct Int4Layout {
   Int4Packing packing = Int4Packing::kGptq;
   size_t group_size = 0;  // input columns per scale and zero; 0: the whole row
   int zero_offset = 0;    // added to every stored zero point (1 in GPTQ's original format)
+  bool symmetric = false; // kPackQuantized: no zero points
 };
 
 // How an FP8 checkpoint scales its weights: one scale (NAME.weight_scale_inv)

@@ -124,7 +124,8 @@ TensorToWrite Owned(std::string name, std::vector<size_t> shape, const char* dty
 
 // A weight rounded to nearest 4-bit quants per output row and group:
 // asymmetric, scale = (max - min) / 15 over the group with 0 included, kept
-// as f16, zero point in [min_zero, 15].
+// as f16, zero point in [min_zero, 15]; or (symmetric) scale = max |w| / 7
+// and zero point 8.
 struct Int4Rounded {
   size_t rows, cols, group;
   std::vector<uint8_t> q;        // rows × cols, 0..15
@@ -132,7 +133,8 @@ struct Int4Rounded {
   std::vector<uint16_t> scales;  // rows × groups, f16 bits
 };
 
-Int4Rounded RoundInt4(const std::vector<float>& w, size_t rows, size_t cols, size_t group, int min_zero) {
+Int4Rounded RoundInt4(const std::vector<float>& w, size_t rows, size_t cols, size_t group, int min_zero,
+                      bool symmetric = false) {
   const size_t groups = cols / group;
   Int4Rounded r{rows, cols, group, std::vector<uint8_t>(rows * cols), std::vector<uint8_t>(rows * groups),
                 std::vector<uint16_t>(rows * groups)};
@@ -144,10 +146,10 @@ Int4Rounded RoundInt4(const std::vector<float>& w, size_t rows, size_t cols, siz
         lo = std::min(lo, x[i]);
         hi = std::max(hi, x[i]);
       }
-      uint16_t half = base::FloatToHalf((hi - lo) / 15.f);
+      uint16_t half = base::FloatToHalf(symmetric ? std::max(-lo, hi) / 7.f : (hi - lo) / 15.f);
       if (base::HalfToFloat(half) == 0.f) half = base::FloatToHalf(1.f);
       const float scale = base::HalfToFloat(half);
-      const int zero = std::clamp(static_cast<int>(std::nearbyint(-lo / scale)), min_zero, 15);
+      const int zero = symmetric ? 8 : std::clamp(static_cast<int>(std::nearbyint(-lo / scale)), min_zero, 15);
       r.scales[o * groups + g] = half;
       r.zeros[o * groups + g] = static_cast<uint8_t>(zero);
       for (size_t i = 0; i < group; ++i)
@@ -221,6 +223,34 @@ std::vector<uint32_t> ActivationOrder(const std::string& name, size_t cols) {
   return order;
 }
 
+// The columns act-order groups take (ActivationOrder's, or with `act_order`
+// false the columns in order) and the weight with its columns in that order,
+// to round group by group.
+struct GroupOrder {
+  std::vector<uint32_t> order;
+  std::vector<float> ordered;
+};
+
+GroupOrder OrderForGroups(const std::string& name, const std::vector<float>& w, size_t rows, size_t cols,
+                          bool act_order) {
+  GroupOrder g;
+  g.order.resize(cols);
+  std::iota(g.order.begin(), g.order.end(), 0u);
+  if (act_order) g.order = ActivationOrder(name, cols);
+  g.ordered.resize(rows * cols);
+  for (size_t o = 0; o < rows; ++o) {
+    for (size_t j = 0; j < cols; ++j) g.ordered[o * cols + j] = w[o * cols + g.order[j]];
+  }
+  return g;
+}
+
+// Each column's group: column order[j] is in group j / group_size.
+std::vector<int32_t> GroupIndex(const std::vector<uint32_t>& order, size_t group_size) {
+  std::vector<int32_t> g_idx(order.size());
+  for (size_t j = 0; j < order.size(); ++j) g_idx[order[j]] = static_cast<int32_t>(j / group_size);
+  return g_idx;
+}
+
 }  // namespace
 
 Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::string& out_dir, bool desc_act) {
@@ -231,21 +261,14 @@ Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::strin
                          [group_size, desc_act](const std::string& name, const std::vector<float>& w, size_t rows,
                                                 size_t cols, std::vector<TensorToWrite>* out) -> Status {
     LLMSERVE_RETURN_IF_ERROR(CheckInt4Shape(name, rows, cols, group_size));
-    // desc_act: group g holds the columns order[g·group_size ...], not g·group_size ...;
-    // the groups are rounded over the weight with its columns in that order.
-    std::vector<uint32_t> order(cols);
-    std::iota(order.begin(), order.end(), 0u);
-    if (desc_act) order = ActivationOrder(name, cols);
-    std::vector<float> ordered(rows * cols);
-    for (size_t o = 0; o < rows; ++o) {
-      for (size_t j = 0; j < cols; ++j) ordered[o * cols + j] = w[o * cols + order[j]];
-    }
+    // desc_act: group g holds the columns order[g·group_size ...], not g·group_size ...
+    const GroupOrder go = OrderForGroups(name, w, rows, cols, desc_act);
+    const std::vector<uint32_t>& order = go.order;
     // Zero points are stored minus one, so 0 cannot be.
-    const Int4Rounded r = RoundInt4(ordered, rows, cols, group_size, 1);
+    const Int4Rounded r = RoundInt4(go.ordered, rows, cols, group_size, 1);
     const size_t groups = cols / group_size;
     std::vector<uint32_t> qweight(cols / 8 * rows, 0), qzeros(groups * rows / 8, 0);
-    std::vector<int32_t> g_idx(cols);
-    for (size_t j = 0; j < cols; ++j) g_idx[order[j]] = static_cast<int32_t>(j / group_size);
+    std::vector<int32_t> g_idx = GroupIndex(order, group_size);
     for (size_t o = 0; o < rows; ++o) {
       for (size_t g = 0; g < groups; ++g)
         qzeros[g * (rows / 8) + o / 8] |= static_cast<uint32_t>(r.zeros[o * groups + g] - 1) << (4 * (o % 8));
@@ -259,6 +282,54 @@ Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::strin
     out->push_back(Owned(p + ".qzeros", {groups, rows / 8}, "I32", std::move(qzeros)));
     out->push_back(Owned(p + ".scales", {groups, rows}, "F16", GroupMajorScales(r)));
     out->push_back(Owned(p + ".g_idx", {cols}, "I32", std::move(g_idx)));
+    return Status::Ok();
+  });
+}
+
+Status ExportCompressedTensorsW4A16(const std::string& hf_dir, size_t group_size, bool symmetric,
+                                    const std::string& out_dir, bool act_order) {
+  const nlohmann::json weights = {{"num_bits", 4},
+                                  {"type", "int"},
+                                  {"symmetric", symmetric},
+                                  {"strategy", "group"},
+                                  {"group_size", group_size},
+                                  {"dynamic", false},
+                                  {"actorder", act_order ? nlohmann::json("group") : nlohmann::json(nullptr)},
+                                  {"observer", "minmax"}};
+  const nlohmann::json config = {
+      {"quant_method", "compressed-tensors"},
+      {"format", "pack-quantized"},
+      {"quantization_status", "compressed"},
+      {"config_groups",
+       {{"group_0", {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", nullptr},
+                     {"output_activations", nullptr}}}}},
+      {"ignore", {"lm_head", "re:.*mlp.gate$"}},
+      {"kv_cache_scheme", nullptr}};
+  return ExportQuantized(hf_dir, out_dir, config,
+                         [group_size, symmetric, act_order](const std::string& name, const std::vector<float>& w,
+                                                            size_t rows, size_t cols,
+                                                            std::vector<TensorToWrite>* out) -> Status {
+    LLMSERVE_RETURN_IF_ERROR(CheckInt4Shape(name, rows, cols, group_size));
+    const GroupOrder go = OrderForGroups(name, w, rows, cols, act_order);
+    const Int4Rounded r = RoundInt4(go.ordered, rows, cols, group_size, 0, symmetric);
+    const size_t groups = cols / group_size;
+    // Quants and zero points as signed values plus 8, which is what RoundInt4's are.
+    std::vector<uint32_t> packed(rows * cols / 8, 0), zeros(rows / 8 * groups, 0);
+    for (size_t o = 0; o < rows; ++o) {
+      for (size_t j = 0; j < cols; ++j) {
+        const size_t i = go.order[j];
+        packed[o * (cols / 8) + i / 8] |= uint32_t{r.q[o * cols + j]} << (4 * (i % 8));
+      }
+      for (size_t g = 0; g < groups; ++g)
+        zeros[(o / 8) * groups + g] |= uint32_t{r.zeros[o * groups + g]} << (4 * (o % 8));
+    }
+    const std::string p = Prefix(name);
+    out->push_back(Owned(p + ".weight_packed", {rows, cols / 8}, "I32", std::move(packed)));
+    out->push_back(Owned(p + ".weight_scale", {rows, groups}, "F16", r.scales));
+    out->push_back(Owned(p + ".weight_shape", {2}, "I32", std::vector<int32_t>{static_cast<int32_t>(rows),
+                                                                                  static_cast<int32_t>(cols)}));
+    if (!symmetric) out->push_back(Owned(p + ".weight_zero_point", {rows / 8, groups}, "I32", std::move(zeros)));
+    if (act_order) out->push_back(Owned(p + ".weight_g_idx", {cols}, "I32", GroupIndex(go.order, group_size)));
     return Status::Ok();
   });
 }

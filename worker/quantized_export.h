@@ -31,6 +31,11 @@ Status ExportCompressedTensorsInt8(const std::string& hf_dir, const std::string&
 // a shuffled order, g_idx saying which group each column is in.
 Status ExportGptq(const std::string& hf_dir, size_t group_size, const std::string& out_dir, bool desc_act = false);
 Status ExportAwq(const std::string& hf_dir, size_t group_size, const std::string& out_dir);
+// compressed-tensors W4A16 (pack-quantized): 4-bit groups of `group_size`
+// input columns, symmetric (zero point 0) or with zero points; act_order:
+// groups of shuffled columns with weight_g_idx (actorder "group").
+Status ExportCompressedTensorsW4A16(const std::string& hf_dir, size_t group_size, bool symmetric,
+                                    const std::string& out_dir, bool act_order = false);
 Status ExportFp8(const std::string& hf_dir, size_t block, const std::string& out_dir);
 
 // Whether checkpoint tensor `name` (of `dims` dimensions) is one the exports

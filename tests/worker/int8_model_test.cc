@@ -241,6 +241,34 @@ TEST(Int8Model, GptqMatchesNumpy) {
   CheckInt4(testing::TinySpec("qwen3", 29), 32);
 }
 
+// compressed-tensors W4A16 (pack-quantized), symmetric and with zero points:
+// widened to int8 groups like GPTQ's, against ref_forward.py's own unpacking.
+TEST(Int8Model, CompressedTensorsW4A16MatchesNumpy) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  const auto s = testing::TinySpec("qwen3", 33);
+  ScratchDir dir;
+  ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
+  for (const auto& [symmetric, act_order] : {std::pair{true, false}, {false, false}, {true, true}}) {
+    const std::string name = std::string(symmetric ? "sym" : "asym") + (act_order ? "-actorder" : "");
+    SCOPED_TRACE(name);
+    const std::string m = dir / name;
+    ASSERT_TRUE(ExportCompressedTensorsW4A16(dir / "hf", 32, symmetric, m, act_order).ok());
+    const auto tokens = Prompt(9, s.vocab_size);
+    const auto ref = testing::ReferenceLogits(m, tokens, s.vocab_size, m + "/ref.f32");
+    EXPECT_LE(testing::MaxRelativeError(Logits(m, tokens, MatmulPrecision::kF32), ref), 1e-4) << "f32 reference mode";
+    size_t int8_layers = 0;
+    const auto ours = Logits(m, tokens, MatmulPrecision::kBF16, "compressed-tensors", &int8_layers);
+    EXPECT_EQ(int8_layers, s.num_layers);
+    const auto q_ref =
+        testing::ReferenceLogits(m, tokens, s.vocab_size, m + "/q.f32", "--q8-activations --bf16-head");
+    testing::ExpectMatchesQuantizedReference("W4A16 int8 path", ours, q_ref, ref, s.vocab_size);
+  }
+  // A config this build does not take is an error naming the key.
+  const std::string m = dir / "sym";
+  EditConfig(m, [](nlohmann::json& j) { j["quantization_config"]["config_groups"]["group_0"]["weights"]["num_bits"] = 8; });
+  ExpectErrorMentions(LoadStatus(m), "weights.num_bits = 8");
+}
+
 // Act-order (desc_act): each weight's groups hold shuffled input columns; the
 // int8 kernels take them sorted by group, the activations gathered to match.
 TEST(Int8Model, GptqActOrderMatchesNumpy) {
