@@ -164,10 +164,11 @@ std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::stri
     }
     add(p + "self_attn.o_proj.weight", {h, q}, false);
     if (s.kv_cache_scale != 0) {
-      for (const auto& [name, value] : {std::pair{"k_scale", s.kv_cache_scale}, {"v_scale", 2 * s.kv_cache_scale}}) {
+      for (const auto& scale : {std::pair{"k_scale", s.kv_cache_scale}, {"v_scale", 2 * s.kv_cache_scale}}) {
         TensorToWrite t;
-        t.name = p + "self_attn." + name;
+        t.name = p + "self_attn." + scale.first;
         t.dtype = "F32";
+        const float value = scale.second;
         t.fill = [value](uint8_t* out) { std::memcpy(out, &value, sizeof value); };
         tensors.push_back(std::move(t));
       }

@@ -265,7 +265,9 @@ TEST(Int8Model, CompressedTensorsW4A16MatchesNumpy) {
   }
   // A config this build does not take is an error naming the key.
   const std::string m = dir / "sym";
-  EditConfig(m, [](nlohmann::json& j) { j["quantization_config"]["config_groups"]["group_0"]["weights"]["num_bits"] = 8; });
+  EditConfig(m, [](nlohmann::json& j) {
+    j["quantization_config"]["config_groups"]["group_0"]["weights"]["num_bits"] = 8;
+  });
   ExpectErrorMentions(LoadStatus(m), "weights.num_bits = 8");
 }
 
