@@ -11,6 +11,39 @@
 
 namespace llmserve::base {
 
+namespace float8_internal {
+
+// f narrowed to an fp8 format of `mantissa_bits`, whose smallest normal
+// value is 2^min_exponent and largest finite value `largest` (code
+// `largest_code`; larger magnitudes saturate to it): the nearest value, ties
+// to even, as a code with its sign; NaN gives `nan_code`.
+inline uint8_t Narrow(float f, int mantissa_bits, int min_exponent, float largest, uint8_t largest_code,
+                      uint8_t nan_code) {
+  if (std::isnan(f)) return nan_code;
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  const float a = std::fabs(f);
+  if (a >= largest) return sign | largest_code;
+  // The spacing of the format's values at `a`: 2^(e - mantissa_bits) for a in
+  // [2^e, 2^(e+1)), e ≥ min_exponent; below 2^min_exponent (subnormals) that
+  // of 2^min_exponent. Rounding a / spacing to an integer (ties to even, the
+  // default mode of nearbyint) picks the nearest value.
+  int e = 0;
+  std::frexp(a, &e);  // a = m × 2^e, m in [0.5, 1): a in [2^(e-1), 2^e)
+  const int step = std::max(e - 1, min_exponent) - mantissa_bits;
+  const float units = std::nearbyint(std::ldexp(a, -step));  // a in units of the spacing
+  const float rounded = std::ldexp(units, step);
+  if (rounded >= largest) return sign | largest_code;
+  if (rounded < std::ldexp(1.f, min_exponent)) return sign | static_cast<uint8_t>(units);  // subnormal
+  int re = 0;
+  const float rm = std::frexp(rounded, &re);  // rounded = rm × 2^re, rm in [0.5, 1)
+  const int implicit = 1 << mantissa_bits;
+  const int mantissa = static_cast<int>(std::ldexp(rm, mantissa_bits + 1)) - implicit;
+  const int bias = 1 - min_exponent;
+  return sign | static_cast<uint8_t>(((re - 1 + bias) << mantissa_bits) | mantissa);
+}
+
+}  // namespace float8_internal
+
 inline float Fp8E4M3ToFloat(uint8_t v) {
   const float sign = (v & 0x80) != 0 ? -1.f : 1.f;
   const int exponent = (v >> 3) & 0xf, mantissa = v & 0x7;
@@ -19,26 +52,7 @@ inline float Fp8E4M3ToFloat(uint8_t v) {
   return sign * std::ldexp(static_cast<float>(8 + mantissa), exponent - 10);
 }
 
-inline uint8_t FloatToFp8E4M3(float f) {
-  if (std::isnan(f)) return 0x7f;
-  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
-  const float a = std::fabs(f);
-  if (a >= 448.f) return sign | 0x7e;
-  // The spacing of E4M3 values at `a`: 2^(e-3) for a in [2^e, 2^(e+1)), e ≥ -6;
-  // 2^-9 below 2^-6 (subnormals). Rounding a / spacing to an integer (ties to
-  // even, the default mode of nearbyint) picks the nearest value.
-  int e = 0;
-  std::frexp(a, &e);  // a = m × 2^e, m in [0.5, 1): a in [2^(e-1), 2^e)
-  const int step = std::max(e - 1, -6) - 3;
-  const float units = std::nearbyint(std::ldexp(a, -step));  // a in units of the spacing
-  const float rounded = std::ldexp(units, step);
-  if (rounded >= 448.f) return sign | 0x7e;
-  if (rounded < 0x1p-6f) return sign | static_cast<uint8_t>(units);  // subnormal: units of 2^-9
-  int re = 0;
-  const float rm = std::frexp(rounded, &re);  // rounded = rm × 2^re, rm in [0.5, 1)
-  const int mantissa = static_cast<int>(rm * 16.f) - 8;
-  return sign | static_cast<uint8_t>(((re - 1 + 7) << 3) | mantissa);
-}
+inline uint8_t FloatToFp8E4M3(float f) { return float8_internal::Narrow(f, 3, -6, 448.f, 0x7e, 0x7f); }
 
 // FP8 E5M2 (torch.float8_e5m2): 1 sign, 5 exponent (bias 15) and 2 mantissa
 // bits, IEEE-style infinities and NaNs, largest finite ±57344. Widening is
@@ -54,23 +68,6 @@ inline float Fp8E5M2ToFloat(uint8_t v) {
   return sign * std::ldexp(static_cast<float>(4 + mantissa), exponent - 17);
 }
 
-inline uint8_t FloatToFp8E5M2(float f) {
-  if (std::isnan(f)) return 0x7f;
-  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
-  const float a = std::fabs(f);
-  if (a >= 57344.f) return sign | 0x7b;
-  // The spacing at `a`: 2^(e-2) for a in [2^e, 2^(e+1)), e ≥ -14; 2^-16 below 2^-14.
-  int e = 0;
-  std::frexp(a, &e);  // a in [2^(e-1), 2^e)
-  const int step = std::max(e - 1, -14) - 2;
-  const float units = std::nearbyint(std::ldexp(a, -step));
-  const float rounded = std::ldexp(units, step);
-  if (rounded >= 57344.f) return sign | 0x7b;
-  if (rounded < 0x1p-14f) return sign | static_cast<uint8_t>(units);  // subnormal: units of 2^-16
-  int re = 0;
-  const float rm = std::frexp(rounded, &re);  // rm in [0.5, 1)
-  const int mantissa = static_cast<int>(rm * 8.f) - 4;
-  return sign | static_cast<uint8_t>(((re - 1 + 15) << 2) | mantissa);
-}
+inline uint8_t FloatToFp8E5M2(float f) { return float8_internal::Narrow(f, 2, -14, 57344.f, 0x7b, 0x7f); }
 
 }  // namespace llmserve::base

@@ -52,6 +52,21 @@ StatusOr<std::vector<uint32_t>> ActOrder(const TensorView& g_idx, size_t cols, s
   return order;
 }
 
+// Int8Groups of rows × cols in groups of `group`, zeroed, in the column order
+// `g_idx` gives (when given).
+StatusOr<Int8Groups> Sized(const TensorView* g_idx, size_t rows, size_t cols, size_t group) {
+  Int8Groups out;
+  if (g_idx != nullptr) {
+    LLMSERVE_ASSIGN_OR_RETURN(out.input_order, ActOrder(*g_idx, cols, group));
+  }
+  out.rows = rows;
+  out.cols = cols;
+  out.group = group;
+  out.q.resize(rows * cols);
+  out.scales.resize(rows * out.groups());
+  return out;
+}
+
 // compressed-tensors' pack-quantized layout (int4_weights.h).
 StatusOr<Int8Groups> DecodePackQuantized(const Checkpoint& ckpt, const std::string& prefix, size_t rows, size_t cols,
                                          const Int4Layout& layout) {
@@ -75,15 +90,7 @@ StatusOr<Int8Groups> DecodePackQuantized(const Checkpoint& ckpt, const std::stri
     if (zeros->dtype != kernels::cpu::WeightDType::kI32)
       return Status::InvalidArgument(zeros->file + ": tensor " + zeros->name + " is not int32");
   }
-  Int8Groups out;
-  if (const TensorView* g_idx = ckpt.Find(prefix + ".weight_g_idx"); g_idx != nullptr) {
-    LLMSERVE_ASSIGN_OR_RETURN(out.input_order, ActOrder(*g_idx, cols, group));
-  }
-  out.rows = rows;
-  out.cols = cols;
-  out.group = group;
-  out.q.resize(rows * cols);
-  out.scales.resize(rows * groups);
+  LLMSERVE_ASSIGN_OR_RETURN(Int8Groups out, Sized(ckpt.Find(prefix + ".weight_g_idx"), rows, cols, group));
   kernels::cpu::ConvertToF32(scale.data, scale.dtype, rows * groups, out.scales.data());
   // Quants and zero points are stored plus 8 (unsigned nibbles of signed values).
   for (size_t o = 0; o < rows; ++o) {
@@ -122,15 +129,7 @@ StatusOr<Int8Groups> DecodeInt4(const Checkpoint& ckpt, const std::string& prefi
   if (scales.dtype != kernels::cpu::WeightDType::kF16) {
     return Status::InvalidArgument(scales.file + ": tensor " + scales.name + " is not float16");
   }
-  Int8Groups out;
-  if (const TensorView* g_idx = ckpt.Find(prefix + ".g_idx"); g_idx != nullptr && !awq) {
-    LLMSERVE_ASSIGN_OR_RETURN(out.input_order, ActOrder(*g_idx, cols, group));
-  }
-  out.rows = rows;
-  out.cols = cols;
-  out.group = group;
-  out.q.resize(rows * cols);
-  out.scales.resize(rows * groups);
+  LLMSERVE_ASSIGN_OR_RETURN(Int8Groups out, Sized(awq ? nullptr : ckpt.Find(prefix + ".g_idx"), rows, cols, group));
   for (size_t g = 0; g < groups; ++g) {
     for (size_t o = 0; o < rows; ++o) {
       uint16_t half;
