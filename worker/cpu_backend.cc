@@ -57,9 +57,11 @@ Status CpuBackend::InitializeKvCache(size_t num_blocks) {
   if (num_blocks > (size_t{1} << 48) / shape.bytes_per_block()) {
     return Status::ResourceExhausted("a KV cache of " + std::to_string(num_blocks) + " blocks exceeds 256 TiB");
   }
-  if (kernels::cpu::IsFp8(shape.dtype)) {
-    size_t scaled = 0;
-    for (const LayerWeights& l : model_->weights().layers) scaled += l.has_kv_scales ? 1 : 0;
+  size_t scaled = 0;
+  for (const LayerWeights& l : model_->weights().layers) scaled += l.has_kv_scales ? 1 : 0;
+  if (!kernels::cpu::IsFp8(shape.dtype) && scaled > 0) {
+    LOG(INFO) << "the checkpoint has fp8 KV cache scales (k_scale / v_scale); they apply with --kv-cache-dtype fp8";
+  } else if (kernels::cpu::IsFp8(shape.dtype)) {
     if (scaled == 0) {
       LOG(WARNING) << "fp8 KV cache without k_scale / v_scale in the checkpoint: K and V are stored unscaled "
                       "(scale 1.0), which may cost accuracy";

@@ -175,6 +175,22 @@ StatusOr<CheckpointQuantization> ParseWna16(const nlohmann::json& groups, const 
   return q;
 }
 
+// compressed-tensors' kv_cache_scheme: null, or static per-tensor fp8 scales
+// (self_attn.k_scale / v_scale, which the loader reads and an fp8 KV cache,
+// --kv-cache-dtype fp8, applies).
+Status CheckKvCacheScheme(const nlohmann::json& scheme, const std::string& where) {
+  if (scheme.is_null()) return Status::Ok();
+  auto bad = [&](const char* key, const std::string& want) {
+    return Status::Unimplemented(where + "." + key + " = " + At(scheme, key).dump() + " is not supported (" + want +
+                                 ": static fp8 scales per tensor only)");
+  };
+  if (At(scheme, "num_bits") != 8) return bad("num_bits", "8");
+  if (At(scheme, "type") != "float") return bad("type", "\"float\"");
+  if (At(scheme, "strategy") != "tensor") return bad("strategy", "\"tensor\"");
+  if (At(scheme, "dynamic") != false) return bad("dynamic", "false");
+  return Status::Ok();
+}
+
 StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& qc, const std::string& source) {
   const std::string where = source + ": quantization_config";
   if (!qc.is_object()) return Status::InvalidArgument(where + " is not an object");
@@ -192,9 +208,7 @@ StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& q
                                  " is not supported yet (int-quantized W8A8 int8 or pack-quantized W4A16 only; " +
                                  kSupported + ")");
   }
-  if (!At(qc, "kv_cache_scheme").is_null()) {
-    return Status::Unimplemented(where + ".kv_cache_scheme is not supported yet (a quantized KV cache)");
-  }
+  LLMSERVE_RETURN_IF_ERROR(CheckKvCacheScheme(At(qc, "kv_cache_scheme"), where + ".kv_cache_scheme"));
   const auto& groups = At(qc, "config_groups");
   if (!groups.is_object() || groups.empty()) return Status::InvalidArgument(where + ".config_groups is missing");
   if (format == "pack-quantized") return ParseWna16(groups, where);

@@ -8,7 +8,8 @@
 //    activations quantized dynamically as the matmul runs;
 //  * compressed-tensors W4A16 ("pack-quantized" format): 4-bit weights,
 //    symmetric or with zero points, per group or per channel, act-order
-//    too, widened to int8 at load as GPTQ's are;
+//    too, widened to int8 at load as GPTQ's are; either format may carry a
+//    kv_cache_scheme of static fp8 scales per tensor (--kv-cache-dtype fp8);
 //  * "int8": a float checkpoint's linear layers quantized that way at load;
 //  * GPTQ 4-bit ("gptq" quant_method: AutoGPTQ / GPTQModel's layout, groups
 //    in column order) and AWQ 4-bit ("awq", GEMM layout), widened to int8 at

@@ -9,6 +9,7 @@
 
 #include "tests/worker/worker_test_util.h"
 #include "worker/model_runner.h"
+#include "worker/quantized_export.h"
 
 namespace llmserve::worker {
 namespace {
@@ -40,6 +41,27 @@ TEST(KvFp8Model, ScalesComeFromTheCheckpoint) {
     EXPECT_EQ(l.k_scale, 1.f);
     EXPECT_EQ(l.v_scale, 1.f);
   }
+}
+
+// compressed-tensors declares the scales with kv_cache_scheme: static fp8 per
+// tensor loads (the scales with it), anything else is named.
+TEST(KvFp8Model, CompressedTensorsKvCacheSchemeCarriesTheScales) {
+  ScratchDir dir;
+  auto spec = testing::TinySpec("qwen3", 3);
+  spec.kv_cache_scale = 0.25f;
+  ASSERT_TRUE(WriteTestModel(spec, dir / "hf").ok());
+  ASSERT_TRUE(ExportCompressedTensorsInt8(dir / "hf", dir / "m").ok());
+  testing::EditConfig(dir / "m", [](nlohmann::json& j) {
+    j["quantization_config"]["kv_cache_scheme"] = {
+        {"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false}, {"symmetric", true}};
+  });
+  kernels::cpu::ThreadPool pool(1);
+  auto m = testing::LoadModel(dir / "m", MatmulPrecision::kBF16, "", pool);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)->weights().layers[1].v_scale, 0.5f);
+  testing::EditConfig(dir / "m",
+                      [](nlohmann::json& j) { j["quantization_config"]["kv_cache_scheme"]["dynamic"] = true; });
+  testing::ExpectErrorMentions(testing::LoadStatus(dir / "m"), "kv_cache_scheme.dynamic");
 }
 
 TEST(KvFp8Model, ANonPositiveScaleIsAnErrorNamingTheTensor) {
