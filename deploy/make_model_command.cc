@@ -32,7 +32,8 @@ constexpr const char* kMakeModelUsage =
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
     "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
     "         [--decoder-sparse-step N]\n"
-    "         [--format safetensors|gguf|compressed-tensors|w4a16|gptq|awq|fp8|config] [--group-size N]\n"
+    "         [--format safetensors|gguf|compressed-tensors|w4a16|compressed-tensors-fp8|gptq|awq|fp8|config]\n"
+    "         [--group-size N]\n"
     "         [--desc-act true|false]\n"
     "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
@@ -54,6 +55,8 @@ constexpr const char* kMakeModelUsage =
     "with --desc-act true, GPTQ's act-order: each group takes its columns in a shuffled order, g_idx\n"
     "saying where each column went); --format w4a16 a compressed-tensors W4A16 checkpoint\n"
     "(pack-quantized, symmetric 4-bit groups of --group-size; --desc-act true: actorder \"group\");\n"
+    "--format compressed-tensors-fp8 a compressed-tensors FP8 checkpoint (float-quantized, E4M3\n"
+    "weights with one scale per output channel, dynamic activations, as *-FP8-dynamic models ship);\n"
     "--format config writes no weights, only the config and tokenizer files: a model to serve with\n"
     "--load-format dummy (random weights made at load) without writing a large checkpoint;\n"
     "--format fp8 an FP8 E4M3 checkpoint as vLLM's fp8 method reads it (blocks of --group-size ×\n"
@@ -74,8 +77,8 @@ bool ParseDouble(const std::string& s, double* out) {
   return end != s.c_str() && *end == '\0';
 }
 
-// The model of `spec` written as a compressed-tensors W8A8 int8 or W4A16, GPTQ,
-// AWQ or FP8 checkpoint (`format`), through a float copy in OUT/.hf-staging.
+// The model of `spec` written as a compressed-tensors W8A8 int8, W4A16 or FP8,
+// GPTQ, AWQ or FP8 checkpoint (`format`), through a float copy in OUT/.hf-staging.
 Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::string& format, size_t group_size,
                                bool desc_act, const std::string& out) {
   const std::string staging = out + "/.hf-staging";
@@ -85,6 +88,7 @@ Status WriteQuantizedTestModel(const worker::TestModelSpec& spec, const std::str
   if (st.ok()) {
     st = format == "gptq"    ? worker::ExportGptq(staging, group_size, out, desc_act)
          : format == "w4a16" ? worker::ExportCompressedTensorsW4A16(staging, group_size, true, out, desc_act)
+         : format == "compressed-tensors-fp8" ? worker::ExportCompressedTensorsFp8(staging, out)
          : format == "awq" ? worker::ExportAwq(staging, group_size, out)
          : format == "fp8" ? worker::ExportFp8(staging, group_size, out)
                            : worker::ExportCompressedTensorsInt8(staging, out);
@@ -198,6 +202,7 @@ struct OutputFormat {
     if (format == "compressed-tensors") return "compressed-tensors W8A8 int8";
     if (format == "gptq") return desc_act ? "GPTQ 4-bit, act-order" : "GPTQ 4-bit";
     if (format == "w4a16") return desc_act ? "compressed-tensors W4A16, act-order" : "compressed-tensors W4A16";
+    if (format == "compressed-tensors-fp8") return "compressed-tensors FP8 (channel scales)";
     if (format == "awq") return "AWQ 4-bit";
     if (format == "fp8") return "FP8 E4M3";
     if (format == "config") return "no weights: serve with --load-format dummy";
@@ -208,10 +213,10 @@ struct OutputFormat {
 Status TakeOutputFormat(MakeModelOptions& opts, OutputFormat* out) {
   out->format = opts.Take("format", out->format);
   if (out->format != "safetensors" && out->format != "gguf" && out->format != "compressed-tensors" &&
-      out->format != "w4a16" && out->format != "gptq" && out->format != "awq" && out->format != "fp8" &&
-      out->format != "config") {
-    return Status::InvalidArgument(
-        "--format wants safetensors, gguf, compressed-tensors, w4a16, gptq, awq, fp8 or config");
+      out->format != "w4a16" && out->format != "compressed-tensors-fp8" && out->format != "gptq" &&
+      out->format != "awq" && out->format != "fp8" && out->format != "config") {
+    return Status::InvalidArgument("--format wants safetensors, gguf, compressed-tensors, w4a16, "
+                                   "compressed-tensors-fp8, gptq, awq, fp8 or config");
   }
   LLMSERVE_ASSIGN_OR_RETURN(out->gguf_type, worker::ParseGgufWeightType(opts.Take("gguf-type", "f16")));
   LLMSERVE_RETURN_IF_ERROR(opts.TakeBool("desc-act", &out->desc_act));

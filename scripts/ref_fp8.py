@@ -24,16 +24,21 @@ def decode_e4m3(raw):
 
 
 def scale_fp8_weights(cfg, W):
-    """Multiplies each FP8 weight of W (already decoded) by its scales, in place."""
+    """Multiplies each FP8 weight of W (already decoded) by its scales, in place:
+    vLLM's fp8 method (block scales NAME_scale_inv, or one NAME_scale), or
+    compressed-tensors float-quantized (NAME_scale: one per output row, or one)."""
     qc = cfg.get("quantization_config") or {}
-    if qc.get("quant_method") != "fp8":
+    compressed = qc.get("quant_method") == "compressed-tensors" and qc.get("format") == "float-quantized"
+    if qc.get("quant_method") != "fp8" and not compressed:
         return
-    block = qc.get("weight_block_size")
+    block = None if compressed else qc.get("weight_block_size")
     suffix = "_scale_inv" if block else "_scale"
     for name in [n for n in W if n + suffix in W]:
         w, s = W[name], W.pop(name + suffix).astype(np.float32)
         if block:
             s = np.repeat(np.repeat(s, block[0], axis=0), block[1], axis=1)[: w.shape[0], : w.shape[1]]
+        elif s.size > 1:
+            s = s.reshape(-1, 1)  # one per output row
         else:
             s = s.reshape(-1)[0]
         W[name] = (w * s).astype(np.float32)

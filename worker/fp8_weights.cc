@@ -12,12 +12,22 @@ StatusOr<std::vector<float>> DequantizeFp8(const Checkpoint& ckpt, const TensorV
   const std::string name = t.name + (blocks ? "_scale_inv" : "_scale");
   const TensorView* s = ckpt.Find(name);
   if (s == nullptr) return Status::NotFound(t.file + ": tensor " + t.name + " is FP8 but its scale " + name + " is missing");
-  const size_t block_rows = blocks ? layout.block_rows : rows, block_cols = blocks ? layout.block_cols : cols;
+  // Per channel: blocks of one row × the whole row.
+  const size_t block_rows = blocks ? layout.block_rows : layout.per_channel ? 1 : rows;
+  const size_t block_cols = blocks ? layout.block_cols : cols;
   const size_t scale_rows = (rows + block_rows - 1) / block_rows, scale_cols = (cols + block_cols - 1) / block_cols;
   const bool float_type = s->dtype == WeightDType::kF32 || s->dtype == WeightDType::kBF16 || s->dtype == WeightDType::kF16;
-  const bool shape_ok = blocks ? s->shape == std::vector<size_t>{scale_rows, scale_cols} : s->num_elements() == 1;
+  const bool shape_ok = blocks               ? s->shape == std::vector<size_t>{scale_rows, scale_cols}
+                        : layout.per_channel ? s->shape == std::vector<size_t>{rows, 1} ||
+                                                   s->shape == std::vector<size_t>{rows}
+                                             : s->num_elements() == 1;
   if (!float_type || !shape_ok) {
     std::string expected = "[] or [1] (one scale per tensor)";
+    if (layout.per_channel) {
+      TensorView want;
+      want.shape = {rows, 1};
+      expected = want.ShapeString() + " (one scale per output channel)";
+    }
     if (blocks) {
       TensorView want;
       want.shape = {scale_rows, scale_cols};

@@ -224,7 +224,7 @@ class Loader {
     LLMSERVE_ASSIGN_OR_RETURN(s.t, ckpt_.Get(name, {rows, cols}));
     if (s.t.dtype == WeightDType::kI32) return NotAMatrix(s.t);
     if (s.t.dtype == WeightDType::kF8E4M3) {
-      if (c_.quantization != Quantization::kFp8) {
+      if (c_.quantization != Quantization::kFp8 && c_.quantization != Quantization::kCompressedTensorsFp8) {
         return Status::InvalidArgument(s.t.file + ": tensor " + name +
                                        " is F8_E4M3 but config.json declares no FP8 quantization_config");
       }

@@ -91,7 +91,7 @@ Status RefuseOnCuda(const ModelRunnerConfig& config) {
   }
   LLMSERVE_ASSIGN_OR_RETURN(Quantization q, ResolveQuantization(config.quantization, c.quantization));
   if (q == Quantization::kCompressedTensorsInt8 || q == Quantization::kCompressedTensorsWna16 ||
-      q == Quantization::kInt8AtLoad) {
+      q == Quantization::kCompressedTensorsFp8 || q == Quantization::kInt8AtLoad) {
     return Status::Unimplemented(std::string("--device cuda: ") + QuantizationName(q) +
                                  " quantization runs on the CPU backend only for now; pass --device cpu");
   }

@@ -11,8 +11,8 @@ namespace llmserve::worker {
 namespace {
 
 constexpr char kSupported[] =
-    "supported: compressed-tensors W8A8 int8 and W4A16, GPTQ 4-bit, AWQ 4-bit, FP8 E4M3 checkpoints, int8 (quantize "
-    "at load), gguf";
+    "supported: compressed-tensors W8A8 int8, W4A16 and FP8, GPTQ 4-bit, AWQ 4-bit, FP8 E4M3 checkpoints, int8 "
+    "(quantize at load), gguf";
 
 // vLLM's --quantization methods this build does not run yet: named as such
 // rather than as unknown words.
@@ -63,6 +63,7 @@ const char* QuantizationName(Quantization q) {
     case Quantization::kNone: return "none";
     case Quantization::kCompressedTensorsInt8: return "compressed-tensors";
     case Quantization::kCompressedTensorsWna16: return "compressed-tensors";
+    case Quantization::kCompressedTensorsFp8: return "compressed-tensors";
     case Quantization::kInt8AtLoad: return "int8";
     case Quantization::kGptq: return "gptq";
     case Quantization::kAwq: return "awq";
@@ -175,6 +176,37 @@ StatusOr<CheckpointQuantization> ParseWna16(const nlohmann::json& groups, const 
   return q;
 }
 
+// compressed-tensors "float-quantized" (FP8 W8A8 or W8A16): one config group
+// of E4M3 weights with a scale per channel or per tensor; activations
+// dynamic (per token or tensor) or none. Activations stay in the model's
+// float type, as with vLLM's fp8 method here.
+StatusOr<CheckpointQuantization> ParseCompressedFp8(const nlohmann::json& groups, const std::string& where) {
+  if (groups.size() != 1) return Status::Unimplemented(where + ".config_groups: one group only for float-quantized");
+  const std::string group = where + ".config_groups." + groups.begin().key();
+  auto bad = [&](const std::string& at, const nlohmann::json& args, const char* key, const std::string& want) {
+    return Status::Unimplemented(at + "." + key + " = " + At(args, key).dump() +
+                                 " is not supported with float-quantized (" + want + "; " + kSupported + ")");
+  };
+  const nlohmann::json& weights = At(groups.begin().value(), "weights");
+  const std::string w = group + ".weights";
+  if (!weights.is_object()) return Status::InvalidArgument(w + " is missing");
+  if (At(weights, "num_bits") != 8) return bad(w, weights, "num_bits", "8 only");
+  if (At(weights, "type") != "float") return bad(w, weights, "type", "\"float\" only");
+  if (At(weights, "dynamic") != false) return bad(w, weights, "dynamic", "false only");
+  const auto& strategy = At(weights, "strategy");
+  if (strategy != "channel" && strategy != "tensor") return bad(w, weights, "strategy", "\"channel\" or \"tensor\"");
+  const nlohmann::json& input = At(groups.begin().value(), "input_activations");
+  const std::string in = group + ".input_activations";
+  if (!input.is_null() && At(input, "dynamic") != true)
+    return bad(in, input, "dynamic", "true only: static input scales are not applied");
+  if (!At(groups.begin().value(), "output_activations").is_null())
+    return Status::Unimplemented(group + ".output_activations is not supported (null only)");
+  CheckpointQuantization q;
+  q.method = Quantization::kCompressedTensorsFp8;
+  q.fp8.per_channel = strategy == "channel";
+  return q;
+}
+
 // compressed-tensors' kv_cache_scheme: null, or static per-tensor fp8 scales
 // (self_attn.k_scale / v_scale, which the loader reads and an fp8 KV cache,
 // --kv-cache-dtype fp8, applies).
@@ -203,15 +235,16 @@ StatusOr<CheckpointQuantization> ParseQuantizationConfig(const nlohmann::json& q
                                  ")");
   }
   const auto& format = At(qc, "format");
-  if (format != "int-quantized" && format != "pack-quantized") {
+  if (format != "int-quantized" && format != "pack-quantized" && format != "float-quantized") {
     return Status::Unimplemented(where + ".format " + format.dump() +
-                                 " is not supported yet (int-quantized W8A8 int8 or pack-quantized W4A16 only; " +
-                                 kSupported + ")");
+                                 " is not supported yet (int-quantized W8A8 int8, pack-quantized W4A16 or "
+                                 "float-quantized FP8 only; " + kSupported + ")");
   }
   LLMSERVE_RETURN_IF_ERROR(CheckKvCacheScheme(At(qc, "kv_cache_scheme"), where + ".kv_cache_scheme"));
   const auto& groups = At(qc, "config_groups");
   if (!groups.is_object() || groups.empty()) return Status::InvalidArgument(where + ".config_groups is missing");
   if (format == "pack-quantized") return ParseWna16(groups, where);
+  if (format == "float-quantized") return ParseCompressedFp8(groups, where);
   for (auto it = groups.begin(); it != groups.end(); ++it) {
     const std::string group = where + ".config_groups." + it.key();
     LLMSERVE_RETURN_IF_ERROR(CheckArgs(At(it.value(), "weights"), group + ".weights", {"channel", "tensor"}, false));
@@ -253,8 +286,9 @@ StatusOr<Quantization> ResolveQuantization(const std::string& flag, Quantization
                                                "model is already quantized (") +
                                    QuantizationName(checkpoint) + ")");
   }
-  if (wanted == Quantization::kCompressedTensorsInt8 && checkpoint == Quantization::kCompressedTensorsWna16)
-    return checkpoint;  // --quantization compressed-tensors names both formats
+  if (wanted == Quantization::kCompressedTensorsInt8 &&
+      (checkpoint == Quantization::kCompressedTensorsWna16 || checkpoint == Quantization::kCompressedTensorsFp8))
+    return checkpoint;  // --quantization compressed-tensors names every format
   if (wanted != checkpoint) {
     return Status::InvalidArgument("--quantization " + flag + " does not match the model, which is " +
                                    (checkpoint == Quantization::kNone ? std::string("not quantized")

@@ -8,8 +8,12 @@
 //    activations quantized dynamically as the matmul runs;
 //  * compressed-tensors W4A16 ("pack-quantized" format): 4-bit weights,
 //    symmetric or with zero points, per group or per channel, act-order
-//    too, widened to int8 at load as GPTQ's are; either format may carry a
-//    kv_cache_scheme of static fp8 scales per tensor (--kv-cache-dtype fp8);
+//    too, widened to int8 at load as GPTQ's are;
+//  * compressed-tensors FP8 ("float-quantized" format): E4M3 weights with one
+//    scale per output channel or per tensor, activations dynamic or none,
+//    scaled to the model's float type at load as vLLM's fp8 method is; any of
+//    the three compressed-tensors formats may carry a kv_cache_scheme of
+//    static fp8 scales per tensor (--kv-cache-dtype fp8);
 //  * "int8": a float checkpoint's linear layers quantized that way at load;
 //  * GPTQ 4-bit ("gptq" quant_method: AutoGPTQ / GPTQModel's layout, groups
 //    in column order) and AWQ 4-bit ("awq", GEMM layout), widened to int8 at
@@ -34,6 +38,7 @@ enum class Quantization {
   kNone,
   kCompressedTensorsInt8,  // int8 weights and their scales in the checkpoint
   kCompressedTensorsWna16, // 4-bit packed weights (W4A16)
+  kCompressedTensorsFp8,   // FP8 E4M3 weights with channel or tensor scales
   kInt8AtLoad,             // --quantization int8 on a float checkpoint
   kGptq,                   // GPTQ 4-bit groups
   kAwq,                    // AWQ 4-bit groups
@@ -52,9 +57,11 @@ struct Int4Layout {
 
 // How an FP8 checkpoint scales its weights: one scale (NAME.weight_scale_inv)
 // per block of block_rows × block_cols, or, with 0 × 0, one per tensor
-// (NAME.weight_scale).
+// (NAME.weight_scale), or per_channel one per output row (NAME.weight_scale
+// [out, 1] or [out], compressed-tensors' channel strategy).
 struct Fp8Layout {
   size_t block_rows = 0, block_cols = 0;
+  bool per_channel = false;
 };
 
 // What config.json's quantization_config declares.

@@ -358,6 +358,28 @@ Status ExportAwq(const std::string& hf_dir, size_t group_size, const std::string
   });
 }
 
+// A weight as E4M3 codes with one f32 scale per block of br × bc (max|w| of
+// the block maps to E4M3's largest value), row-major over the blocks.
+struct Fp8Blocks {
+  std::vector<uint8_t> q;
+  std::vector<float> scales;
+};
+
+Fp8Blocks RoundFp8(const std::vector<float>& w, size_t rows, size_t cols, size_t br, size_t bc) {
+  const size_t scols = (cols + bc - 1) / bc;
+  Fp8Blocks b{std::vector<uint8_t>(rows * cols), std::vector<float>((rows + br - 1) / br * scols, 0.f)};
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) {
+      float& s = b.scales[r / br * scols + c / bc];
+      s = std::max(s, std::fabs(w[r * cols + c]));
+    }
+  for (float& s : b.scales) s = s > 0.f ? s / 448.f : 1.f;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c)
+      b.q[r * cols + c] = base::FloatToFp8E4M3(w[r * cols + c] / b.scales[r / br * scols + c / bc]);
+  return b;
+}
+
 Status ExportFp8(const std::string& hf_dir, size_t block, const std::string& out_dir) {
   nlohmann::json config = {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}, {"fmt", "e4m3"},
                            {"weight_block_size", nullptr}};
@@ -366,23 +388,38 @@ Status ExportFp8(const std::string& hf_dir, size_t block, const std::string& out
                          [block](const std::string& name, const std::vector<float>& w, size_t rows, size_t cols,
                                  std::vector<TensorToWrite>* out) -> Status {
     const size_t br = block != 0 ? block : rows, bc = block != 0 ? block : cols;
-    const size_t srows = (rows + br - 1) / br, scols = (cols + bc - 1) / bc;
-    std::vector<float> scales(srows * scols, 0.f);
-    for (size_t r = 0; r < rows; ++r)
-      for (size_t c = 0; c < cols; ++c) {
-        float& s = scales[r / br * scols + c / bc];
-        s = std::max(s, std::fabs(w[r * cols + c]));
-      }
-    for (float& s : scales) s = s > 0.f ? s / 448.f : 1.f;  // max|w| of the block maps to E4M3's largest value
-    std::vector<uint8_t> q(rows * cols);
-    for (size_t r = 0; r < rows; ++r)
-      for (size_t c = 0; c < cols; ++c) q[r * cols + c] = base::FloatToFp8E4M3(w[r * cols + c] / scales[r / br * scols + c / bc]);
-    out->push_back(Owned(name, {rows, cols}, "F8_E4M3", std::move(q)));
+    Fp8Blocks b = RoundFp8(w, rows, cols, br, bc);
+    out->push_back(Owned(name, {rows, cols}, "F8_E4M3", std::move(b.q)));
     if (block != 0) {
-      out->push_back(Owned(name + "_scale_inv", {srows, scols}, "F32", std::move(scales)));
+      out->push_back(Owned(name + "_scale_inv", {(rows + br - 1) / br, (cols + bc - 1) / bc}, "F32",
+                           std::move(b.scales)));
     } else {
-      out->push_back(Owned(name + "_scale", {1}, "F32", std::move(scales)));
+      out->push_back(Owned(name + "_scale", {1}, "F32", std::move(b.scales)));
     }
+    return Status::Ok();
+  });
+}
+
+Status ExportCompressedTensorsFp8(const std::string& hf_dir, const std::string& out_dir) {
+  auto args = [](const char* strategy, bool dynamic) {
+    return nlohmann::json{{"num_bits", 8},        {"type", "float"},    {"symmetric", true},
+                          {"strategy", strategy}, {"dynamic", dynamic}, {"group_size", nullptr}};
+  };
+  const nlohmann::json config = {
+      {"quant_method", "compressed-tensors"},
+      {"format", "float-quantized"},
+      {"quantization_status", "compressed"},
+      {"config_groups",
+       {{"group_0", {{"targets", {"Linear"}}, {"weights", args("channel", false)},
+                     {"input_activations", args("token", true)}, {"output_activations", nullptr}}}}},
+      {"ignore", {"lm_head", "re:.*mlp.gate$"}},
+      {"kv_cache_scheme", nullptr}};
+  return ExportQuantized(hf_dir, out_dir, config,
+                         [](const std::string& name, const std::vector<float>& w, size_t rows, size_t cols,
+                            std::vector<TensorToWrite>* out) -> Status {
+    Fp8Blocks b = RoundFp8(w, rows, cols, 1, cols);
+    out->push_back(Owned(name, {rows, cols}, "F8_E4M3", std::move(b.q)));
+    out->push_back(Owned(name + "_scale", {rows, 1}, "F32", std::move(b.scales)));
     return Status::Ok();
   });
 }

@@ -37,6 +37,9 @@ Status ExportAwq(const std::string& hf_dir, size_t group_size, const std::string
 Status ExportCompressedTensorsW4A16(const std::string& hf_dir, size_t group_size, bool symmetric,
                                     const std::string& out_dir, bool act_order = false);
 Status ExportFp8(const std::string& hf_dir, size_t block, const std::string& out_dir);
+// compressed-tensors FP8 (float-quantized, as RedHatAI's *-FP8-dynamic): E4M3
+// weights with one scale per output channel, dynamic per-token activations.
+Status ExportCompressedTensorsFp8(const std::string& hf_dir, const std::string& out_dir);
 
 // Whether checkpoint tensor `name` (of `dims` dimensions) is one the exports
 // quantize: a 2-D weight inside model.layers, other than a MoE router.

@@ -75,6 +75,34 @@ TEST(Fp8Model, MatchesNumpyWithBlockAndTensorScales) {
   CheckAgainstNumpy(testing::TinySpec("qwen3", 43), 128);  // one partial block per matrix
 }
 
+// compressed-tensors FP8 (float-quantized, one scale per output channel):
+// against ref_forward.py in the f32 reference mode; static input scales and
+// misshapen channel scales are errors.
+TEST(Fp8Model, CompressedTensorsChannelScalesMatchNumpy) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  const auto s = testing::TinySpec("qwen3", 45);
+  ScratchDir dir;
+  ASSERT_TRUE(WriteTestModel(s, dir / "hf").ok());
+  ASSERT_TRUE(ExportCompressedTensorsFp8(dir / "hf", dir / "ct").ok());
+  const auto tokens = Prompt(9, s.vocab_size);
+  const auto ours = Logits(dir / "ct", tokens, MatmulPrecision::kF32);
+  const auto ref = testing::ReferenceLogits(dir / "ct", tokens, s.vocab_size, dir / "ref.f32");
+  const double err = testing::MaxRelativeError(ours, ref);
+  EXPECT_LE(err, 1e-4) << "f32 reference mode vs ref_forward.py";
+  const auto float_ref = testing::ReferenceLogits(dir / "hf", tokens, s.vocab_size, dir / "float.f32");
+  EXPECT_GT(testing::MaxRelativeError(float_ref, ref), 10 * err) << "the FP8 rounding shows";
+  EXPECT_TRUE(LoadStatus(dir / "ct", "compressed-tensors").ok());
+  EditConfig(dir / "ct", [](nlohmann::json& j) {
+    j["quantization_config"]["config_groups"]["group_0"]["input_activations"]["dynamic"] = false;
+  });
+  ExpectErrorMentions(LoadStatus(dir / "ct"), "input_activations.dynamic");
+  EditConfig(dir / "ct", [](nlohmann::json& j) {
+    j["quantization_config"]["config_groups"]["group_0"]["input_activations"] = nullptr;  // W8A16: fine
+    j["quantization_config"]["config_groups"]["group_0"]["weights"]["strategy"] = "tensor";
+  });
+  ExpectErrorMentions(LoadStatus(dir / "ct"), "expected a float tensor of shape [] or [1]");
+}
+
 TEST(Fp8Model, UnsupportedConfigsAndBadTensorsAreClearErrors) {
   const auto s = testing::TinySpec("qwen3", 44);
   ScratchDir dir;
