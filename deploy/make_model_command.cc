@@ -35,7 +35,7 @@ constexpr const char* kMakeModelUsage =
     "         [--format safetensors|gguf|compressed-tensors|w4a16|compressed-tensors-fp8|gptq|awq|fp8|config]\n"
     "         [--group-size N]\n"
     "         [--desc-act true|false]\n"
-    "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
+    "         [--gguf-type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k|q4_k_m|q5_k_m]\n"
     "Writes config.json, generation_config.json, safetensors (random weights; each tensor depends only\n"
     "on the seed and its name) and the real Qwen3 tokenizer (tokenizer.json, tokenizer_config.json from\n"
     "share/llmserve/demo-tokenizer beside the binaries unless --tokenizer-dir is given).\n"
@@ -47,7 +47,8 @@ constexpr const char* kMakeModelUsage =
     "experts 32 wide; mixtral's are --intermediate wide); qwen3-30b-a3b (--arch qwen3_moe) is Qwen3-30B-A3B's shape: hidden 2048,\n"
     "48 layers, 32 heads, 4 KV heads, 128 experts of width 768, 8 per token, untied; each layer holds\n"
     "about 1.2 GB of bf16 experts, so take a slice with --layers N.\n"
-    "--format gguf writes one model.gguf of --gguf-type; --format compressed-tensors writes a\n"
+    "--format gguf writes one model.gguf of --gguf-type (q4_k_m / q5_k_m: llama.cpp's mixtures, Q6_K\n"
+    "for attn_v and ffn_down of some layers and for the output layer); --format compressed-tensors writes a\n"
     "compressed-tensors W8A8 int8 checkpoint (the decoder layers' linear weights as int8 with one\n"
     "scale per output channel, config.json's quantization_config saying so); --format gptq|awq a GPTQ\n"
     "or AWQ (GEMM layout) 4-bit checkpoint (rounded to nearest per output row and group of\n"
@@ -193,12 +194,12 @@ Status TakeSpecOptions(MakeModelOptions& opts, worker::TestModelSpec* spec) {
 // How the weights are written: --format, --gguf-type, --group-size.
 struct OutputFormat {
   std::string format = "safetensors";
-  common::gguf::GgmlType gguf_type = common::gguf::GgmlType::kF16;
+  worker::GgufWeightTypes gguf_types{common::gguf::GgmlType::kF16};
   size_t group_size = 128;
   bool desc_act = false;
 
   std::string Describe(const worker::TestModelSpec& spec) const {
-    if (format == "gguf") return "GGUF " + common::gguf::GgmlTypeName(gguf_type);
+    if (format == "gguf") return "GGUF " + worker::GgufWeightTypesName(gguf_types);
     if (format == "compressed-tensors") return "compressed-tensors W8A8 int8";
     if (format == "gptq") return desc_act ? "GPTQ 4-bit, act-order" : "GPTQ 4-bit";
     if (format == "w4a16") return desc_act ? "compressed-tensors W4A16, act-order" : "compressed-tensors W4A16";
@@ -218,7 +219,7 @@ Status TakeOutputFormat(MakeModelOptions& opts, OutputFormat* out) {
     return Status::InvalidArgument("--format wants safetensors, gguf, compressed-tensors, w4a16, "
                                    "compressed-tensors-fp8, gptq, awq, fp8 or config");
   }
-  LLMSERVE_ASSIGN_OR_RETURN(out->gguf_type, worker::ParseGgufWeightType(opts.Take("gguf-type", "f16")));
+  LLMSERVE_ASSIGN_OR_RETURN(out->gguf_types, worker::ParseGgufWeightTypes(opts.Take("gguf-type", "f16")));
   LLMSERVE_RETURN_IF_ERROR(opts.TakeBool("desc-act", &out->desc_act));
   if (out->desc_act && out->format != "gptq" && out->format != "w4a16")
     return Status::InvalidArgument("--desc-act is for --format gptq or w4a16");
@@ -226,7 +227,7 @@ Status TakeOutputFormat(MakeModelOptions& opts, OutputFormat* out) {
 }
 
 Status WriteModel(const worker::TestModelSpec& spec, const OutputFormat& format, const std::string& out) {
-  if (format.format == "gguf") return worker::WriteGgufTestModel(spec, format.gguf_type, out);
+  if (format.format == "gguf") return worker::WriteGgufTestModel(spec, format.gguf_types, out);
   if (format.format == "safetensors") return worker::WriteTestModel(spec, out);
   if (format.format == "config") return worker::WriteTestModel(spec, out, /*with_weights=*/false);
   return WriteQuantizedTestModel(spec, format.format, format.group_size, format.desc_act, out);

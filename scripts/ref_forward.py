@@ -48,18 +48,18 @@ checkpoint's linear weights into such per-channel int8 values, as llmserve's
 --quantization int8 does at load. --bf16-head rounds the activations entering
 the output layer to bfloat16, as llmserve's bf16 matmuls do when the output
 layer stays in bfloat16 beside int8 ones.
-With --q4k-activations, the activations entering a GGUF Q4_K weight are
-quantized as llama.cpp's Q8_K for its Q4_K dot products (per row and block of
-256: xmax the first element of largest |x|, iscale = -127 / xmax, q =
-min(127, x * iscale rounded half to even), d = 1 / iscale kept as float32),
-which is what llmserve's Q4_K kernels compute with.
+With --kquant-activations, the activations entering a GGUF K-quant weight
+(Q4_K, Q5_K or Q6_K) are quantized as llama.cpp's Q8_K for its K-quant dot
+products (per row and block of 256: xmax the first element of largest |x|,
+iscale = -127 / xmax, q = min(127, x * iscale rounded half to even), d = 1 /
+iscale kept as float32), which is what llmserve's K-quant kernels compute with.
 
 With --lora DIR, a PEFT LoRA adapter (adapter_config.json, adapter_model.safetensors)
 is merged into the weights before the forward pass: W + s * B @ A for every
 "base_model.model.<W's name minus .weight>.lora_A/lora_B.weight" pair, with
 s = lora_alpha / r, or lora_alpha / sqrt(r) when use_rslora (float32).
 
-Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32 [--q8-activations] [--q4k-activations]
+Usage: ref_forward.py MODEL --tokens 1,2,3 --out LOGITS.f32 [--q8-activations] [--kquant-activations]
                       [--quantize-int8] [--bf16-head] [--lora ADAPTER_DIR]
 Writes logits [len(tokens) x vocab] as raw little-endian float32.
 With --beam-width N (and --max-tokens, --eos-token-id, --length-penalty,
@@ -162,7 +162,7 @@ def load_gguf(path):
                                "original_max_position_embeddings":
                                    meta.get(a + ".rope.scaling.original_context_length")}
     W = {}
-    quant_names = {"Q8_0": set(), "Q4_K": set(), "act_order": {}}
+    quant_names = {"Q8_0": set(), "K": set(), "act_order": {}}
     for t in header["tensors"]:
         w = gguf_reference.dequantize(header, data, t).reshape(list(reversed(t["dims"])))
         name = t["name"]
@@ -177,8 +177,10 @@ def load_gguf(path):
             name = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
                     "output.weight": "lm_head.weight"}[name]
         W[name] = w
-        if t["type"] in quant_names:
-            quant_names[t["type"]].add(name)
+        if t["type"] == "Q8_0":
+            quant_names["Q8_0"].add(name)
+        if t["type"] in ("Q4_K", "Q5_K", "Q6_K"):
+            quant_names["K"].add(name)
     return cfg, W, quant_names
 
 
@@ -201,7 +203,7 @@ def load(model_dir):
     qc = cfg.get("quantization_config") or {}
     int4, act_order = (dequantize_awq(cfg, W), {}) if qc.get("quant_method") == "awq" \
         else dequantize_pack_quantized(cfg, W) if qc.get("format") == "pack-quantized" else dequantize_gptq(cfg, W)
-    return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | int4, "Q4_K": set(), "act_order": act_order}
+    return cfg, W, {"Q8_0": dequantize_int8(cfg, W) | int4, "K": set(), "act_order": act_order}
 
 
 def dequantize_awq(cfg, W):
@@ -621,8 +623,9 @@ def main():
                          "matmuls do when that layer is not quantized")
     ap.add_argument("--quantize-int8", action="store_true",
                     help="first quantize the linear weights to per-channel int8 as --quantization int8 does")
-    ap.add_argument("--q4k-activations", action="store_true",
-                    help="quantize the activations entering Q4_K weights as llmserve's Q4_K kernels do (Q8_K)")
+    ap.add_argument("--kquant-activations", action="store_true",
+                    help="quantize the activations entering Q4_K, Q5_K and Q6_K weights as llmserve's K-quant "
+                         "kernels do (Q8_K)")
     ap.add_argument("--lora", metavar="ADAPTER_DIR", help="merge this PEFT LoRA adapter into the weights first")
     ap.add_argument("--kv-cache-dtype", choices=["fp8_e4m3", "fp8_e5m2"],
                     help="pass K and V through an fp8 KV cache of this type, as --kv-cache-dtype does")
@@ -638,8 +641,8 @@ def main():
         quantizers.update({name: quantize_q8 for name in quant_names["Q8_0"]})
         for name, order in quant_names["act_order"].items():  # blocks of 32 in the kernels' column order
             quantizers[name] = lambda x, order=order: quantize_q8(x[:, order])[:, np.argsort(order)]
-    if args.q4k_activations:
-        quantizers.update({name: quantize_q8k for name in quant_names["Q4_K"]})
+    if args.kquant_activations:
+        quantizers.update({name: quantize_q8k for name in quant_names["K"]})
     if args.bf16_head:
         head = "lm_head.weight"
         if head not in W or cfg.get("tie_word_embeddings", False):

@@ -32,16 +32,40 @@ StatusOr<GgmlType> ParseGgufWeightType(const std::string& name) {
                                  "q5_k, q6_k)");
 }
 
+StatusOr<GgufWeightTypes> ParseGgufWeightTypes(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (lower == "q4_k_m") return GgufWeightTypes(GgmlType::kQ4_K, GgmlType::kQ6_K);
+  if (lower == "q5_k_m") return GgufWeightTypes(GgmlType::kQ5_K, GgmlType::kQ6_K);
+  auto type = ParseGgufWeightType(name);
+  if (!type.ok()) {
+    return Status::InvalidArgument("GGUF weight type '" + name +
+                                   "' is not supported (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, "
+                                   "q5_k, q6_k, or the mixtures q4_k_m, q5_k_m)");
+  }
+  return GgufWeightTypes(*type);
+}
+
+std::string GgufWeightTypesName(const GgufWeightTypes& types) {
+  const std::string base = common::gguf::GgmlTypeName(types.base);
+  return types.more_bits == types.base ? base : base + "_M";
+}
+
 namespace {
+
+// Whether layer i of n gets the mixture's extra bits, as llama.cpp chooses.
+bool MoreBits(size_t i, size_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
 class Exporter {
  public:
-  Exporter(const Checkpoint& ckpt, const ModelConfig& c, GgmlType type, GgufWriter* w)
-      : ckpt_(ckpt), c_(c), type_(type), w_(w) {}
+  Exporter(const Checkpoint& ckpt, const ModelConfig& c, const GgufWeightTypes& types, GgufWriter* w)
+      : ckpt_(ckpt), c_(c), types_(types), w_(w) {}
 
   // HF tensor `from` ([rows × cols], or [cols] when rows is 0) as GGUF
-  // tensor `to`; `permute_head_dim` > 0 applies llama.cpp's q/k row order.
-  Status Copy(const std::string& from, const std::string& to, size_t rows, size_t cols, bool permute = false) {
+  // tensor `to` (of the base type, or the mixture's other with `more_bits`);
+  // `permute` applies llama.cpp's q/k row order.
+  Status Copy(const std::string& from, const std::string& to, size_t rows, size_t cols, bool permute = false,
+              bool more_bits = false) {
     std::vector<size_t> shape = rows == 0 ? std::vector<size_t>{cols} : std::vector<size_t>{rows, cols};
     LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(from, shape));
     std::vector<float> hf(t.num_elements());
@@ -54,17 +78,18 @@ class Exporter {
                   out.begin() + static_cast<std::ptrdiff_t>(dst * row_len));
     }
     if (rows == 0) return w_->Add(to, {cols}, GgmlType::kF32, out);
-    return w_->Add(to, {cols, rows}, type_, out);
+    return w_->Add(to, {cols, rows}, more_bits ? types_.more_bits : types_.base, out);
   }
 
   Status Layer(size_t i) {
     const std::string p = "model.layers." + std::to_string(i) + ".", g = "blk." + std::to_string(i) + ".";
     const size_t h = c_.hidden_size, hd = c_.head_dim, q = c_.num_heads * hd, kv = c_.num_kv_heads * hd;
     const bool perm = c_.architecture == Architecture::kLlama || c_.architecture == Architecture::kMistral;
+    const bool more = MoreBits(i, c_.num_layers);
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "input_layernorm.weight", g + "attn_norm.weight", 0, h));
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.q_proj.weight", g + "attn_q.weight", q, h, perm));
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.k_proj.weight", g + "attn_k.weight", kv, h, perm));
-    LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.v_proj.weight", g + "attn_v.weight", kv, h));
+    LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.v_proj.weight", g + "attn_v.weight", kv, h, false, more));
     if (c_.qkv_bias) {
       LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.q_proj.bias", g + "attn_q.bias", 0, q, perm));
       LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.k_proj.bias", g + "attn_k.bias", 0, kv, perm));
@@ -79,13 +104,13 @@ class Exporter {
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "post_attention_layernorm.weight", g + "ffn_norm.weight", 0, h));
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "mlp.gate_proj.weight", g + "ffn_gate.weight", c_.intermediate_size, h));
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "mlp.up_proj.weight", g + "ffn_up.weight", c_.intermediate_size, h));
-    return Copy(p + "mlp.down_proj.weight", g + "ffn_down.weight", h, c_.intermediate_size);
+    return Copy(p + "mlp.down_proj.weight", g + "ffn_down.weight", h, c_.intermediate_size, false, more);
   }
 
  private:
   const Checkpoint& ckpt_;
   const ModelConfig& c_;
-  GgmlType type_;
+  GgufWeightTypes types_;
   GgufWriter* w_;
 };
 
@@ -119,7 +144,7 @@ Status WriteArchitecture(const ModelConfig& c, GgufWriter* w) {
 
 }  // namespace
 
-Status ExportGguf(const std::string& hf_dir, GgmlType type, const std::string& out_path) {
+Status ExportGguf(const std::string& hf_dir, const GgufWeightTypes& types, const std::string& out_path) {
   LLMSERVE_ASSIGN_OR_RETURN(ModelConfig c, LoadModelConfig(hf_dir));
   LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> ckpt, Checkpoint::Open(hf_dir));
   GgufWriter w;
@@ -127,12 +152,13 @@ Status ExportGguf(const std::string& hf_dir, GgmlType type, const std::string& o
   // "qwen2" is llama.cpp's pre-tokenizer name for the Qwen tokenizer that
   // test models carry.
   LLMSERVE_RETURN_IF_ERROR(common::tokenizer::WriteTokenizerMetadata(hf_dir, "qwen2", &w));
-  Exporter e(*ckpt, c, type, &w);
-  LLMSERVE_RETURN_IF_ERROR(e.Copy("model.embed_tokens.weight", "token_embd.weight", c.vocab_size, c.hidden_size));
+  Exporter e(*ckpt, c, types, &w);
+  LLMSERVE_RETURN_IF_ERROR(e.Copy("model.embed_tokens.weight", "token_embd.weight", c.vocab_size, c.hidden_size,
+                                  false, c.tie_word_embeddings));
   for (size_t i = 0; i < c.num_layers; ++i) LLMSERVE_RETURN_IF_ERROR(e.Layer(i));
   LLMSERVE_RETURN_IF_ERROR(e.Copy("model.norm.weight", "output_norm.weight", 0, c.hidden_size));
   if (!c.tie_word_embeddings) {
-    LLMSERVE_RETURN_IF_ERROR(e.Copy("lm_head.weight", "output.weight", c.vocab_size, c.hidden_size));
+    LLMSERVE_RETURN_IF_ERROR(e.Copy("lm_head.weight", "output.weight", c.vocab_size, c.hidden_size, false, true));
   }
   return w.WriteFile(out_path);
 }

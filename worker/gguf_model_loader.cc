@@ -73,22 +73,29 @@ class GgufLoader {
     return Status::Ok();
   }
 
-  // The quantized type the named weights stay in for the integer kernels:
-  // Q8_0 (gemm_q8.h) or Q4_K (gemm_q4k.h) when all of them have that one
-  // type and the model does not compute in the f32 reference mode (which
-  // multiplies the exactly dequantized weights); else kF32, dequantize.
-  // Other types (the Q6_K and Q5_K tensors of a Q4_K_M file among them)
-  // take the dequantize path.
-  GgmlType KeptType(const std::vector<std::string>& names) const {
-    if (o_.precision == kernels::cpu::MatmulPrecision::kF32) return GgmlType::kF32;
-    GgmlType kept = GgmlType::kF32;
-    for (const std::string& name : names) {
-      const GgufTensorInfo* t = f_.FindTensor(name);
-      if (t == nullptr || (t->type != GgmlType::kQ8_0 && t->type != GgmlType::kQ4_K)) return GgmlType::kF32;
-      if (kept != GgmlType::kF32 && t->type != kept) return GgmlType::kF32;
-      kept = t->type;
+  // How the named weights (stacked in this order, `counts` rows of each)
+  // reach the integer kernels: as Q8_0 (gemm_q8.h) when all are Q8_0; as
+  // K-quants (gemm_q4k.h, gemm_q6k.h; Q4_K, Q5_K and Q6_K mixed, as in a
+  // Q4_K_M file) when all are K-quants and every part but the last is whole
+  // groups of 8 rows; else dequantized, and always in the f32 reference mode
+  // (which multiplies the exactly dequantized weights).
+  enum class Kept { kDequantized, kQ8_0, kKQuants };
+  Kept KeptAs(const std::vector<std::string>& names, const std::vector<size_t>& counts) const {
+    if (o_.precision == kernels::cpu::MatmulPrecision::kF32) return Kept::kDequantized;
+    bool all_q8 = true, all_k = true;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const GgufTensorInfo* t = f_.FindTensor(names[i]);
+      if (t == nullptr) return Kept::kDequantized;
+      all_q8 = all_q8 && t->type == GgmlType::kQ8_0;
+      all_k = all_k && IsKQuant(t->type) && (i + 1 == names.size() || counts[i] % 8 == 0);
     }
-    return kept;
+    return all_q8 ? Kept::kQ8_0 : all_k ? Kept::kKQuants : Kept::kDequantized;
+  }
+
+  static bool IsKQuant(GgmlType t) { return t == GgmlType::kQ4_K || t == GgmlType::kQ5_K || t == GgmlType::kQ6_K; }
+  static kernels::cpu::KQuantType KQuantTypeOf(GgmlType t) {
+    if (t == GgmlType::kQ5_K) return kernels::cpu::KQuantType::kQ5_K;
+    return t == GgmlType::kQ6_K ? kernels::cpu::KQuantType::kQ6_K : kernels::cpu::KQuantType::kQ4_K;
   }
 
   // Rows [begin, begin + count) of a quantized [rows × cols] weight as
@@ -106,14 +113,8 @@ class GgufLoader {
     return Status::Ok();
   }
 
-  // A weight kept as `type` (KeptType) from its blocks, `stride` weights apart.
-  static LinearWeight PackKept(GgmlType type, const uint8_t* blocks, size_t rows, size_t cols, size_t stride) {
-    if (type == GgmlType::kQ4_K) return LinearWeight::PackQ4_K(blocks, rows, cols, stride);
-    return LinearWeight::PackQ8_0(blocks, rows, cols, stride);
-  }
-
   // Rows of the named [rows_i × cols] weights stacked: kept quantized when
-  // KeptType says so, else dequantized and packed for o_.precision.
+  // KeptAs says so, else dequantized and packed for o_.precision.
   struct Part {
     std::string name;
     size_t rows, begin, count;
@@ -122,15 +123,28 @@ class GgufLoader {
   StatusOr<LinearWeight> Stacked(const std::vector<Part>& parts, size_t cols) const {
     size_t total = 0;
     std::vector<std::string> names;
+    std::vector<size_t> counts;
     for (const Part& p : parts) {
       total += p.count;
       names.push_back(p.name);
+      counts.push_back(p.count);
     }
-    if (const GgmlType kept = KeptType(names); kept != GgmlType::kF32) {
+    const Kept kept = KeptAs(names, counts);
+    if (kept == Kept::kQ8_0) {
       std::vector<uint8_t> raw;
       for (const Part& p : parts)
         LLMSERVE_RETURN_IF_ERROR(AppendRawRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw));
-      return PackKept(kept, raw.data(), total, cols, cols);
+      return LinearWeight::PackQ8_0(raw.data(), total, cols, cols);
+    }
+    if (kept == Kept::kKQuants) {
+      std::vector<std::vector<uint8_t>> raw(parts.size());
+      std::vector<kernels::cpu::KQuantRows> rows;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const Part& p = parts[i];
+        LLMSERVE_RETURN_IF_ERROR(AppendRawRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw[i]));
+        rows.push_back({KQuantTypeOf(f_.FindTensor(p.name)->type), raw[i].data(), p.count, cols});
+      }
+      return LinearWeight::PackKQuants(rows, cols);
     }
     std::vector<float> w;
     for (const Part& p : parts)
@@ -155,9 +169,11 @@ class GgufLoader {
                                      ", blocks of " + std::to_string(block) + ") cannot be split at column " +
                                      std::to_string(begin) + " for tensor parallelism: not a block boundary");
     }
-    if (const GgmlType kept = KeptType({name}); kept != GgmlType::kF32) {
-      const uint8_t* first = t->data + begin / block * common::gguf::TypeInfo(t->type).block_bytes;
-      return PackKept(kept, first, rows, count, full_cols);
+    const uint8_t* first = t->data + begin / block * common::gguf::TypeInfo(t->type).block_bytes;
+    switch (KeptAs({name}, {rows})) {
+      case Kept::kQ8_0: return LinearWeight::PackQ8_0(first, rows, count, full_cols);
+      case Kept::kKQuants: return LinearWeight::PackKQuants({{KQuantTypeOf(t->type), first, rows, full_cols}}, count);
+      case Kept::kDequantized: break;
     }
     std::vector<float> w;
     LLMSERVE_RETURN_IF_ERROR(AppendRows(name, rows, full_cols, 0, rows, false, &w));

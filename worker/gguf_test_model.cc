@@ -9,13 +9,13 @@ namespace llmserve::worker {
 
 namespace fs = std::filesystem;
 
-Status WriteGgufTestModel(const TestModelSpec& spec, common::gguf::GgmlType type, const std::string& out_dir) {
+Status WriteGgufTestModel(const TestModelSpec& spec, const GgufWeightTypes& types, const std::string& out_dir) {
   const fs::path out(out_dir);
   const fs::path staging = out / ".hf-staging";
   std::error_code ec;
   fs::remove_all(staging, ec);
   LLMSERVE_RETURN_IF_ERROR(WriteTestModel(spec, staging.string()));
-  Status st = ExportGguf(staging.string(), type, (out / "model.gguf").string());
+  Status st = ExportGguf(staging.string(), types, (out / "model.gguf").string());
   // model.gguf carries the tokenizer metadata too; the HF files beside it
   // make tests load the tokenizer from tokenizer.json, which is faster than
   // rebuilding it from the GGUF vocabulary (tests/common/gguf_tokenizer_test.cc

@@ -5,14 +5,14 @@
 #include <string>
 
 #include "base/status_or.h"
-#include "common/gguf/ggml_type.h"
+#include "worker/gguf_export.h"
 #include "worker/test_model.h"
 
 namespace llmserve::worker {
 
-// Writes DIR/model.gguf (matrices and the embedding in `type`, norms and
+// Writes DIR/model.gguf (matrices and the embedding in `types`, norms and
 // biases F32) and the Hugging Face tokenizer files beside it; no config.json,
 // so DIR names the GGUF model (common/gguf/model_path.h).
-Status WriteGgufTestModel(const TestModelSpec& spec, common::gguf::GgmlType type, const std::string& out_dir);
+Status WriteGgufTestModel(const TestModelSpec& spec, const GgufWeightTypes& types, const std::string& out_dir);
 
 }  // namespace llmserve::worker

@@ -25,33 +25,45 @@ void ScaleMin(const uint8_t* scales, size_t s, uint8_t* scale, uint8_t* min) {
   }
 }
 
-// Row j of a group block from one GGUF Q4_K block.
-void PackRow(const uint8_t* block, size_t j, uint8_t* dst) {
+size_t FileBlockBytes(Format f) { return f == Format::kQ5_K ? kQ5BlockBytes : kBlockBytes; }
+
+// Row j of a group block from one GGUF block: d, dmin, 12 scale bytes, then
+// (Q5_K) 32 qh bytes, then the nibbles.
+void PackRow(Format f, const uint8_t* block, size_t j, uint8_t* dst) {
+  const Layout l = LayoutOf(f);
   const float d = base::HalfToFloat(base::LoadU16(block));
   const float dmin = base::HalfToFloat(base::LoadU16(block + 2));
-  std::memcpy(dst + kDAt + j * sizeof(float), &d, sizeof(float));
-  std::memcpy(dst + kDminAt + j * sizeof(float), &dmin, sizeof(float));
+  std::memcpy(dst + l.d_at + j * sizeof(float), &d, sizeof(float));
+  std::memcpy(dst + l.dmin_at + j * sizeof(float), &dmin, sizeof(float));
   for (size_t s = 0; s < kSubBlocks; ++s) {
     uint8_t scale, min;
     ScaleMin(block + 4, s, &scale, &min);
-    dst[kScalesAt + j * kSubBlocks + s] = scale;
-    dst[kMinsAt + (s / 2 * kGroupRows + j) * 2 + s % 2] = min;
+    dst[l.scales_at + j * kSubBlocks + s] = scale;
+    dst[l.mins_at + (s / 2 * kGroupRows + j) * 2 + s % 2] = min;
   }
-  std::memcpy(dst + kQuantsAt + j * kBlock / 2, block + 16, kBlock / 2);
+  const uint8_t* nibbles = block + 16;
+  if (f == Format::kQ5_K) {
+    std::memcpy(dst + l.qh_at + j * 32, block + 16, 32);
+    nibbles += 32;
+  }
+  std::memcpy(dst + l.quants_at + j * kBlock / 2, nibbles, kBlock / 2);
 }
 
 }  // namespace
 
-size_t PackedBytes(size_t rows, size_t cols) { return Groups(rows) * (cols / kBlock) * kGroupBlockBytes; }
+size_t PackedBytes(Format f, size_t rows, size_t cols) {
+  return Groups(rows) * (cols / kBlock) * LayoutOf(f).group_block_bytes;
+}
 
-void Pack(const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst) {
-  const size_t blocks = cols / kBlock;
-  const size_t src_row_bytes = row_stride / kBlock * kBlockBytes;
-  std::memset(dst, 0, PackedBytes(rows, cols));
+void Pack(Format f, const uint8_t* src, size_t rows, size_t cols, size_t row_stride, uint8_t* dst) {
+  const size_t blocks = cols / kBlock, file_block = FileBlockBytes(f);
+  const size_t src_row_bytes = row_stride / kBlock * file_block;
+  const size_t group_block = LayoutOf(f).group_block_bytes;
+  std::memset(dst, 0, PackedBytes(f, rows, cols));
   for (size_t r = 0; r < rows; ++r) {
     const size_t g = r / kGroupRows, j = r % kGroupRows;
     for (size_t b = 0; b < blocks; ++b)
-      PackRow(src + r * src_row_bytes + b * kBlockBytes, j, dst + (g * blocks + b) * kGroupBlockBytes);
+      PackRow(f, src + r * src_row_bytes + b * file_block, j, dst + (g * blocks + b) * group_block);
   }
 }
 
@@ -84,11 +96,13 @@ namespace {
 
 // Output (i, 8g + j) over all blocks, in the header's order.
 float Dot(const Problem& p, size_t i, size_t g, size_t j) {
+  const Layout l = LayoutOf(p.format);
   const size_t blocks = p.k / kBlock;
   float acc = 0.f;
   for (size_t b = 0; b < blocks; ++b) {
-    const uint8_t* gb = p.w + (g * blocks + b) * kGroupBlockBytes;
-    const uint8_t* wq = gb + kQuantsAt + j * kBlock / 2;
+    const uint8_t* gb = p.w + (g * blocks + b) * l.group_block_bytes;
+    const uint8_t* wq = gb + l.quants_at + j * kBlock / 2;
+    const uint8_t* qh = gb + l.qh_at + j * 32;
     const int8_t* xq = p.xq + i * p.k + b * kBlock;
     const int16_t* xs = p.xsum + (i * blocks + b) * kSums;
     int32_t isum = 0, msum = 0;
@@ -96,13 +110,17 @@ float Dot(const Problem& p, size_t i, size_t g, size_t j) {
       const uint8_t* bytes = wq + s / 2 * 32;
       const int shift = s % 2 == 0 ? 0 : 4;
       int32_t dot = 0;
-      for (size_t c = 0; c < 32; ++c) dot += ((bytes[c] >> shift) & 0xf) * int32_t{xq[s * 32 + c]};
-      isum += gb[kScalesAt + j * kSubBlocks + s] * dot;
-      msum += gb[kMinsAt + (s / 2 * kGroupRows + j) * 2 + s % 2] * (int32_t{xs[2 * s]} + xs[2 * s + 1]);
+      for (size_t c = 0; c < 32; ++c) {
+        int32_t q = (bytes[c] >> shift) & 0xf;
+        if (p.format == Format::kQ5_K) q += ((qh[c] >> s) & 1) << 4;
+        dot += q * int32_t{xq[s * 32 + c]};
+      }
+      isum += gb[l.scales_at + j * kSubBlocks + s] * dot;
+      msum += gb[l.mins_at + (s / 2 * kGroupRows + j) * 2 + s % 2] * (int32_t{xs[2 * s]} + xs[2 * s + 1]);
     }
     float dw, dmin;
-    std::memcpy(&dw, gb + kDAt + j * sizeof(float), sizeof(float));
-    std::memcpy(&dmin, gb + kDminAt + j * sizeof(float), sizeof(float));
+    std::memcpy(&dw, gb + l.d_at + j * sizeof(float), sizeof(float));
+    std::memcpy(&dmin, gb + l.dmin_at + j * sizeof(float), sizeof(float));
     const float dx = p.xd[i * blocks + b];
     acc = std::fma(static_cast<float>(isum), dw * dx, acc);
     acc = std::fma(-static_cast<float>(msum), dmin * dx, acc);

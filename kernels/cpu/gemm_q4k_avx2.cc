@@ -1,4 +1,4 @@
-// AVX2 kernel for Q4_K weights (gemm_q4k.h). Only reached after run-time
+// AVX2 kernel for Q4_K and Q5_K weights (gemm_q4k.h). Only reached after run-time
 // dispatch; every function here carries the target attribute. One ymm lane
 // per output row of a group; the integer sums of a block are exact in any
 // order, so every lane combines them in floats in the scalar kernel's order.
@@ -17,9 +17,11 @@ constexpr size_t kTile = 2;
 // block.
 constexpr size_t kPrefetchBlocks = 8;
 
+template <Format F>
 LLMSERVE_AVX2_INLINE void Prefetch(const uint8_t* gb) {
-  const uint8_t* ahead = gb + kPrefetchBlocks * kGroupBlockBytes;
-  for (size_t at = 0; at < kGroupBlockBytes; at += 64)
+  constexpr size_t kBytes = LayoutOf(F).group_block_bytes;
+  const uint8_t* ahead = gb + kPrefetchBlocks * kBytes;
+  for (size_t at = 0; at < kBytes; at += 64)
     _mm_prefetch(reinterpret_cast<const char*>(ahead + at), _MM_HINT_T1);
 }
 
@@ -30,19 +32,33 @@ struct TileRows {
   float xd[kTile];
 };
 
+// The fifth bits of sub-block s as 16 in each byte (bit s of each qh byte).
+LLMSERVE_AVX2_INLINE __m256i FifthBits(__m256i qh, int s) {
+  const __m256i bit = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(s)), _mm256_set1_epi8(1));
+  return _mm256_slli_epi16(bit, 4);
+}
+
 // 8 int32 lanes whose sum is Σ_s sc_s · Σ_{c in s} qw·qx for weight row j of
 // the group block `gb`, for each activation row of the tile. vpmaddubsw's
-// unsigned × signed pairs: nibbles ≤ 15, |qx| ≤ 128, so a pair sum ≤ 3840.
-template <size_t R>
+// unsigned × signed pairs: quants ≤ 31, |qx| ≤ 128, so a pair sum ≤ 7936.
+template <Format F, size_t R>
 LLMSERVE_AVX2_INLINE void RowSums(const uint8_t* gb, size_t j, const TileRows& t, __m256i out[R]) {
+  constexpr Layout kL = LayoutOf(F);
   const __m256i low = _mm256_set1_epi8(0x0f);
-  const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(gb + kScalesAt + j * kSubBlocks));
+  const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(gb + kL.scales_at + j * kSubBlocks));
   const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sc8));  // [sc_0..sc_7] in each half
+  __m256i qh = _mm256_setzero_si256();
+  if constexpr (F == Format::kQ5_K) qh = _mm256_load_si256(reinterpret_cast<const __m256i*>(gb + kL.qh_at + j * 32));
   for (size_t r = 0; r < R; ++r) out[r] = _mm256_setzero_si256();
 #pragma GCC unroll 4
   for (size_t c = 0; c < 4; ++c) {
-    const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(gb + kQuantsAt + j * kBlock / 2 + 32 * c));
-    const __m256i lo = _mm256_and_si256(w, low), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low);
+    const __m256i w =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(gb + kL.quants_at + j * kBlock / 2 + 32 * c));
+    __m256i lo = _mm256_and_si256(w, low), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), low);
+    if constexpr (F == Format::kQ5_K) {
+      lo = _mm256_or_si256(lo, FifthBits(qh, static_cast<int>(2 * c)));
+      hi = _mm256_or_si256(hi, FifthBits(qh, static_cast<int>(2 * c + 1)));
+    }
     const __m256i sc_lo = _mm256_shuffle_epi8(sc, _mm256_set1_epi16(static_cast<short>((4 * c + 1) << 8 | 4 * c)));
     const __m256i sc_hi =
         _mm256_shuffle_epi8(sc, _mm256_set1_epi16(static_cast<short>((4 * c + 3) << 8 | (4 * c + 2))));
@@ -57,14 +73,14 @@ LLMSERVE_AVX2_INLINE void RowSums(const uint8_t* gb, size_t j, const TileRows& t
 }
 
 // Lane j = isum of weight row j, for each activation row of the tile.
-template <size_t R>
+template <Format F, size_t R>
 LLMSERVE_AVX2_INLINE void IntSums(const uint8_t* gb, const TileRows& t, __m256i isum[R]) {
   __m256i pairs[4][R];
 #pragma GCC unroll 4
   for (size_t jp = 0; jp < 4; ++jp) {
     __m256i a[R], b[R];
-    RowSums<R>(gb, 2 * jp, t, a);
-    RowSums<R>(gb, 2 * jp + 1, t, b);
+    RowSums<F, R>(gb, 2 * jp, t, a);
+    RowSums<F, R>(gb, 2 * jp + 1, t, b);
     for (size_t r = 0; r < R; ++r) pairs[jp][r] = _mm256_hadd_epi32(a[r], b[r]);
   }
   for (size_t r = 0; r < R; ++r) {
@@ -76,7 +92,9 @@ LLMSERVE_AVX2_INLINE void IntSums(const uint8_t* gb, const TileRows& t, __m256i 
 }
 
 // Lane j = msum of weight row j: Σ_p (m_2p, m_2p+1) · (sum32_2p, sum32_2p+1).
+template <Format F>
 LLMSERVE_AVX2_INLINE __m256i MinSums(const uint8_t* gb, const int16_t* xs) {
+  constexpr size_t kMinsAt = LayoutOf(F).mins_at;
   alignas(4) int16_t s32[kSubBlocks];
   for (size_t s = 0; s < kSubBlocks; ++s) s32[s] = static_cast<int16_t>(xs[2 * s] + xs[2 * s + 1]);
   __m256i acc = _mm256_setzero_si256();
@@ -91,14 +109,15 @@ LLMSERVE_AVX2_INLINE __m256i MinSums(const uint8_t* gb, const int16_t* xs) {
 }
 
 // Activation rows [i, i + R) against group g.
-template <size_t R>
+template <Format F, size_t R>
 LLMSERVE_AVX2 void Tile(const Problem& p, size_t g, size_t i) {
+  constexpr Layout kL = LayoutOf(F);
   const size_t blocks = p.k / kBlock;
   __m256 acc[R];
   for (size_t r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (size_t b = 0; b < blocks; ++b) {
-    const uint8_t* gb = p.w + (g * blocks + b) * kGroupBlockBytes;
-    Prefetch(gb);
+    const uint8_t* gb = p.w + (g * blocks + b) * kL.group_block_bytes;
+    Prefetch<F>(gb);
     TileRows t;
     for (size_t r = 0; r < R; ++r) {
       t.xq[r] = p.xq + (i + r) * p.k + b * kBlock;
@@ -106,26 +125,32 @@ LLMSERVE_AVX2 void Tile(const Problem& p, size_t g, size_t i) {
       t.xd[r] = p.xd[(i + r) * blocks + b];
     }
     __m256i isum[R];
-    IntSums<R>(gb, t, isum);
-    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(gb + kDAt));
-    const __m256 dmin = _mm256_load_ps(reinterpret_cast<const float*>(gb + kDminAt));
+    IntSums<F, R>(gb, t, isum);
+    const __m256 dw = _mm256_load_ps(reinterpret_cast<const float*>(gb + kL.d_at));
+    const __m256 dmin = _mm256_load_ps(reinterpret_cast<const float*>(gb + kL.dmin_at));
     for (size_t r = 0; r < R; ++r) {
       const __m256 dx = _mm256_set1_ps(t.xd[r]);
       acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(dw, dx), acc[r]);
-      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(MinSums(gb, t.xs[r])), _mm256_mul_ps(dmin, dx), acc[r]);
+      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(MinSums<F>(gb, t.xs[r])), _mm256_mul_ps(dmin, dx), acc[r]);
     }
   }
   for (size_t r = 0; r < R; ++r) StoreGroupLanes(p.y + (i + r) * p.ldy + g * kGroupRows, p.n - g * kGroupRows, acc[r]);
 }
 
+template <Format F>
+LLMSERVE_AVX2 void Groups(const Problem& p, size_t group_begin, size_t group_end) {
+  for (size_t g = group_begin; g < group_end; ++g) {
+    size_t i = 0;
+    for (; i + kTile <= p.m; i += kTile) Tile<F, kTile>(p, g, i);
+    for (; i < p.m; ++i) Tile<F, 1>(p, g, i);
+  }
+}
+
 }  // namespace
 
 LLMSERVE_AVX2 void GemmAvx2(const Problem& p, size_t group_begin, size_t group_end) {
-  for (size_t g = group_begin; g < group_end; ++g) {
-    size_t i = 0;
-    for (; i + kTile <= p.m; i += kTile) Tile<kTile>(p, g, i);
-    for (; i < p.m; ++i) Tile<1>(p, g, i);
-  }
+  if (p.format == Format::kQ5_K) return Groups<Format::kQ5_K>(p, group_begin, group_end);
+  Groups<Format::kQ4_K>(p, group_begin, group_end);
 }
 
 }  // namespace llmserve::kernels::cpu::q4k

@@ -10,10 +10,14 @@
 #include "kernels/cpu/gemm_amx.h"
 #include "kernels/cpu/gemm_dpbf16.h"
 #include "kernels/cpu/gemm_p16.h"
-#include "kernels/cpu/gemm_q4k.h"
 #include "kernels/cpu/gemm_q8.h"
+#include "kernels/cpu/linear_chunks.h"
 
 namespace llmserve::kernels::cpu {
+
+using linear_internal::ChunkPanels;
+using linear_internal::ForGroups;
+using linear_internal::QuantizeRows;
 
 float Bf16ToF32(uint16_t bits) {
   uint32_t u = static_cast<uint32_t>(bits) << 16;
@@ -124,16 +128,6 @@ LinearWeight LinearWeight::Pack(const void* data, WeightDType dtype, size_t rows
 
 namespace {
 
-// Panels per work chunk: about 256 KiB of weights (a multiple of `multiple`
-// panels, the kernels' widest block), so a chunk is worth a hand-off and a
-// layer still splits into many chunks that the threads share out at run time.
-// Depends only on the weight shape, never on m.
-size_t ChunkPanels(size_t panel_bytes, size_t multiple) {
-  constexpr size_t kChunkBytes = 256 << 10;
-  const size_t panels = panel_bytes == 0 ? multiple : kChunkBytes / panel_bytes / multiple * multiple;
-  return std::max(panels, multiple);
-}
-
 // Rows per work item when a large-m GEMM is split by rows as well (a
 // multiple of the 16-row tile block).
 constexpr size_t kRowChunk = 256;
@@ -141,26 +135,6 @@ constexpr size_t kRowChunk = 256;
 // Activations rounded to bf16 and back, for kBF16 on the P16 kernels.
 void RoundRowsToBf16(const float* x, size_t count, float* out) {
   for (size_t i = 0; i < count; ++i) out[i] = Bf16ToF32(F32ToBf16(x[i]));
-}
-
-// quantize_row(i) for the m activation rows of `cols`, on the pool when
-// there are enough of them to pay for it.
-template <typename F>
-void QuantizeRows(size_t m, size_t cols, ThreadPool& pool, F quantize_row) {
-  auto rows = [&](size_t begin, size_t end, size_t) {
-    for (size_t i = begin; i < end; ++i) quantize_row(i);
-  };
-  if (m * cols >= (size_t{1} << 16)) pool.ParallelFor(m, 8, rows);
-  else rows(0, m, 0);
-}
-
-// gemm(begin, end) over the groups of kGroupRows outputs of a quantized
-// weight, chunked on the pool by the bytes a group reads.
-template <size_t kGroupRows, typename F>
-void ForGroups(size_t out_rows, size_t group_bytes, ThreadPool& pool, F gemm) {
-  const size_t groups = (out_rows + kGroupRows - 1) / kGroupRows;
-  pool.ParallelForChunks(groups, ChunkPanels(group_bytes, 2),
-                         [&](size_t begin, size_t end, size_t) { gemm(begin, end); });
 }
 
 }  // namespace
@@ -240,36 +214,6 @@ void LinearWeight::ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& poo
   });
 }
 
-LinearWeight LinearWeight::PackQ4_K(const void* blocks, size_t rows, size_t cols, size_t row_stride) {
-  CHECK_EQ(cols % q4k::kBlock, 0u);
-  CHECK_EQ(row_stride % q4k::kBlock, 0u);
-  CHECK_GE(row_stride, cols);
-  LinearWeight w = Quantized(Quant::kQ4_K, rows, cols, q4k::PackedBytes(rows, cols));
-  q4k::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
-  return w;
-}
-
-void LinearWeight::ApplyQ4_K(const float* x, size_t m, float* y, ThreadPool& pool) const {
-  const size_t blocks = cols_ / q4k::kBlock;
-  thread_local std::vector<int8_t, AlignedAllocator<int8_t>> xq;
-  thread_local std::vector<float> xd;
-  thread_local std::vector<int16_t> xsum;
-  if (xq.size() < m * cols_) xq.resize(m * cols_);
-  if (xd.size() < m * blocks) xd.resize(m * blocks);
-  if (xsum.size() < m * blocks * q4k::kSums) xsum.resize(m * blocks * q4k::kSums);
-  int8_t* q = xq.data();
-  float* d = xd.data();
-  int16_t* sums = xsum.data();
-  QuantizeRows(m, cols_, pool, [&](size_t i) {
-    q4k::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks, sums + i * blocks * q4k::kSums);
-  });
-  const q4k::Problem problem{q, d, sums, m, cols_, data_.data(), rows_, y, rows_};
-  ForGroups<q4k::kGroupRows>(rows_, q4k::PackedBytes(q4k::kGroupRows, cols_), pool, [&](size_t begin, size_t end) {
-    if (isa_ == Isa::kAvx2) q4k::GemmAvx2(problem, begin, end);
-    else q4k::GemmScalar(problem, begin, end);
-  });
-}
-
 bool LinearWeight::TakesTiledInput() const {
   return quant_ == Quant::kNone && precision_ == MatmulPrecision::kBF16 && UsesTiledLayout(isa_);
 }
@@ -326,7 +270,7 @@ void LinearWeight::Apply(const float* x, size_t m, float* y, ThreadPool& pool) c
     return;
   }
   if (quant_ == Quant::kQ8_0) return ApplyQ8_0(x, m, y, pool);
-  if (quant_ == Quant::kQ4_K) return ApplyQ4_K(x, m, y, pool);
+  if (quant_ == Quant::kKQuant) return ApplyKQuant(x, m, y, pool);
   if (TakesTiledInput()) {
     const size_t kpad = amx::PaddedK(cols_);
     thread_local std::vector<uint16_t, AlignedAllocator<uint16_t>> a;

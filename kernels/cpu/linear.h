@@ -22,8 +22,9 @@
 //  * Q8_0 weights (PackQ8_0) stay int8: activations are quantized per row
 //    to int8 and the products are integer (gemm_q8.h); scalar and AVX2 give
 //    bitwise the same y. The precision does not apply to them.
-//  * Q4_K weights (PackQ4_K) stay 4-bit the same way: activations are
-//    quantized per row and block of 256 as llama.cpp's Q8_K (gemm_q4k.h).
+//  * K-quant weights (PackKQuants: Q4_K, Q5_K, Q6_K, rows of different types
+//    stacked) stay 4-, 5- and 6-bit the same way: activations are quantized
+//    per row and block of 256 as llama.cpp's Q8_K (gemm_q4k.h, gemm_q6k.h).
 // Threads: Apply cuts the output features into chunks of ~256 KiB of weights
 // (boundaries depend on the weight shape only) that the pool's threads claim
 // at run time; a reduction is never split, so results do not depend on the
@@ -48,6 +49,18 @@ namespace llmserve::kernels::cpu {
 // (worker/fp8_weights.h); LinearWeight::Pack refuses them and the integers.
 enum class WeightDType { kF32, kBF16, kF16, kI8, kI32, kF8E4M3 };
 
+// GGUF K-quant formats a weight can stay in (gemm_q4k.h, gemm_q6k.h).
+enum class KQuantType { kQ4_K, kQ5_K, kQ6_K };
+
+// Rows of a weight given as GGUF blocks of `type`, `row_stride` weights
+// apart (`blocks` points at the first block of the first row).
+struct KQuantRows {
+  KQuantType type;
+  const void* blocks;
+  size_t rows;
+  size_t row_stride;
+};
+
 // Precision of the products inside the matmul.
 //  kF32:  activations stay fp32; 16-bit weights are widened (matches an fp32
 //         reference forward pass closely).
@@ -69,9 +82,13 @@ class LinearWeight {
   // weights), `row_stride` weights apart; cols and row_stride are multiples
   // of 32. It stays quantized (about 1.1 bytes per weight).
   static LinearWeight PackQ8_0(const void* blocks, size_t rows, size_t cols, size_t row_stride);
-  // The same for GGUF Q4_K blocks (144 bytes per 256 weights); cols and
-  // row_stride are multiples of 256. It stays 4-bit (4.75 bits per weight
-  // with the unpacked scales).
+  // The same for GGUF K-quant rows, stacked in the order given (q, k and v
+  // of a Q4_K_M file, where v may be Q6_K), each part kept in its own format:
+  // 4.75, 5.75 or 6.75 bits per weight with the unpacked scales. cols and the
+  // row strides are multiples of 256; every part but the last has a
+  // multiple of 8 rows.
+  static LinearWeight PackKQuants(const std::vector<KQuantRows>& parts, size_t cols);
+  // PackKQuants of one part of Q4_K blocks (144 bytes per 256 weights).
   static LinearWeight PackQ4_K(const void* blocks, size_t rows, size_t cols, size_t row_stride);
   // The same for int8 weights with one f32 scale per row and block of 32
   // (w = block_scales[r × cols / 32 + c / 32] × q[r][c]: per-channel int8 has
@@ -103,9 +120,9 @@ class LinearWeight {
 
   size_t rows() const { return rows_; }  // out_features
   size_t cols() const { return cols_; }  // in_features
-  WeightDType dtype() const { return dtype_; }  // as given to Pack (kF32 for Q8_0 / Q4_K)
+  WeightDType dtype() const { return dtype_; }  // as given to Pack (kF32 for Q8_0 / K-quants)
   bool is_q8_0() const { return quant_ == Quant::kQ8_0; }  // PackQ8_0 or PackInt8
-  bool is_q4_k() const { return quant_ == Quant::kQ4_K; }
+  bool is_k_quant() const { return quant_ == Quant::kKQuant; }  // PackKQuants or PackQ4_K
   // Kernel family this weight was packed for (fixed at Pack time).
   Isa isa() const { return isa_; }
   MatmulPrecision precision() const { return precision_; }
@@ -119,9 +136,17 @@ class LinearWeight {
   MatmulPrecision precision_ = MatmulPrecision::kF32;
   Isa isa_ = Isa::kScalar;
   WeightDType packed_dtype_ = WeightDType::kF32;  // element type inside data_
-  // Quantized weights kept as such: data_ holds gemm_q8.h's or gemm_q4k.h's layout.
-  enum class Quant { kNone, kQ8_0, kQ4_K };
+  // Quantized weights kept as such: data_ holds gemm_q8.h's layout, or the
+  // K-quant segments' layouts one after the other.
+  enum class Quant { kNone, kQ8_0, kKQuant };
   Quant quant_ = Quant::kNone;
+  // Rows [first_row, first_row + rows) of a K-quant weight, packed at
+  // data_ + offset (first_row a multiple of 8).
+  struct KQuantSegment {
+    KQuantType type;
+    size_t first_row, rows, offset;
+  };
+  std::vector<KQuantSegment> segments_;
   std::vector<uint32_t> input_order_;  // SetInputOrder's, or empty
   bool q8_has_min_quant_ = false;  // Q8_0 with a -128 quant
 
@@ -129,7 +154,7 @@ class LinearWeight {
   // the AVX2 kernels where the CPU has them.
   static LinearWeight Quantized(Quant quant, size_t rows, size_t cols, size_t packed_bytes);
   void ApplyQ8_0(const float* x, size_t m, float* y, ThreadPool& pool) const;
-  void ApplyQ4_K(const float* x, size_t m, float* y, ThreadPool& pool) const;
+  void ApplyKQuant(const float* x, size_t m, float* y, ThreadPool& pool) const;
   std::vector<uint8_t, AlignedAllocator<uint8_t>> data_;  // packed (gemm_p16.h / gemm_amx.h)
 };
 

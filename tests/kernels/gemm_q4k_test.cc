@@ -160,7 +160,7 @@ void ExpectAvx2EqualsScalar(size_t rows, size_t cols, size_t stride, std::mt1993
   const LinearWeight scalar_w = PackQ4KWith(Isa::kScalar, blocks, rows, cols, stride);
   const LinearWeight avx2_w = PackQ4KWith(Isa::kAvx2, blocks, rows, cols, stride);
   ASSERT_EQ(avx2_w.isa(), Isa::kAvx2);
-  ASSERT_TRUE(avx2_w.is_q4_k());
+  ASSERT_TRUE(avx2_w.is_k_quant());
   ThreadPool one(1), two(2);
   const auto x = RandomActivations(17 * cols, rng);
   std::vector<float> alone(17 * rows);

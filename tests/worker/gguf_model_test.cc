@@ -25,16 +25,16 @@ using testing::Prompt;
 using testing::ScratchDir;
 
 // Writes `spec` as safetensors into DIR/hf and as GGUF `type` into DIR/gguf/model.gguf.
-void WriteBoth(const TestModelSpec& spec, GgmlType type, const ScratchDir& dir) {
+void WriteBoth(const TestModelSpec& spec, const GgufWeightTypes& types, const ScratchDir& dir) {
   Status st = WriteTestModel(spec, dir / "hf");
   ASSERT_TRUE(st.ok()) << st.ToString();
   std::filesystem::create_directories(dir / "gguf");
-  st = ExportGguf(dir / "hf", type, dir / "gguf/model.gguf");
+  st = ExportGguf(dir / "hf", types, dir / "gguf/model.gguf");
   ASSERT_TRUE(st.ok()) << st.ToString();
 }
 
 // Logits of `tokens` (f32 KV cache); `kept_layers` counts the layers whose
-// qkv and down weights stayed quantized (Q8_0 or Q4_K).
+// qkv and down weights stayed quantized (Q8_0 or K-quants).
 std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_t>& tokens,
                           kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32,
                           size_t* kept_layers = nullptr) {
@@ -46,7 +46,7 @@ std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return {};
   if (kept_layers != nullptr) {
-    auto kept = [](const kernels::cpu::LinearWeight& w) { return w.is_q8_0() || w.is_q4_k(); };
+    auto kept = [](const kernels::cpu::LinearWeight& w) { return w.is_q8_0() || w.is_k_quant(); };
     *kept_layers = 0;
     for (const auto& layer : (*model)->weights().layers) *kept_layers += kept(layer.qkv) && kept(layer.down);
   }
@@ -149,11 +149,12 @@ TEST_P(GgufQuantized, MatchesNumpyOnDequantisedWeights) {
 // quantized (every layer) and its activations quantized on the way in;
 // ref_forward.py with `ref_flag` computes the same
 // (testing::ExpectMatchesQuantizedReference). Returns (ours, reference) logits.
-std::pair<std::vector<float>, std::vector<float>> CheckKeptQuantized(const TestModelSpec& s, GgmlType type,
+std::pair<std::vector<float>, std::vector<float>> CheckKeptQuantized(const TestModelSpec& s,
+                                                                     const GgufWeightTypes& types,
                                                                      const std::string& ref_flag,
                                                                      const std::string& label) {
   ScratchDir dir;
-  WriteBoth(s, type, dir);
+  WriteBoth(s, types, dir);
   const auto tokens = Prompt(11, s.vocab_size);
   size_t kept_layers = 0;
   auto ours = Logits(dir / "gguf", tokens, kernels::cpu::MatmulPrecision::kBF16, &kept_layers);
@@ -171,15 +172,23 @@ TEST(GgufModel, Q8_0KeptQuantizedMatchesNumpyWithQuantizedActivations) {
   CheckKeptQuantized(testing::TinySpec("qwen3", 9), GgmlType::kQ8_0, "--q8-activations", "Q8_0 int8 path");
 }
 
-// Outside the f32 reference mode Q4_K weights stay 4-bit and the activations
-// entering them are quantized per 256 as llama.cpp's Q8_K: ref_forward.py
-// --q4k-activations computes the same (llama: the q/k rows are permuted).
-TEST(GgufModel, Q4_KKeptQuantizedMatchesNumpyWithQuantizedActivations) {
+// Outside the f32 reference mode K-quant weights stay 4-, 5- or 6-bit and the
+// activations entering them are quantized per 256 as llama.cpp's Q8_K:
+// ref_forward.py --kquant-activations computes the same (llama: the q/k rows
+// are permuted). Q4_K_M mixes Q4_K and Q6_K inside one stacked weight.
+class GgufKQuantKept : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GgufKQuantKept, MatchesNumpyWithQuantizedActivations) {
   if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
-  const auto s = KQuantSpec("llama", 9);
-  const auto [ours, q_ref] = CheckKeptQuantized(s, GgmlType::kQ4_K, "--q4k-activations", "Q4_K integer path");
+  auto types = ParseGgufWeightTypes(GetParam());
+  ASSERT_TRUE(types.ok()) << types.status().ToString();
+  const auto s = KQuantSpec("llama", 11);
+  const auto [ours, q_ref] =
+      CheckKeptQuantized(s, *types, "--kquant-activations", std::string(GetParam()) + " integer path");
   EXPECT_EQ(testing::ArgmaxPerRow(ours, s.vocab_size), testing::ArgmaxPerRow(q_ref, s.vocab_size));
 }
+
+INSTANTIATE_TEST_SUITE_P(Types, GgufKQuantKept, ::testing::Values("q4_k", "q5_k", "q6_k", "q4_k_m"));
 
 INSTANTIATE_TEST_SUITE_P(Types, GgufQuantized,
                          ::testing::Values("f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
@@ -222,45 +231,38 @@ void ExpectError(const Status& st, std::initializer_list<const char*> words) {
   for (const char* w : words) EXPECT_NE(st.ToString().find(w), std::string::npos) << st.ToString();
 }
 
-// A Q4_K_M file mixes types: the Q6_K / Q5_K matrices are dequantized, and
-// a stacked weight stays Q4_K only when all its parts are Q4_K.
-TEST(GgufModel, MixedQ4_KAndQ6_KKeepOnlyWholeQ4_KWeights) {
-  const auto s = KQuantSpec("qwen3", 12);
+// A Q4_K_M file mixes types as llama.cpp's does (attn_v and ffn_down Q6_K in
+// some layers, the output layer Q6_K): every matrix stays packed, the stacked
+// q, k, v too, except in the f32 reference mode, which dequantizes them all.
+TEST(GgufModel, Q4_K_MKeepsMixedStacksPacked) {
+  auto s = KQuantSpec("qwen3", 12);
+  s.num_layers = 4;  // layer 3 (the last eighth) and 2 ((2 - 4 / 8) % 3 == 2) get Q6_K
   ScratchDir dir;
-  WriteBoth(s, GgmlType::kQ4_K, dir);
+  WriteBoth(s, GgufWeightTypes(GgmlType::kQ4_K, GgmlType::kQ6_K), dir);
   auto f = GgufFile::Open(dir / "gguf/model.gguf");
   ASSERT_TRUE(f.ok()) << f.status().ToString();
-  GgufWriter w;
-  for (const auto& [k, v] : (*f)->metadata().entries()) {
-    if (k != "general.alignment") w.Set(k, v);
-  }
-  for (const auto& t : (*f)->tensors()) {
-    if (t.name == "blk.0.attn_v.weight") {  // as llama.cpp's Q4_K_M keeps some attn_v
-      std::vector<float> values(t.dims[0] * t.dims[1]);
-      ASSERT_TRUE(common::gguf::DequantizeRows(t, 0, t.dims[1], values.data()).ok());
-      ASSERT_TRUE(w.Add(t.name, t.dims, GgmlType::kQ6_K, values).ok());
-      continue;
-    }
-    ASSERT_TRUE(w.AddRaw(t.name, t.dims, t.type, std::vector<uint8_t>(t.data, t.data + t.num_bytes)).ok());
-  }
-  std::filesystem::create_directories(dir / "mixed");
-  ASSERT_TRUE(w.WriteFile(dir / "mixed/model.gguf").ok());
-  auto c = LoadModelConfig(dir / "mixed/model.gguf");
+  auto type = [&](const std::string& name) { return (*f)->FindTensor(name)->type; };
+  EXPECT_EQ(type("blk.2.attn_q.weight"), GgmlType::kQ4_K);
+  EXPECT_EQ(type("blk.2.attn_v.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type("blk.1.attn_v.weight"), GgmlType::kQ4_K);
+  EXPECT_EQ(type("blk.1.ffn_down.weight"), GgmlType::kQ4_K);
+  EXPECT_EQ(type("blk.3.ffn_down.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type("output.weight"), GgmlType::kQ6_K);
+  auto c = LoadModelConfig(dir / "gguf/model.gguf");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   LoadOptions o;
   o.precision = kernels::cpu::MatmulPrecision::kBF16;
   o.show_progress = false;
-  auto weights = LoadModelWeights(dir / "mixed/model.gguf", *c, o);
+  auto weights = LoadModelWeights(dir / "gguf/model.gguf", *c, o);
   ASSERT_TRUE(weights.ok()) << weights.status().ToString();
-  EXPECT_FALSE(weights->layers[0].qkv.is_q4_k()) << "q, k and v are not all Q4_K";
-  EXPECT_TRUE(weights->layers[0].o.is_q4_k());
-  EXPECT_TRUE(weights->layers[0].gate_up.is_q4_k());
-  EXPECT_TRUE(weights->layers[1].qkv.is_q4_k());
-  EXPECT_TRUE(weights->lm_head.is_q4_k());
-  o.precision = kernels::cpu::MatmulPrecision::kF32;  // the reference mode dequantizes everything
-  weights = LoadModelWeights(dir / "mixed/model.gguf", *c, o);
+  for (const auto& l : weights->layers) {
+    EXPECT_TRUE(l.qkv.is_k_quant() && l.o.is_k_quant() && l.gate_up.is_k_quant() && l.down.is_k_quant());
+  }
+  EXPECT_TRUE(weights->lm_head.is_k_quant());
+  o.precision = kernels::cpu::MatmulPrecision::kF32;
+  weights = LoadModelWeights(dir / "gguf/model.gguf", *c, o);
   ASSERT_TRUE(weights.ok()) << weights.status().ToString();
-  EXPECT_FALSE(weights->layers[1].qkv.is_q4_k());
+  EXPECT_FALSE(weights->layers[0].qkv.is_k_quant());
 }
 
 // Tensor parallelism on Q4_K: each rank's column-parallel rows (qkv) are the
@@ -286,7 +288,7 @@ TEST(GgufModel, Q4_KShardsForTensorParallelism) {
   auto full = load(0, 1), r0 = load(0, 2), r1 = load(1, 2);
   ASSERT_TRUE(full.ok() && r0.ok() && r1.ok()) << r1.status().ToString();
   const auto &f = full->layers[0], &a = r0->layers[0], &b = r1->layers[0];
-  ASSERT_TRUE(f.qkv.is_q4_k() && a.qkv.is_q4_k() && a.o.is_q4_k() && b.down.is_q4_k());
+  ASSERT_TRUE(f.qkv.is_k_quant() && a.qkv.is_k_quant() && a.o.is_k_quant() && b.down.is_k_quant());
   kernels::cpu::ThreadPool pool(2);
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.f, 1.f);
