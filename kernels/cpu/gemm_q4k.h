@@ -94,4 +94,17 @@ void GemmScalar(const Problem& p, size_t group_begin, size_t group_end);
 // Requires Isa::kAvx2 or better.
 void GemmAvx2(const Problem& p, size_t group_begin, size_t group_end);
 
+// The VNNI kernel's order of a packed weight's bytes (in place, at pack
+// time), so that one 32-byte load holds 4 consecutive quants of each of a
+// group's 8 rows, what one vpdpbusd multiplies with 4 activations:
+//   scales  [8 sub-blocks][8 rows]
+//   quants  [4 pairs p][8 chunks t][8 rows][4 bytes]: bytes 32p + 4t..4t+3
+//           of the row (sub-block 2p low nibbles, 2p+1 high)
+//   qh      [8 chunks t][8 rows][4 bytes]: qh bytes 4t..4t+3 of the row
+// mins, d and dmin stay where they are.
+void InterleaveForVnni(Format f, uint8_t* packed, size_t rows, size_t cols);
+// Reads InterleaveForVnni's order. Requires Isa::kAvx512 and
+// CpuFeatures::avx512_vnni.
+void GemmVnni(const Problem& p, size_t group_begin, size_t group_end);
+
 }  // namespace llmserve::kernels::cpu::q4k

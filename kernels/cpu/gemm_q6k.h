@@ -57,4 +57,17 @@ void GemmScalar(const Problem& p, size_t group_begin, size_t group_end);
 // Requires Isa::kAvx2 or better.
 void GemmAvx2(const Problem& p, size_t group_begin, size_t group_end);
 
+// The VNNI kernel's order of a packed weight's bytes (in place, at pack
+// time), so that one 32-byte load holds 4 consecutive bytes of each of a
+// group's 8 rows, what one vpdpbusd multiplies with 4 activations:
+//   scales  [16 sub-blocks][8 rows]
+//   ql      [2 halves h][2 parts a][8 chunks u][8 rows][4 bytes]: ql bytes
+//           64h + 32a + 4u..4u+3 of the row
+//   qh      [2 halves h][8 chunks u][8 rows][4 bytes]: qh bytes 32h + 4u..
+// d stays where it is.
+void InterleaveForVnni(uint8_t* packed, size_t rows, size_t cols);
+// Reads InterleaveForVnni's order. Requires Isa::kAvx512 and
+// CpuFeatures::avx512_vnni.
+void GemmVnni(const Problem& p, size_t group_begin, size_t group_end);
+
 }  // namespace llmserve::kernels::cpu::q6k

@@ -24,25 +24,44 @@ size_t PackedBytes(KQuantType type, size_t rows, size_t cols) {
   return 0;
 }
 
-void PackPart(const KQuantRows& part, size_t cols, uint8_t* dst) {
+// Packs a part for the kernels of `isa` (the VNNI ones read their own order).
+void PackPart(const KQuantRows& part, size_t cols, Isa isa, uint8_t* dst) {
   const auto* src = static_cast<const uint8_t*>(part.blocks);
+  const bool vnni = isa == Isa::kAvx512;
   switch (part.type) {
-    case KQuantType::kQ4_K: return q4k::Pack(q4k::Format::kQ4_K, src, part.rows, cols, part.row_stride, dst);
-    case KQuantType::kQ5_K: return q4k::Pack(q4k::Format::kQ5_K, src, part.rows, cols, part.row_stride, dst);
-    case KQuantType::kQ6_K: return q6k::Pack(src, part.rows, cols, part.row_stride, dst);
+    case KQuantType::kQ4_K:
+    case KQuantType::kQ5_K: {
+      const auto f = part.type == KQuantType::kQ5_K ? q4k::Format::kQ5_K : q4k::Format::kQ4_K;
+      q4k::Pack(f, src, part.rows, cols, part.row_stride, dst);
+      if (vnni) q4k::InterleaveForVnni(f, dst, part.rows, cols);
+      return;
+    }
+    case KQuantType::kQ6_K:
+      q6k::Pack(src, part.rows, cols, part.row_stride, dst);
+      if (vnni) q6k::InterleaveForVnni(dst, part.rows, cols);
+      return;
   }
 }
 
 // Groups [begin, end) of one segment's problem.
 void GemmSegment(KQuantType type, Isa isa, q4k::Problem p, size_t begin, size_t end) {
   if (type == KQuantType::kQ6_K) {
-    if (isa == Isa::kAvx2) q6k::GemmAvx2(p, begin, end);
+    if (isa == Isa::kAvx512) q6k::GemmVnni(p, begin, end);
+    else if (isa == Isa::kAvx2) q6k::GemmAvx2(p, begin, end);
     else q6k::GemmScalar(p, begin, end);
     return;
   }
   p.format = type == KQuantType::kQ5_K ? q4k::Format::kQ5_K : q4k::Format::kQ4_K;
-  if (isa == Isa::kAvx2) q4k::GemmAvx2(p, begin, end);
+  if (isa == Isa::kAvx512) q4k::GemmVnni(p, begin, end);
+  else if (isa == Isa::kAvx2) q4k::GemmAvx2(p, begin, end);
   else q4k::GemmScalar(p, begin, end);
+}
+
+// The K-quant kernels' level: kAvx512 stands for the VNNI kernels, which
+// AVX-512 CPUs without VNNI (Skylake-X) cannot run.
+Isa KQuantIsa() {
+  if (ActiveIsa() >= Isa::kAvx512 && GetCpuFeatures().avx512_vnni) return Isa::kAvx512;
+  return ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
 }
 
 }  // namespace
@@ -59,9 +78,10 @@ LinearWeight LinearWeight::PackKQuants(const std::vector<KQuantRows>& parts, siz
     bytes += PackedBytes(parts[i].type, parts[i].rows, cols);
   }
   LinearWeight w = Quantized(Quant::kKQuant, rows, cols, bytes);
+  w.isa_ = KQuantIsa();
   size_t first_row = 0, offset = 0;
   for (const KQuantRows& part : parts) {
-    PackPart(part, cols, w.data_.data() + offset);
+    PackPart(part, cols, w.isa_, w.data_.data() + offset);
     w.segments_.push_back({part.type, first_row, part.rows, offset});
     first_row += part.rows;
     offset += PackedBytes(part.type, part.rows, cols);

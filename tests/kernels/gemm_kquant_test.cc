@@ -114,38 +114,49 @@ TEST(GemmKQuant, Q6ScalarKernelIsTheBlockFormula) {
   }
 }
 
-// The AVX2 kernel against the scalar one for m = 1..17, on one and two
+// The `isa` kernel against the scalar one for m = 1..17, on one and two
 // threads, and each row alone against the batch.
-void ExpectAvx2EqualsScalar(const FormatCase& f, size_t rows, size_t cols, size_t stride, std::mt19937& rng) {
+void ExpectEqualsScalar(Isa isa, const FormatCase& f, size_t rows, size_t cols, size_t stride, std::mt19937& rng) {
   SCOPED_TRACE(std::string(f.name) + " rows " + std::to_string(rows) + " cols " + std::to_string(cols));
   const auto blocks = RandomBlocks(f, rows, stride, rng);
   const std::vector<KQuantRows> parts{{f.type, blocks.data(), rows, stride}};
   const LinearWeight scalar_w = PackWith(Isa::kScalar, parts, cols);
-  const LinearWeight avx2_w = PackWith(Isa::kAvx2, parts, cols);
-  ASSERT_EQ(avx2_w.isa(), Isa::kAvx2);
-  ASSERT_TRUE(avx2_w.is_k_quant());
+  const LinearWeight fast_w = PackWith(isa, parts, cols);
+  ASSERT_EQ(fast_w.isa(), isa);
+  ASSERT_TRUE(fast_w.is_k_quant());
   ThreadPool one(1), two(2);
   const auto x = RandomActivations(17 * cols, rng);
   std::vector<float> alone(17 * rows);
-  for (size_t i = 0; i < 17; ++i) avx2_w.Apply(x.data() + i * cols, 1, alone.data() + i * rows, one);
+  for (size_t i = 0; i < 17; ++i) fast_w.Apply(x.data() + i * cols, 1, alone.data() + i * rows, one);
   for (size_t m = 1; m <= 17; ++m) {
-    std::vector<float> scalar(m * rows), avx2(m * rows);
+    std::vector<float> scalar(m * rows), fast(m * rows);
     scalar_w.Apply(x.data(), m, scalar.data(), one);
-    avx2_w.Apply(x.data(), m, avx2.data(), two);
-    EXPECT_EQ(std::memcmp(scalar.data(), avx2.data(), scalar.size() * 4), 0) << "m " << m;
-    EXPECT_EQ(std::memcmp(alone.data(), avx2.data(), avx2.size() * 4), 0) << "m " << m << ": batch changed a row";
+    fast_w.Apply(x.data(), m, fast.data(), two);
+    EXPECT_EQ(std::memcmp(scalar.data(), fast.data(), scalar.size() * 4), 0) << "m " << m;
+    EXPECT_EQ(std::memcmp(alone.data(), fast.data(), fast.size() * 4), 0) << "m " << m << ": batch changed a row";
+  }
+}
+
+void ExpectEqualsScalarOnShapes(Isa isa) {
+  std::mt19937 rng(5);
+  for (const FormatCase* f : {&kQ4K, &kQ5K, &kQ6K}) {
+    ExpectEqualsScalar(isa, *f, 1, 256, 256, rng);
+    ExpectEqualsScalar(isa, *f, 8, 256, 512, rng);
+    ExpectEqualsScalar(isa, *f, 13, 768, 768, rng);   // a group tail of 5
+    ExpectEqualsScalar(isa, *f, 77, 512, 1024, rng);  // a group tail over many groups
   }
 }
 
 TEST(GemmKQuant, Avx2EqualsScalarAndRowsDoNotDependOnTheBatch) {
   LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx2);
-  std::mt19937 rng(5);
-  for (const FormatCase* f : {&kQ5K, &kQ6K}) {
-    ExpectAvx2EqualsScalar(*f, 1, 256, 256, rng);
-    ExpectAvx2EqualsScalar(*f, 8, 256, 512, rng);
-    ExpectAvx2EqualsScalar(*f, 13, 768, 768, rng);   // a group tail of 5
-    ExpectAvx2EqualsScalar(*f, 77, 512, 1024, rng);  // a group tail over many groups
-  }
+  ExpectEqualsScalarOnShapes(Isa::kAvx2);
+}
+
+// The AVX-512 kernels need VNNI (vpdpwssd) besides AVX-512 BW.
+TEST(GemmKQuant, Avx512EqualsScalarAndRowsDoNotDependOnTheBatch) {
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx512);
+  if (!GetCpuFeatures().avx512_vnni) GTEST_SKIP() << "AVX-512 VNNI: not on this CPU";
+  ExpectEqualsScalarOnShapes(Isa::kAvx512);
 }
 
 // Against the double product of the weights as common/gguf dequantizes them
@@ -182,7 +193,7 @@ TEST(GemmKQuant, IsTheDequantizedProductUpToFloatRounding) {
 }
 
 // Q4_K, Q6_K and Q5_K parts stacked (as q, k and v of a Q4_K_M file) give,
-// bit for bit, each part's weight alone, on the scalar and AVX2 kernels.
+// bit for bit, each part's weight alone, on every kernel this CPU runs.
 TEST(GemmKQuant, StackedPartsEqualEachPartAlone) {
   std::mt19937 rng(11);
   const size_t cols = 512, m = 3;
@@ -193,7 +204,7 @@ TEST(GemmKQuant, StackedPartsEqualEachPartAlone) {
                                       {KQuantType::kQ5_K, c.data(), 5, cols}};
   const auto x = RandomActivations(m * cols, rng);
   ThreadPool pool(2);
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2}) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!test_paths::EnterCpuPath(isa)) continue;
     std::vector<float> stacked(m * 29);
     PackWith(isa, parts, cols).Apply(x.data(), m, stacked.data(), pool);
