@@ -84,11 +84,15 @@ void QuantizeRow(const float* x, size_t cols, int8_t* q, float* d, int16_t* sums
       const float v = std::nearbyint(iscale * xb[i]);  // the default rounding: half to even
       qb[i] = static_cast<int8_t>(v > 127.f ? 127.f : v);
     }
-    for (size_t t = 0; t < kSums; ++t) {
-      int sum = 0;
-      for (size_t i = 0; i < 16; ++i) sum += qb[t * 16 + i];
-      sums[b * kSums + t] = static_cast<int16_t>(sum);
-    }
+  }
+  SumsOf16(q, cols, sums);
+}
+
+void SumsOf16(const int8_t* q, size_t n, int16_t* sums) {
+  for (size_t t = 0; t < n / 16; ++t) {
+    int sum = 0;
+    for (size_t i = 0; i < 16; ++i) sum += q[t * 16 + i];
+    sums[t] = static_cast<int16_t>(sum);
   }
 }
 

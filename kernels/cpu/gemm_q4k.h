@@ -75,6 +75,10 @@ void Pack(Format f, const uint8_t* src, size_t rows, size_t cols, size_t row_str
 // Quantizes one row of `cols` activations (a multiple of 256) into `q` (cols
 // int8), `d` (cols / 256 scales) and `sums` (cols / 16 per-16 sums of q).
 void QuantizeRow(const float* x, size_t cols, int8_t* q, float* d, int16_t* sums);
+// The same bits with AVX2 (requires Isa::kAvx2 or better).
+void QuantizeRowAvx2(const float* x, size_t cols, int8_t* q, float* d, int16_t* sums);
+// sums[t] = Σ q[16t .. 16t + 15] for t < n / 16.
+void SumsOf16(const int8_t* q, size_t n, int16_t* sums);
 
 // One matmul over a range of row groups: y[i][8g + j] for i < m, groups g in
 // [group_begin, group_end), 8g + j < n.

@@ -130,7 +130,52 @@ LLMSERVE_AVX2 void Groups(const Problem& p, size_t group_begin, size_t group_end
   }
 }
 
+// The largest of the 8 lanes.
+LLMSERVE_AVX2_INLINE float MaxLane(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+}
+
+// min(127, round_half_even(scale × p[i])) for 8 lanes, as int32.
+LLMSERVE_AVX2_INLINE __m256i Quantize8(const float* p, __m256 scale) {
+  const __m256 v = _mm256_round_ps(_mm256_mul_ps(scale, _mm256_loadu_ps(p)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm256_cvtps_epi32(_mm256_min_ps(v, _mm256_set1_ps(127.f)));
+}
+
 }  // namespace
+
+// QuantizeRow's steps on 8 lanes: the same products, roundings (half to even)
+// and clamp, so the same bits. NaN inputs are ignored by the maximum as there.
+LLMSERVE_AVX2 void QuantizeRowAvx2(const float* x, size_t cols, int8_t* q, float* d, int16_t* sums) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  for (size_t b = 0; b < cols / kBlock; ++b) {
+    const float* xb = x + b * kBlock;
+    __m256 amax8 = _mm256_setzero_ps();
+    for (size_t i = 0; i < kBlock; i += 8) amax8 = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(xb + i), abs_mask), amax8);
+    const float amax = MaxLane(amax8);
+    float max = 0.f;  // the first element of largest |x|
+    for (size_t i = 0; amax != 0.f && i < kBlock; i += 8) {
+      const __m256 a = _mm256_and_ps(_mm256_loadu_ps(xb + i), abs_mask);
+      const int hits = _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(amax), _CMP_EQ_OQ));
+      if (hits != 0) {
+        max = xb[i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(hits)))];
+        break;
+      }
+    }
+    const float iscale = amax != 0.f ? -127.f / max : 0.f;
+    d[b] = amax != 0.f ? 1.f / iscale : 0.f;
+    const __m256 scale = _mm256_set1_ps(iscale);
+    for (size_t i = 0; i < kBlock; i += 32) {
+      const __m256i ab = _mm256_packs_epi32(Quantize8(xb + i, scale), Quantize8(xb + i + 8, scale));
+      const __m256i ce = _mm256_packs_epi32(Quantize8(xb + i + 16, scale), Quantize8(xb + i + 24, scale));
+      // packs work within 128-bit lanes: put the 4-byte runs back in order
+      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(ab, ce), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kBlock + i), bytes);
+    }
+  }
+  SumsOf16(q, cols, sums);
+}
 
 LLMSERVE_AVX2 void GemmAvx2(const Problem& p, size_t group_begin, size_t group_end) {
   if (p.format == Format::kQ5_K) return Groups<Format::kQ5_K>(p, group_begin, group_end);

@@ -105,7 +105,9 @@ void LinearWeight::ApplyKQuant(const float* x, size_t m, float* y, ThreadPool& p
   float* d = xd.data();
   int16_t* sums = xsum.data();
   linear_internal::QuantizeRows(m, cols_, pool, [&](size_t i) {
-    q4k::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks, sums + i * blocks * q4k::kSums);
+    int16_t* row_sums = sums + i * blocks * q4k::kSums;
+    if (isa_ >= Isa::kAvx2) q4k::QuantizeRowAvx2(x + i * cols_, cols_, q + i * cols_, d + i * blocks, row_sums);
+    else q4k::QuantizeRow(x + i * cols_, cols_, q + i * cols_, d + i * blocks, row_sums);
   });
   constexpr size_t kGroupRows = q4k::kGroupRows;
   const size_t groups = (rows_ + kGroupRows - 1) / kGroupRows;

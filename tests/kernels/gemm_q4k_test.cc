@@ -111,6 +111,23 @@ TEST(GemmQ4K, QuantizesActivationsAsLlamaCppQ8KDoes) {
   EXPECT_EQ(row.d[0], 1.f / (-127.f / 1.f));
 }
 
+// The AVX2 quantizer gives the scalar one's bits: random rows, ties, a zero
+// block, equal magnitudes of both signs (the first wins).
+TEST(GemmQ4K, Avx2QuantizerIsTheScalarOne) {
+  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx2);
+  std::mt19937 rng(21);
+  auto x = RandomActivations(1024, rng);
+  for (size_t i = 0; i < 40; ++i) x[i] = static_cast<float>(i) * 0.5f - 10.f;  // halves: ties after scaling
+  std::fill(x.begin() + 256, x.begin() + 512, 0.f);
+  x[600] = 3.f;
+  x[601] = -3.f;
+  QuantizedRow a = Quantize(x.data(), 1024), b = a;
+  q4k::QuantizeRowAvx2(x.data(), 1024, b.q.data(), b.d.data(), b.sums.data());
+  EXPECT_EQ(a.q, b.q);
+  EXPECT_EQ(std::memcmp(a.d.data(), b.d.data(), a.d.size() * sizeof(float)), 0);
+  EXPECT_EQ(a.sums, b.sums);
+}
+
 // isum and msum of output row r against one quantized activation block b.
 void BlockSums(const uint8_t* block, const QuantizedRow& x, size_t b, int64_t* isum, int64_t* msum) {
   *isum = *msum = 0;
