@@ -16,29 +16,9 @@ root=$(realpath "$(dirname "$0")/../..")
 check=$root/tests/deployment/k8s_check.py
 src=$root/deploy/kubernetes
 
-if [ -z "${LLMSERVE_K8S_TEST_NS:-}" ]; then
-  ns=(unshare --net)
-  [ "$(id -u)" = 0 ] || ns=(unshare --map-root-user --net)
-  "${ns[@]}" true 2>/dev/null || { echo "SKIP: cannot make a network namespace (${ns[*]})"; exit 77; }
-  LLMSERVE_K8S_TEST_NS=1 exec "${ns[@]}" "$0" "$@"
-fi
-ip link set lo up
-
-tmp=$(mktemp -d)
-declare -A pids=()
-cleanup() {
-  for name in "${!pids[@]}"; do kill -TERM -- -"${pids[$name]}" 2>/dev/null || true; done
-  for name in "${!pids[@]}"; do
-    wait_until 10 gone -"${pids[$name]}" || kill -KILL -- -"${pids[$name]}" 2>/dev/null || true
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for f in "$tmp"/*.log; do if [ -e "$f" ]; then echo "== $f"; tail -n 20 "$f"; fi; done
-  exit 1
-}
+. "$root/tests/deployment/harness.sh"
+enter_netns "$@" || { echo "SKIP: cannot make a network namespace"; exit 77; }
+start_harness
 
 if command -v kubectl >/dev/null; then
   # kustomize runs locally; KUBECONFIG points nowhere so nothing could reach a cluster.
@@ -73,12 +53,8 @@ run_pod llmserve-engine-0 "$engine"
 run_pod llmserve-engine-1 "$engine"
 wait_until 90 http_ok http://127.0.0.1:8000/health || fail "the deployment of the manifests did not become healthy"
 grep -q "engine 2: loading" "$tmp/llmserve-engine-1.log" || fail "pod llmserve-engine-1 does not run rank 2"
-curl -fsS --max-time 30 -H 'content-type: application/json' -o "$tmp/completion.json" \
-  -d '{"prompt": "Kubernetes", "max_tokens": 4}' http://127.0.0.1:8000/v1/completions || fail "completion failed"
-curl -fsS --max-time 5 http://127.0.0.1:8000/metrics >"$tmp/metrics.txt"
-for rank in 0 1 2 3; do
-  grep -q "^vllm:num_requests_running{.*engine=\"$rank\"" "$tmp/metrics.txt" || fail "rank $rank is not in /metrics"
-done
+wait_until 30 completes http://127.0.0.1:8000 Kubernetes || fail "completion failed"
+wait_until 30 all_ranks_reported http://127.0.0.1:8000/metrics 4 || fail "not all 4 ranks are in /metrics"
 echo "manifests' commands: frontend + engine pods 0 and 1 healthy with ranks 0-3, a completion served"
 for name in "${!pids[@]}"; do kill -TERM -- -"${pids[$name]}"; done
 for name in "${!pids[@]}"; do wait_until 30 gone -"${pids[$name]}" || fail "$name did not stop on SIGTERM"; done

@@ -15,13 +15,8 @@ command -v haproxy >/dev/null || { echo "SKIP: haproxy is not installed (scripts
 
 # Run in a network namespace of our own: the configs' fixed ports are free there, and
 # nothing outside can reach or be reached.
-if [ -z "${LLMSERVE_PROXY_TEST_NS:-}" ]; then
-  ns=(unshare --net)
-  [ "$(id -u)" = 0 ] || ns=(unshare --map-root-user --net)
-  "${ns[@]}" true 2>/dev/null || { echo "SKIP: cannot make a network namespace (${ns[*]})"; exit 77; }
-  LLMSERVE_PROXY_TEST_NS=1 exec "${ns[@]}" "$0" "$@"
-fi
-ip link set lo up
+. "$root/tests/deployment/harness.sh"
+enter_netns "$@" || { echo "SKIP: cannot make a network namespace"; exit 77; }
 
 tmp=$(mktemp -d)
 export LLMSERVE_RUNTIME_DIR=$tmp/run XDG_CACHE_HOME=$tmp/cache

@@ -16,27 +16,10 @@ if ! command -v systemd-analyze >/dev/null; then
   echo "SKIP: systemd-analyze is not installed (Debian package systemd)"
   exit 77
 fi
-if [ -z "${LLMSERVE_UNITS_TEST_NS:-}" ]; then
-  ns=(unshare --net)
-  [ "$(id -u)" = 0 ] || ns=(unshare --map-root-user --net)
-  if "${ns[@]}" true 2>/dev/null; then LLMSERVE_UNITS_TEST_NS=1 exec "${ns[@]}" "$0" "$@"; fi
-  LLMSERVE_UNITS_TEST_NS=none
-fi
-tmp=$(mktemp -d)
-declare -A pids=()
-cleanup() {
-  for name in "${!pids[@]}"; do kill -TERM -- -"${pids[$name]}" 2>/dev/null || true; done
-  for name in "${!pids[@]}"; do
-    wait_until 10 gone -"${pids[$name]}" || kill -KILL -- -"${pids[$name]}" 2>/dev/null || true
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for f in "$tmp"/*.log; do if [ -e "$f" ]; then echo "== $f"; tail -n 20 "$f"; fi; done
-  exit 1
-}
+. "$root/tests/deployment/harness.sh"
+own_netns=yes
+enter_netns "$@" || own_netns=no
+start_harness
 
 for unit in "$src"/*.service; do
   name=$(basename "$unit")
@@ -68,12 +51,11 @@ out=$(systemd-sysusers --dry-run --root="$tmp/sysroot" "$tmp/llmserve.conf" 2>&1
 grep -q "Creating user 'llmserve'" <<<"$out" || fail "sysusers creates no llmserve user: $out"
 echo "llmserve.sysusers: creates the llmserve user"
 
-if [ "$LLMSERVE_UNITS_TEST_NS" = none ]; then
+if [ "$own_netns" = no ]; then
   echo "SKIP (live part): cannot make a network namespace to run the units' commands in"
   echo "PASS"
   exit 0
 fi
-ip link set lo up
 "$bin/llmserve" keygen --out "$tmp/credentials" >/dev/null
 start_unit() {  # start_unit UNIT: its ExecStart with its environment, as its own "node"
   local name=${1%.service} argv
@@ -89,12 +71,8 @@ start_unit() {  # start_unit UNIT: its ExecStart with its environment, as its ow
 start_unit llmserve-head.service
 start_unit llmserve-engine.service
 wait_until 90 http_ok http://127.0.0.1:8000/health || fail "the units' deployment did not become healthy"
-curl -fsS --max-time 30 -H 'content-type: application/json' -o /dev/null \
-  -d '{"prompt": "systemd", "max_tokens": 4}' http://127.0.0.1:8000/v1/completions || fail "completion failed"
-metrics=$(curl -fsS --max-time 5 http://127.0.0.1:8000/metrics)
-for rank in 0 1 2 3; do
-  grep -q "^vllm:num_requests_running{.*engine=\"$rank\"" <<<"$metrics" || fail "rank $rank is not in /metrics"
-done
+wait_until 30 completes http://127.0.0.1:8000 systemd || fail "completion failed"
+wait_until 30 all_ranks_reported http://127.0.0.1:8000/metrics 4 || fail "not all 4 ranks are in /metrics"
 for name in "${!pids[@]}"; do kill -TERM "${pids[$name]}"; done
 for name in "${!pids[@]}"; do
   wait_until 30 gone -"${pids[$name]}" || fail "$name did not stop on SIGTERM"

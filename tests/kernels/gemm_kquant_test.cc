@@ -16,9 +16,14 @@
 #include "kernels/cpu/gemm_q4k.h"
 #include "kernels/cpu/linear.h"
 #include "tests/kernels/cpu_path.h"
+#include "tests/kernels/kquant_test_util.h"
 
 namespace llmserve::kernels::cpu::kquant_test {
 namespace {
+
+using kquant_test_util::Quantize;
+using kquant_test_util::QuantizedRow;
+using kquant_test_util::RandomActivations;
 
 using common::gguf::GgmlType;
 
@@ -52,30 +57,11 @@ std::vector<uint8_t> RandomBlocks(const FormatCase& f, size_t rows, size_t strid
   return out;
 }
 
-std::vector<float> RandomActivations(size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
-
 LinearWeight PackWith(Isa isa, const std::vector<KQuantRows>& parts, size_t cols) {
   SetMaxIsa(isa);
   LinearWeight w = LinearWeight::PackKQuants(parts, cols);
   SetMaxIsa(Isa::kAmx);
   return w;
-}
-
-struct QuantizedRow {
-  std::vector<int8_t> q;
-  std::vector<float> d;
-  std::vector<int16_t> sums;
-};
-
-QuantizedRow Quantize(const float* x, size_t cols) {
-  QuantizedRow row{std::vector<int8_t>(cols), std::vector<float>(cols / 256), std::vector<int16_t>(cols / 16)};
-  q4k::QuantizeRow(x, cols, row.q.data(), row.d.data(), row.sums.data());
-  return row;
 }
 
 // Quant c (0..63) of a Q6_K block, from the format's description.

@@ -1,7 +1,7 @@
 // Q4_K weights kept 4-bit (gemm_q4k.h): the Q8_K activation quantization,
-// the exact per-block formula, agreement of the scalar and AVX2 kernels bit
-// for bit across shapes, batch and thread invariance, and closeness to a
-// double product of the dequantized weights and activations.
+// the exact per-block formula, and closeness to a double product of the
+// dequantized weights and activations (the fast kernels against the scalar
+// one, with Q5_K and Q6_K: gemm_kquant_test.cc).
 #include "kernels/cpu/gemm_q4k.h"
 
 #include <gtest/gtest.h>
@@ -14,9 +14,14 @@
 #include "base/float16.h"
 #include "kernels/cpu/linear.h"
 #include "tests/kernels/cpu_path.h"
+#include "tests/kernels/kquant_test_util.h"
 
 namespace llmserve::kernels::cpu::q4k_test {
 namespace {
+
+using kquant_test_util::Quantize;
+using kquant_test_util::QuantizedRow;
+using kquant_test_util::RandomActivations;
 
 // GGUF Q4_K blocks for rows × stride weights: random f16 d and dmin, random
 // 12 scale bytes (every byte pattern is a valid set of 6-bit scales and
@@ -55,30 +60,11 @@ int Nibble(const uint8_t* block, size_t c) {
   return c % 64 < 32 ? byte & 0xf : byte >> 4;
 }
 
-std::vector<float> RandomActivations(size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
-
 LinearWeight PackQ4KWith(Isa isa, const std::vector<uint8_t>& blocks, size_t rows, size_t cols, size_t stride) {
   SetMaxIsa(isa);
   LinearWeight w = LinearWeight::PackQ4_K(blocks.data(), rows, cols, stride);
   SetMaxIsa(Isa::kAmx);
   return w;
-}
-
-struct QuantizedRow {
-  std::vector<int8_t> q;
-  std::vector<float> d;
-  std::vector<int16_t> sums;
-};
-
-QuantizedRow Quantize(const float* x, size_t cols) {
-  QuantizedRow row{std::vector<int8_t>(cols), std::vector<float>(cols / 256), std::vector<int16_t>(cols / 16)};
-  q4k::QuantizeRow(x, cols, row.q.data(), row.d.data(), row.sums.data());
-  return row;
 }
 
 TEST(GemmQ4K, QuantizesActivationsAsLlamaCppQ8KDoes) {
@@ -167,38 +153,6 @@ TEST(GemmQ4K, ScalarKernelIsTheBlockFormula) {
       EXPECT_EQ(y[i * rows + r], acc) << "row " << i << " output " << r;
     }
   }
-}
-
-// The AVX2 kernel against the scalar one for m = 1..17, on one and two
-// threads, and each row alone against the batch.
-void ExpectAvx2EqualsScalar(size_t rows, size_t cols, size_t stride, std::mt19937& rng) {
-  SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols));
-  const auto blocks = RandomQ4KBlocks(rows, stride, rng);
-  const LinearWeight scalar_w = PackQ4KWith(Isa::kScalar, blocks, rows, cols, stride);
-  const LinearWeight avx2_w = PackQ4KWith(Isa::kAvx2, blocks, rows, cols, stride);
-  ASSERT_EQ(avx2_w.isa(), Isa::kAvx2);
-  ASSERT_TRUE(avx2_w.is_k_quant());
-  ThreadPool one(1), two(2);
-  const auto x = RandomActivations(17 * cols, rng);
-  std::vector<float> alone(17 * rows);
-  for (size_t i = 0; i < 17; ++i) avx2_w.Apply(x.data() + i * cols, 1, alone.data() + i * rows, one);
-  for (size_t m = 1; m <= 17; ++m) {
-    std::vector<float> scalar(m * rows), avx2(m * rows);
-    scalar_w.Apply(x.data(), m, scalar.data(), one);
-    avx2_w.Apply(x.data(), m, avx2.data(), two);
-    EXPECT_EQ(std::memcmp(scalar.data(), avx2.data(), scalar.size() * 4), 0) << "m " << m;
-    EXPECT_EQ(std::memcmp(alone.data(), avx2.data(), avx2.size() * 4), 0) << "m " << m << ": batch changed a row";
-  }
-}
-
-TEST(GemmQ4K, Avx2EqualsScalarAndRowsDoNotDependOnTheBatch) {
-  LLMSERVE_REQUIRE_CPU_PATH(Isa::kAvx2);
-  std::mt19937 rng(5);
-  ExpectAvx2EqualsScalar(1, 256, 256, rng);
-  ExpectAvx2EqualsScalar(8, 256, 512, rng);
-  ExpectAvx2EqualsScalar(13, 768, 768, rng);   // a group tail of 5
-  ExpectAvx2EqualsScalar(77, 512, 1024, rng);  // a group tail of 5 over many groups
-  ExpectAvx2EqualsScalar(130, 1024, 1024, rng);
 }
 
 // Against the double product of the dequantized weights and the dequantized
