@@ -65,23 +65,30 @@ FrontendServer::FrontendServer(FrontendServerOptions options) : options_(std::mo
 FrontendServer::~FrontendServer() { Stop(); }
 
 StatusOr<std::unique_ptr<FrontendServer>> FrontendServer::Start(zmq::context_t& context,
-                                                                FrontendServerOptions options) {
+                                                                FrontendServerOptions options, bool serve_http) {
   LLMSERVE_RETURN_IF_ERROR(options.Validate());
   std::unique_ptr<FrontendServer> server(new FrontendServer(std::move(options)));
   LLMSERVE_RETURN_IF_ERROR(server->StartEngineSide(context));
-  http::HttpServerConfig http_config;
-  http_config.host = server->options_.host;
-  http_config.port = server->options_.port;
-  http_config.max_request_body_bytes = server->options_.max_request_body_bytes;
-  http_config.reuse_port = server->options_.api_server_count > 1;
-  http_config.tls = server->options_.tls;
-  http_config.max_connections = server->options_.max_http_connections;
-  http_config.keep_alive_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(server->options_.http_keep_alive_timeout_s * 1000));
-  auto http = http::HttpServer::Start(http_config, server->MakeRouter(context));
-  if (!http.ok()) return http.status();
-  server->http_ = std::move(http).value();
+  server->router_ = server->MakeRouter(context);
+  if (serve_http) LLMSERVE_RETURN_IF_ERROR(server->ServeHttp());
   return server;
+}
+
+Status FrontendServer::ServeHttp() {
+  CHECK(http_ == nullptr) << "ServeHttp called twice";
+  http::HttpServerConfig http_config;
+  http_config.host = options_.host;
+  http_config.port = options_.port;
+  http_config.max_request_body_bytes = options_.max_request_body_bytes;
+  http_config.reuse_port = options_.api_server_count > 1;
+  http_config.tls = options_.tls;
+  http_config.max_connections = options_.max_http_connections;
+  http_config.keep_alive_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(options_.http_keep_alive_timeout_s * 1000));
+  auto http = http::HttpServer::Start(http_config, std::move(router_));
+  if (!http.ok()) return http.status();
+  http_ = std::move(http).value();
+  return Status::Ok();
 }
 
 Status FrontendServer::StartEngineSide(zmq::context_t& context) {

@@ -72,15 +72,20 @@ struct FrontendServerOptions {
 class FrontendServer {
  public:
   // Validates `options`, loads the tokenizer (the chat template when the model
-  // has a usable one), starts the engine client and serves HTTP. Sockets use
-  // `context`, which must outlive the server.
-  static StatusOr<std::unique_ptr<FrontendServer>> Start(zmq::context_t& context, FrontendServerOptions options);
+  // has a usable one), starts the engine client and, with `serve_http`, serves
+  // HTTP (else ServeHttp does, later). Sockets use `context`, which must
+  // outlive the server.
+  static StatusOr<std::unique_ptr<FrontendServer>> Start(zmq::context_t& context, FrontendServerOptions options,
+                                                         bool serve_http = true);
+  // Starts serving HTTP, for a server started without. Once only.
+  Status ServeHttp();
   // Stops, if Stop() was not called.
   ~FrontendServer();
   FrontendServer(const FrontendServer&) = delete;
   FrontendServer& operator=(const FrontendServer&) = delete;
 
-  // The port the HTTP server listens on (the ephemeral one when options.port was 0).
+  // The port the HTTP server listens on (the ephemeral one when options.port was 0);
+  // once it serves HTTP.
   uint16_t port() const { return http_->port(); }
   // The engine client (its bound addresses are where engines connect).
   EngineCoreClient& engine() { return *client_; }
@@ -106,6 +111,7 @@ class FrontendServer {
   std::unique_ptr<serving::RuntimeLoras> loras_;        // the LoRA adapters served now
   serving::ServingContext serving_;                     // the generation routes point at it
   std::unique_ptr<ScaleControlClient> scale_control_;   // null without a control address
+  http::Router router_;  // MakeRouter's, until ServeHttp hands it to http_
   std::unique_ptr<http::HttpServer> http_;
   std::unique_ptr<metrics::StatsLogger> stats_logger_;  // null without log_stats_interval_s
   bool stopped_ = false;

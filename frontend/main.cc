@@ -5,6 +5,8 @@
 #include <glog/logging.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "common/flags.h"
@@ -31,15 +33,34 @@ int main(int argc, char** argv) {
     LOG(ERROR) << authenticator.status().message();
     return 2;
   }
-  auto server = frontend::FrontendServer::Start(zmq_context, flags->server);
+  // API servers sharing a port (SO_REUSEPORT) listen once their engines are
+  // ready, as vLLM's do: one still starting would take a share of the
+  // connections and answer them 503 while a sibling's /health says ok.
+  const bool shared_port = flags->server.api_server_count > 1;
+  auto server = frontend::FrontendServer::Start(zmq_context, flags->server, /*serve_http=*/!shared_port);
   if (!server.ok()) {
     LOG(ERROR) << server.status().message();
     return 1;
   }
   const int index = flags->server.client_index;
-  LOG(INFO) << "frontend " << index << " listening on " << flags->server.host << ":" << (*server)->port();
   int sig = 0;
-  sigwait(&set, &sig);
+  if (shared_port) {
+    const timespec no_wait{0, 0};
+    while (!(*server)->engine().WaitUntilReady(std::chrono::milliseconds(200)).ok()) {
+      sig = std::max(sigtimedwait(&set, nullptr, &no_wait), 0);  // -1: none pending
+      if (sig != 0) break;
+    }
+    if (sig == 0) {
+      if (Status s = (*server)->ServeHttp(); !s.ok()) {
+        LOG(ERROR) << s.message();
+        return 1;
+      }
+    }
+  }
+  if (sig == 0) {
+    LOG(INFO) << "frontend " << index << " listening on " << flags->server.host << ":" << (*server)->port();
+    sigwait(&set, &sig);
+  }
   LOG(INFO) << "frontend " << index << ": " << strsignal(sig) << "; finishing in-flight requests";
   (*server)->Stop();
   return 0;
