@@ -46,9 +46,9 @@ all_ranks_reported() {
   done
 }
 
-# completes BASE_URL PROMPT: one 4-token completion answered 200. With several API
-# servers on one port a sibling may still answer 503 (its engines are starting) after
-# another's /health said ok, so callers retry it with wait_until.
+# completes BASE_URL PROMPT: one 4-token completion answered 200. Asked once /health is
+# ok: API servers sharing a port listen only once their engines are ready, so whichever
+# takes the connection serves it.
 completes() {
   curl -fsS --max-time 30 -H 'content-type: application/json' -o /dev/null \
     -d "{\"prompt\": \"$2\", \"max_tokens\": 4}" "$1/v1/completions" 2>/dev/null

@@ -53,7 +53,7 @@ run_pod llmserve-engine-0 "$engine"
 run_pod llmserve-engine-1 "$engine"
 wait_until 90 http_ok http://127.0.0.1:8000/health || fail "the deployment of the manifests did not become healthy"
 grep -q "engine 2: loading" "$tmp/llmserve-engine-1.log" || fail "pod llmserve-engine-1 does not run rank 2"
-wait_until 30 completes http://127.0.0.1:8000 Kubernetes || fail "completion failed"
+completes http://127.0.0.1:8000 Kubernetes || fail "completion failed"
 wait_until 30 all_ranks_reported http://127.0.0.1:8000/metrics 4 || fail "not all 4 ranks are in /metrics"
 echo "manifests' commands: frontend + engine pods 0 and 1 healthy with ranks 0-3, a completion served"
 for name in "${!pids[@]}"; do kill -TERM -- -"${pids[$name]}"; done

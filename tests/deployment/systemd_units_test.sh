@@ -71,7 +71,7 @@ start_unit() {  # start_unit UNIT: its ExecStart with its environment, as its ow
 start_unit llmserve-head.service
 start_unit llmserve-engine.service
 wait_until 90 http_ok http://127.0.0.1:8000/health || fail "the units' deployment did not become healthy"
-wait_until 30 completes http://127.0.0.1:8000 systemd || fail "completion failed"
+completes http://127.0.0.1:8000 systemd || fail "completion failed"
 wait_until 30 all_ranks_reported http://127.0.0.1:8000/metrics 4 || fail "not all 4 ranks are in /metrics"
 for name in "${!pids[@]}"; do kill -TERM "${pids[$name]}"; done
 for name in "${!pids[@]}"; do
