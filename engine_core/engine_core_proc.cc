@@ -122,6 +122,7 @@ bool EngineCoreProc::ConnectInputs(std::vector<zmq::socket_t>* sockets, std::opt
     ready.set_data_parallel_rank(options_.rank);
     ready.set_max_model_len(max_model_len_);
     ready.set_num_kv_blocks(static_cast<uint64_t>(core_->num_gpu_blocks()));
+    *ready.mutable_cache() = options_.cache;
     *ready_bytes = ready.SerializeAsString();
     for (const auto& address : addresses_.inputs()) {
       zmq::socket_t s(context_, zmq::socket_type::dealer);

@@ -45,6 +45,7 @@ struct EngineProcOptions {
   bool local = true;
   bool headless = false;
   std::chrono::milliseconds shutdown_timeout{30000};  // drain bound on SIGTERM
+  proto::CacheConfig cache;  // the cache configuration the engine runs with, sent in its ReadyResponse
 };
 
 class EngineCoreProc {

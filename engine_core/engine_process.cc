@@ -34,6 +34,8 @@ Status EngineProcess::Run(zmq::context_t& context) {
   proc_options.headless = options_.headless;
   proc_options.shutdown_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(config.shutdown_timeout_s() * 1000));
+  proc_options.cache = config.cache();
+  proc_options.cache.set_block_size(built->block_size);  // 0 in the config means the default
   EngineCoreProc proc(context, proc_options, (*handshake)->reply().addresses(), std::move(built->core),
                       built->max_model_len);
   if (Status s = proc.Start(); !s.ok()) return fail(s);

@@ -60,6 +60,7 @@ struct EngineState {
   bool joined = false;         // added after startup (elastic scale-up)
   uint32_t max_model_len = 0;  // from its ReadyResponse
   uint64_t num_kv_blocks = 0;
+  proto::CacheConfig cache;    // the cache configuration it runs with
   int32_t in_flight = 0;       // this client's unfinished requests on it
   std::optional<proto::SchedulerStats> last_stats;
 };
@@ -123,9 +124,9 @@ class EngineCoreClient final : public EngineClient {
   // Installs (or, with nullptr, removes) the listener; reports before the call are not replayed.
   void SetStatsListener(StatsListener listener);
   // Called on the I/O thread (with the client's lock held) each time a rank
-  // sends its ReadyResponse, at start and when it comes back or joins. Must
-  // be quick and must not call the client.
-  using ReadyListener = std::function<void(uint32_t engine_rank)>;
+  // sends its ReadyResponse, at start and when it comes back or joins, with
+  // that message. Must be quick and must not call the client.
+  using ReadyListener = std::function<void(uint32_t engine_rank, const proto::ReadyResponse& ready)>;
   void SetReadyListener(ReadyListener listener);
   // The load the balancer sees for each routed rank now (rank order).
   std::vector<RankLoad> EffectiveLoads() const;

@@ -67,10 +67,11 @@ void EngineCoreClient::HandleInput() {
     engine.draining = false;
     engine.max_model_len = ready.max_model_len();
     engine.num_kv_blocks = ready.num_kv_blocks();
+    engine.cache = ready.cache();
     LOG(INFO) << "engine rank " << rank << " ready: " << ready.num_kv_blocks() << " KV blocks, max_model_len "
               << ready.max_model_len();
     ready_cv_.notify_all();
-    if (ready_listener_) ready_listener_(rank);
+    if (ready_listener_) ready_listener_(rank, ready);
   }
 }
 

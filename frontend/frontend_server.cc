@@ -18,6 +18,7 @@
 #include "frontend/serving/chat_output.h"
 #include "frontend/serving/generation_routes.h"
 #include "frontend/serving/lora_routes.h"
+#include "frontend/serving/response_routes.h"
 
 namespace llmserve::frontend {
 
@@ -133,8 +134,13 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
       openai::ParseLoraCards(options_.lora_modules_json, options_.served_model_name).value(),  // validated in Start
       options_.served_model_name, std::move(call_utility));
   serving_.loras = loras_.get();
-  if (loras_->runtime_updating())
-    client_->SetReadyListener([loras = loras_.get()](uint32_t) { loras->OnRankReady(); });
+  client_->SetReadyListener([metrics = metrics_.get(), loras = loras_.get()](uint32_t rank,
+                                                                            const proto::ReadyResponse& ready) {
+    metrics->RecordEngineReady(rank, ready.cache(), ready.num_kv_blocks());
+    if (loras->runtime_updating()) loras->OnRankReady();
+  });
+  for (const EngineState& e : client_->Engines())  // announced before the listener was set
+    if (e.ready) metrics_->RecordEngineReady(e.rank, e.cache, e.num_kv_blocks);
   serving_.defaults = LoadGenerationDefaults(options_.generation_config, options_.model_dir,
                                              options_.override_generation_config).value();  // validated in Start
   serving_.eos_token_ids = tokenizer_->eos_token_ids();
@@ -207,6 +213,7 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   };
   openai::RegisterElasticRoutes(elastic, &router);
   serving::RegisterGenerationRoutes(serving_, &router);
+  serving::RegisterStoredResponseRoutes(&responses_, &router);
   if (loras_->runtime_updating()) {
     LOG(WARNING) << "LoRA dynamic loading & unloading is enabled in the API server. This should ONLY be used for "
                     "local development!";

@@ -2,6 +2,8 @@
 // HttpRequest / HttpResponse: the plain-data view of one HTTP exchange that
 // handlers see. No Boost.Beast here: only connection.cc includes Beast.
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,9 +26,15 @@ struct HttpRequest {
   Headers headers;      // every header field
   std::string body;     // the full body (bounded by max_request_body_bytes)
   std::string remote;   // peer "address:port", for logs
+  std::map<std::string, std::string, std::less<>> path_params;  // "{name}" segments of the route (Router)
 
   // Returns the value of header `name` (any case), or nullptr.
   const std::string* header(std::string_view name) const { return FindHeader(headers, name); }
+  // The path segment the route's "{name}" matched (as sent, not percent-decoded), or "".
+  std::string path_param(std::string_view name) const {
+    auto it = path_params.find(name);
+    return it == path_params.end() ? std::string() : it->second;
+  }
 };
 
 // One complete (non-streaming) response.

@@ -2,12 +2,29 @@
 
 #include <atomic>
 #include <chrono>
+#include <string_view>
 
 #include "frontend/http/request_id.h"
 
 namespace llmserve::frontend::http {
 
 namespace {
+
+// The segments of a path ("/a/b" -> "a", "b"; "/" -> none).
+std::vector<std::string_view> Segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  while (!path.empty()) {
+    if (path.front() == '/') path.remove_prefix(1);
+    const size_t end = path.find('/');
+    out.push_back(path.substr(0, end));
+    path.remove_prefix(end == std::string_view::npos ? path.size() : end);
+  }
+  return out;
+}
+
+bool IsParam(std::string_view segment) {
+  return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
 
 // Forwards to another writer, adding `headers` to the response or stream head.
 class HeaderAddingWriter final : public ResponseWriter {
@@ -88,7 +105,45 @@ HttpResponse PlainErrorResponse(int status, const std::string& message) {
 }
 
 void Router::Add(std::string method, std::string path, Handler handler) {
-  routes_[std::move(path)][std::move(method)] = std::move(handler);
+  if (path.find('{') == std::string::npos) {
+    routes_[std::move(path)][std::move(method)] = std::move(handler);
+    return;
+  }
+  for (PathTemplate& t : templates_) {
+    if (t.path != path) continue;
+    t.methods[std::move(method)] = std::move(handler);
+    return;
+  }
+  PathTemplate t{path, {}, {}};
+  for (std::string_view s : Segments(path)) t.segments.emplace_back(s);
+  t.methods[std::move(method)] = std::move(handler);
+  templates_.push_back(std::move(t));
+}
+
+const Router::Methods* Router::Find(HttpRequest& request, std::string* route) const {
+  if (auto exact = routes_.find(request.path); exact != routes_.end()) {
+    *route = exact->first;
+    return &exact->second;
+  }
+  const std::vector<std::string_view> segments = Segments(request.path);
+  for (const PathTemplate& t : templates_) {
+    if (t.segments.size() != segments.size()) continue;
+    std::map<std::string, std::string, std::less<>> params;
+    bool match = true;
+    for (size_t i = 0; match && i < segments.size(); ++i) {
+      if (IsParam(t.segments[i])) {
+        match = !segments[i].empty();
+        params.emplace(t.segments[i].substr(1, t.segments[i].size() - 2), segments[i]);
+      } else {
+        match = t.segments[i] == segments[i];
+      }
+    }
+    if (!match) continue;
+    request.path_params = std::move(params);
+    *route = t.path;
+    return &t.methods;
+  }
+  return nullptr;
 }
 
 void Router::AddFilter(std::string prefix, Filter filter) {
@@ -96,10 +151,9 @@ void Router::AddFilter(std::string prefix, Filter filter) {
 }
 
 void Router::Dispatch(HttpRequest request, std::shared_ptr<ResponseWriter> writer) const {
-  if (observer_) {
-    const std::string handler = routes_.count(request.path) ? request.path : "none";
-    writer = std::make_shared<ObservingWriter>(std::move(writer), observer_, handler, request.method);
-  }
+  std::string route = "none";
+  const Methods* methods = Find(request, &route);
+  if (observer_) writer = std::make_shared<ObservingWriter>(std::move(writer), observer_, route, request.method);
   Headers extra;
   if (request_id_headers_) extra.emplace_back("X-Request-Id", ResponseRequestId(request));
   if (cors_) {
@@ -119,16 +173,15 @@ void Router::Dispatch(HttpRequest request, std::shared_ptr<ResponseWriter> write
       return;
     }
   }
-  auto by_path = routes_.find(request.path);
-  if (by_path == routes_.end()) {
+  if (methods == nullptr) {
     writer->Respond(Error(404, "Not Found"));
     return;
   }
-  auto by_method = by_path->second.find(request.method);
-  if (by_method == by_path->second.end()) {
+  auto by_method = methods->find(request.method);
+  if (by_method == methods->end()) {
     HttpResponse response = Error(405, "Method Not Allowed");
     std::string allow;
-    for (const auto& [method, handler] : by_path->second) {
+    for (const auto& [method, handler] : *methods) {
       allow += allow.empty() ? method : ", " + method;
     }
     response.headers.emplace_back("Allow", allow);

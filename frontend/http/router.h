@@ -1,8 +1,10 @@
 #pragma once
-// Router: maps (method, exact path) to a handler, runs prefix filters (such as
+// Router: maps (method, path) to a handler, runs prefix filters (such as
 // the API-key check on /v1/) before dispatch, and answers unknown paths with
-// 404 and a known path with the wrong method with 405. Error bodies come from
-// an ErrorResponder so that the HTTP layer does not know the OpenAI format.
+// 404 and a known path with the wrong method with 405. A path is exact, or a
+// template whose "{name}" segments each match one non-empty segment (handed
+// to the handler as HttpRequest::path_params); exact paths win. Error bodies
+// come from an ErrorResponder so that the HTTP layer does not know the OpenAI format.
 // Routes are registered before the server starts and never change after.
 
 #include <functional>
@@ -42,7 +44,8 @@ class Router {
  public:
   Router() : error_responder_(PlainErrorResponse) {}
 
-  // Registers `handler` for `method` (e.g. "POST") on exactly `path`.
+  // Registers `handler` for `method` (e.g. "POST") on `path`, exact or a
+  // template such as "/v1/responses/{response_id}".
   void Add(std::string method, std::string path, Handler handler);
 
   // Runs `filter` before the handler of every request whose path starts with `prefix`.
@@ -56,7 +59,8 @@ class Router {
   // request_id.h says which id).
   void set_request_id_headers(bool on) { request_id_headers_ = on; }
 
-  // Reports every request to `observer` (HTTP metrics).
+  // Reports every request to `observer` (HTTP metrics) under its route's path
+  // (a template as registered, "/v1/responses/{response_id}").
   void set_observer(RequestObserver observer) { observer_ = std::move(observer); }
 
   // Replaces the error body format.
@@ -69,7 +73,19 @@ class Router {
   void Dispatch(HttpRequest request, std::shared_ptr<ResponseWriter> writer) const;
 
  private:
-  std::map<std::string, std::map<std::string, Handler>> routes_;  // path -> method -> handler
+  using Methods = std::map<std::string, Handler>;  // method -> handler
+  // A templated path, split at '/'.
+  struct PathTemplate {
+    std::string path;                   // as registered
+    std::vector<std::string> segments;  // "{name}" or a literal
+    Methods methods;
+  };
+  // The methods of the route `request`'s path names, with its path params
+  // filled in, and that route's registered path; nullptr when none.
+  const Methods* Find(HttpRequest& request, std::string* route) const;
+
+  std::map<std::string, Methods> routes_;  // exact path -> methods
+  std::vector<PathTemplate> templates_;    // in registration order
   std::vector<std::pair<std::string, Filter>> filters_;
   std::optional<CorsPolicy> cors_;
   bool request_id_headers_ = false;

@@ -78,6 +78,12 @@ class Family final : public FamilyBase {
   // The series with these label values (one per label name, in order),
   // created at zero on first use. The reference stays valid for the family's life.
   T& Labels(const std::vector<std::string>& values);
+  // Drops the series with these label values, if any; a reference Labels()
+  // returned for it must not be used after.
+  void Remove(const std::vector<std::string>& values) {
+    std::lock_guard<std::mutex> lock(mu_);
+    series_.erase(values);
+  }
 
  private:
   static constexpr MetricType TypeOf() {

@@ -111,6 +111,8 @@ FrontendMetrics::FrontendMetrics(FrontendMetricsConfig config) : config_(std::mo
            generation_tokens_, request_success_, iteration_tokens_, ttft_, itl_, tpot_, e2e_, queue_, inference_,
            prefill_, decode_, params_n_, http_requests_, http_duration_})
     exposed_names_.push_back(f->exposed_name());
+  cache_config_info_ = std::make_unique<CacheConfigInfo>(registry_);
+  exposed_names_.push_back("vllm:cache_config_info");
   for (uint32_t rank : config_.engine_ranks) ForEngine(rank);
 }
 

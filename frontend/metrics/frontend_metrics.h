@@ -7,7 +7,9 @@
 //    hits, preemptions since its last report); every step's scheduled token
 //    count goes into iteration_tokens_total;
 //  - each request's timing and token counts, measured by a RequestTracker as
-//    its outputs reach this frontend.
+//    its outputs reach this frontend;
+//  - each engine's ReadyResponse: its cache configuration and KV block count
+//    (vllm:cache_config_info, cache_config_info.h).
 // Every series has the labels model_name and engine (the DP rank); series of
 // the ranks given at construction exist (at zero) from the start, others
 // appear when a rank first reports. All methods are thread-safe; the record
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/metrics/cache_config_info.h"
 #include "frontend/metrics/registry.h"
 #include "frontend/metrics/spec_decode_metrics.h"
 #include "proto/engine_core_output.h"
@@ -67,6 +70,11 @@ class FrontendMetrics {
   FrontendMetrics(const FrontendMetrics&) = delete;
   FrontendMetrics& operator=(const FrontendMetrics&) = delete;
 
+  // Engine `engine` announced itself with `cache` and `num_kv_blocks` KV
+  // blocks (its ReadyResponse): sets vllm:cache_config_info.
+  void RecordEngineReady(uint32_t engine, const proto::CacheConfig& cache, uint64_t num_kv_blocks) {
+    cache_config_info_->EngineReady(engine, cache, num_kv_blocks);
+  }
   // One SchedulerStats report from engine `engine`.
   void RecordSchedulerStats(uint32_t engine, const proto::SchedulerStats& stats);
   // A request's first token arrived: counts its prompt tokens and observes TTFT.
@@ -130,6 +138,7 @@ class FrontendMetrics {
   Family<Counter>* http_requests_;
   Family<Histogram>* http_duration_;
   Histogram* http_duration_highr_;
+  std::unique_ptr<CacheConfigInfo> cache_config_info_;
   Family<Histogram>* request_prompt_tokens_ = nullptr;      // registered by AddLengthSeries, guarded by mu_
   Family<Histogram>* request_generation_tokens_ = nullptr;
   Family<Histogram>* params_max_tokens_ = nullptr;

@@ -433,18 +433,18 @@ void GenerationJob::FinishIfDone() {
 void GenerationJob::FinishResponse(const openai::Usage& usage) {
   const Choice& choice = *choices_.front();  // a response has one output
   const std::string status = choice.finish_reason == "length" ? "incomplete" : "completed";
-  if (spec_.store) {
+  nlohmann::json object = openai::ResponseObject(*spec_.response, status, choice.text, usage);
+  if (spec_.store) {  // what GET /v1/responses/{id} answers: the object POST returned (or response.completed carried)
     nlohmann::json messages = spec_.conversation;
     messages.push_back({{"role", "assistant"}, {"content", choice.text}});
-    spec_.store->Put(spec_.response->id, std::move(messages));
+    spec_.store->Put(spec_.response->id, std::move(messages), object);
   }
   if (spec_.sampling.stream) {
     SendEvents(response_events_->Closing(choice.text, status, usage));
     sse_.End();
     return;
   }
-  http::HttpResponse response = http::HttpResponse::Make(
-      200, "application/json", openai::Dump(openai::ResponseObject(*spec_.response, status, choice.text, usage)));
+  http::HttpResponse response = http::HttpResponse::Make(200, "application/json", openai::Dump(object));
   response.headers = RoutingHeaders();
   writer_->Respond(std::move(response));
 }

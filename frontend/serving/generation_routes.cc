@@ -15,6 +15,7 @@
 #include "frontend/serving/beam_search_job.h"
 #include "frontend/serving/generation_job.h"
 #include "frontend/serving/ignored_fields_log.h"
+#include "frontend/serving/response_routes.h"
 
 namespace llmserve::frontend::serving {
 
@@ -200,10 +201,7 @@ void HandleResponses(const ServingContext& ctx, const http::HttpRequest& req,
   spec.conversation = nlohmann::json::array();
   if (rr.previous_response_id) {
     std::optional<nlohmann::json> previous = ctx.responses->Get(*rr.previous_response_id);
-    if (!previous) {
-      return Reply(*w, openai::MakeError(404, "Response with id '" + *rr.previous_response_id + "' not found.",
-                                         "previous_response_id"));
-    }
+    if (!previous) return Reply(*w, ResponseNotFound(*rr.previous_response_id));  // vLLM's error, as GET's
     spec.conversation = std::move(*previous);
   }
   for (const auto& m : rr.input_messages) spec.conversation.push_back(m);

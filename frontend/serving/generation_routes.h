@@ -1,6 +1,6 @@
 #pragma once
 // Registers the endpoints that tokenize and generate: POST /v1/completions,
-// POST /v1/chat/completions, POST /tokenize, POST /detokenize.
+// POST /v1/chat/completions, POST /v1/responses, POST /tokenize, POST /detokenize.
 
 #include "frontend/http/router.h"
 #include "frontend/serving/serving_context.h"

@@ -205,6 +205,26 @@ test('/metrics needs no API key and exposes the vLLM families at zero', async ()
   assert.equal(guarded.status, 401);
 });
 
+test('cache_config_info labels are vLLM\'s CacheConfig fields, valued from the engine', async () => {
+  const families = await scrape();
+  assert.equal(families.get('vllm:cache_config_info')?.type, 'gauge');
+  const samples = families.get('vllm:cache_config_info').samples;
+  assert.equal(samples.length, 1, 'one engine, one series');
+  assert.equal(samples[0].value, 1);
+  // The frontend logs what the engine's ReadyResponse said.
+  const blocks = /engine rank 0 ready: (\d+) KV blocks/.exec(server.log)?.[1];
+  assert.ok(blocks, server.log.slice(-2000));
+  assert.deepEqual(samples[0].labels, {
+    block_size: '32', gpu_memory_utilization: '0.9', swap_space: '4', cache_dtype: 'auto',
+    is_attention_free: 'False', num_gpu_blocks_override: 'None', sliding_window: 'None',
+    enable_prefix_caching: 'True', prefix_caching_hash_algo: 'sha256', cpu_offload_gb: '0',
+    calculate_kv_scales: 'False', cpu_kvcache_space_bytes: 'None', mamba_page_size_padded: 'None',
+    mamba_block_size: 'None', mamba_cache_dtype: 'auto', mamba_ssm_cache_dtype: 'auto', num_gpu_blocks: blocks,
+    num_cpu_blocks: 'None', kv_sharing_fast_prefill: 'False', kv_cache_memory_bytes: String(64 * 1024 * 1024),
+    engine: '0',
+  });
+});
+
 test('one completion moves every family by the expected amount', async () => {
   const a = await scrape();
   const r = await client.completions.create({ model: 'tiny', prompt: 'The capital of France is', max_tokens: 5,

@@ -261,7 +261,7 @@ test('unknown request fields are named in the log once per set', async () => {
   assert.equal(logCount(server, line), 1, server.log.slice(-3000));
 });
 
-test('responses API: text, instructions, a stream equal to the answer, previous_response_id', async () => {
+test('responses API: text, instructions, a stream equal to the answer, previous_response_id, retrieve', async () => {
   const args = { model: 'tiny', input: 'Say something.', instructions: 'Be brief.', max_output_tokens: 6,
                  temperature: 0, ignore_eos: true };
   const r = await client.responses.create(args);
@@ -305,6 +305,20 @@ test('responses API: text, instructions, a stream equal to the answer, previous_
   assert.ok(next.usage.input_tokens > alone.usage.input_tokens + 6, `${next.usage.input_tokens} vs ${alone.usage.input_tokens}`);
   await assert.rejects(client.responses.create({ model: 'tiny', input: 'x', previous_response_id: alone.id }),
                        (e) => e.status === 404, 'store: false keeps nothing');
+
+  // Stored responses come back as created (a streamed one as response.completed carried it); one that is not
+  // running in the background cannot be cancelled; unknown and store: false ids are vLLM's 404.
+  assert.deepEqual(await client.responses.retrieve(r.id), r);
+  const { output_text: streamedText, ...streamedAgain } = await client.responses.retrieve(completed.id);
+  assert.deepEqual(streamedAgain, completed);
+  assert.equal(streamedText, r.output_text);
+  await assert.rejects(client.responses.cancel(r.id),
+                       (e) => e.status === 400 && e.type === 'invalid_request_error' &&
+                              /Cannot cancel a synchronous response/.test(e.message));
+  await assert.rejects(client.responses.retrieve(alone.id),
+                       (e) => e.status === 404 && e.type === 'invalid_request_error' && e.param === 'response_id' &&
+                              e.message.includes(`Response with id '${alone.id}' not found.`));
+  await assert.rejects(client.responses.cancel('resp_unknown'), (e) => e.status === 404);
   await assert.rejects(client.responses.create({ model: 'tiny', input: 'x', tools: [{ type: 'function', name: 'f' }] }),
                        (e) => e.status === 400 && /tools/.test(e.message));
 });

@@ -53,6 +53,8 @@ struct EngineSocketPeer {
     ready.set_data_parallel_rank(rank);
     ready.set_max_model_len(max_model_len);
     ready.set_num_kv_blocks(100);
+    ready.mutable_cache()->set_block_size(16);
+    ready.mutable_cache()->set_enable_prefix_caching(true);
     input.send(zmq::buffer(ready.SerializeAsString()));
   }
 

@@ -118,6 +118,49 @@ TEST(HttpServer, UnknownRouteIs404AndWrongMethodIs405) {
   EXPECT_EQ(client.ReadResponse().body, "hello");
 }
 
+TEST(HttpServer, PathTemplatesHandTheirSegmentsToTheHandler) {
+  Router router;
+  std::mutex mu;
+  std::vector<std::string> observed;  // the route each request was reported under
+  router.set_observer([&](const std::string& handler, const std::string& method, int status, double) {
+    std::lock_guard<std::mutex> lock(mu);
+    observed.push_back(method + " " + handler + " " + std::to_string(status));
+  });
+  auto echo = [](const std::string& what) {
+    return [what](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+      w->Respond(HttpResponse::Make(200, "text/plain", what + " " + req.path_param("response_id")));
+    };
+  };
+  router.Add("POST", "/v1/responses", echo("create"));
+  router.Add("GET", "/v1/responses/{response_id}", echo("get"));
+  router.Add("POST", "/v1/responses/{response_id}/cancel", echo("cancel"));
+  router.Add("GET", "/v1/responses/latest", echo("exact"));  // an exact path wins over a template
+  auto server = StartServer(std::move(router));
+  TestClient client;
+  ASSERT_TRUE(client.Connect(server->port()));
+  auto send = [&](const std::string& method, const std::string& target) {
+    EXPECT_TRUE(client.SendRequest(method, target));
+    return client.ReadResponse();
+  };
+  EXPECT_EQ(send("GET", "/v1/responses/resp_1?stream=false").body, "get resp_1");
+  EXPECT_EQ(send("POST", "/v1/responses/resp_2/cancel").body, "cancel resp_2");
+  EXPECT_EQ(send("POST", "/v1/responses").body, "create ");
+  EXPECT_EQ(send("GET", "/v1/responses/latest").body, "exact ");
+  ClientResponse wrong_method = send("GET", "/v1/responses/resp_2/cancel");
+  EXPECT_EQ(wrong_method.status, 405);
+  EXPECT_EQ(wrong_method.header("allow"), "POST");
+  EXPECT_EQ(send("GET", "/v1/responses/").status, 404);  // no segment for {response_id}
+  EXPECT_EQ(send("GET", "/v1/responses//cancel").status, 404);
+  EXPECT_EQ(send("GET", "/v1/responses/a/b").status, 404);
+  ASSERT_TRUE(test_util::WaitUntil([&] { std::lock_guard<std::mutex> lock(mu); return observed.size() == 8; },
+                                   std::chrono::seconds(5), std::chrono::milliseconds(5)));
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(observed[0], "GET /v1/responses/{response_id} 200");  // the template, as vLLM's instrumentator
+  EXPECT_EQ(observed[1], "POST /v1/responses/{response_id}/cancel 200");
+  EXPECT_EQ(observed[4], "GET /v1/responses/{response_id}/cancel 405");
+  EXPECT_EQ(observed[5], "GET none 404");
+}
+
 TEST(HttpServer, FilterAnswersBeforeTheHandler) {
   Router router = EchoRouter();
   router.AddFilter("/ech", [](const HttpRequest& req) -> std::optional<HttpResponse> {

@@ -1,6 +1,7 @@
 // The Responses API (POST /v1/responses): request parsing (input forms,
 // instructions, text.format, the fields that are 400s), the response object
-// and stream events' shapes, and the store's bound.
+// and stream events' shapes, and the store's bound (objects and conversations
+// forgotten together).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -122,13 +123,16 @@ TEST(ResponsesObjects, ResponseAndStreamEvents) {
 
 TEST(ResponseStore, ForgetsTheOldestPastItsCapacity) {
   serving::ResponseStore store(2);
-  store.Put("a", json::array({1}));
-  store.Put("b", json::array({2}));
-  store.Put("a", json::array({3}));  // replaced, still the oldest
-  store.Put("c", json::array({4}));
+  store.Put("a", json::array({1}), {{"id", "a"}});
+  store.Put("b", json::array({2}), {{"id", "b"}});
+  store.Put("a", json::array({3}), {{"id", "a3"}});  // replaced, still the oldest
+  store.Put("c", json::array({4}), {{"id", "c"}});
   EXPECT_FALSE(store.Get("a"));
+  EXPECT_FALSE(store.GetResponse("a"));
   EXPECT_EQ(*store.Get("b"), json::array({2}));
+  EXPECT_EQ(*store.GetResponse("b"), json({{"id", "b"}}));
   EXPECT_EQ(*store.Get("c"), json::array({4}));
+  EXPECT_EQ(*store.GetResponse("c"), json({{"id", "c"}}));
 }
 
 }  // namespace

@@ -47,7 +47,9 @@ TEST(ControlPlane, HelloReadyAndReadyResponse) {
   ReadyResponse ready;
   ready.set_max_model_len(40960);
   ready.set_num_kv_blocks(123456789012ull);
+  ready.mutable_cache()->set_block_size(32);  // what the engine runs with, for cache_config_info
   EXPECT_EQ(RoundTrip(ready).num_kv_blocks(), 123456789012ull);
+  EXPECT_EQ(RoundTrip(ready).cache().block_size(), 32u);
   HandshakeMessage r;
   r.mutable_ready()->set_config_hash(0xdeadbeefcafeull);
   EXPECT_EQ(RoundTrip(r).ready().config_hash(), 0xdeadbeefcafeull);
