@@ -13,18 +13,6 @@ namespace {
 static_assert(kGroupRows == 8, "one ymm lane per output row of a group");
 
 constexpr size_t kTile = 2;
-// Group blocks read ahead with software prefetches (into L2): the hardware
-// prefetcher alone left decode waiting on memory at the start of each group
-// block.
-constexpr size_t kPrefetchBlocks = 8;
-
-template <Format F>
-LLMSERVE_AVX2_INLINE void Prefetch(const uint8_t* gb) {
-  constexpr size_t kBytes = LayoutOf(F).group_block_bytes;
-  const uint8_t* ahead = gb + kPrefetchBlocks * kBytes;
-  for (size_t at = 0; at < kBytes; at += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(ahead + at), _MM_HINT_T1);
-}
 
 // Lane-wise view of activation row r of a tile.
 struct TileRows {
@@ -101,7 +89,7 @@ LLMSERVE_AVX2 void Tile(const Problem& p, size_t g, size_t i) {
   for (size_t r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (size_t b = 0; b < blocks; ++b) {
     const uint8_t* gb = p.w + (g * blocks + b) * kL.group_block_bytes;
-    Prefetch<F>(gb);
+    PrefetchGroupBlockAhead(gb, kL.group_block_bytes);
     TileRows t;
     for (size_t r = 0; r < R; ++r) {
       t.xq[r] = p.xq + (i + r) * p.k + b * kBlock;

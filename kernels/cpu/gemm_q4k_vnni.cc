@@ -13,6 +13,7 @@
 #include "kernels/cpu/avx512_vnni_target.h"
 #include "kernels/cpu/gemm_q4k.h"
 #include "kernels/cpu/gemm_q4k_min_sums.h"
+#include "kernels/cpu/group_rows_avx2.h"
 
 namespace llmserve::kernels::cpu::q4k {
 
@@ -43,14 +44,7 @@ namespace {
 
 static_assert(kGroupRows == 8, "one ymm lane per output row of a group");
 
-constexpr size_t kTile = 4;            // activation rows sharing each unpacked chunk
-constexpr size_t kPrefetchBlocks = 8;  // group blocks read ahead into L2, as the AVX2 kernel
-
-LLMSERVE_AVX512_VNNI_INLINE __m256i Broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
+constexpr size_t kTile = 4;  // activation rows sharing each unpacked chunk
 
 // 16 in each byte whose qh bit s is set (the fifth bit of sub-block s's quant).
 LLMSERVE_AVX512_VNNI_INLINE __m256i FifthBits(__m256i qh, size_t s) {
@@ -102,9 +96,7 @@ LLMSERVE_AVX512_VNNI void Tile(const Problem& p, size_t g, size_t i) {
   for (size_t r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (size_t b = 0; b < blocks; ++b) {
     const uint8_t* gb = p.w + (g * blocks + b) * kL.group_block_bytes;
-    const uint8_t* ahead = gb + kPrefetchBlocks * kL.group_block_bytes;
-    for (size_t at = 0; at < kL.group_block_bytes; at += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + at), _MM_HINT_T1);
+    PrefetchGroupBlockAhead(gb, kL.group_block_bytes);
     const int8_t* xq[R];
     for (size_t r = 0; r < R; ++r) xq[r] = p.xq + (i + r) * p.k + b * kBlock;
     __m256i isum[R];

@@ -12,13 +12,6 @@ namespace {
 static_assert(kGroupRows == 8, "one ymm lane per output row of a group");
 
 constexpr size_t kTile = 2;
-constexpr size_t kPrefetchBlocks = 8;  // group blocks read ahead into L2, as the Q4_K kernel does
-
-LLMSERVE_AVX2_INLINE void Prefetch(const uint8_t* gb) {
-  const uint8_t* ahead = gb + kPrefetchBlocks * kGroupBlockBytes;
-  for (size_t at = 0; at < kGroupBlockBytes; at += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(ahead + at), _MM_HINT_T1);
-}
 
 // The activation rows of a tile in one block.
 struct TileRows {
@@ -80,7 +73,7 @@ LLMSERVE_AVX2 void Tile(const Problem& p, size_t g, size_t i) {
   for (size_t r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (size_t b = 0; b < blocks; ++b) {
     const uint8_t* gb = p.w + (g * blocks + b) * kGroupBlockBytes;
-    Prefetch(gb);
+    PrefetchGroupBlockAhead(gb, kGroupBlockBytes);
     TileRows t;
     for (size_t r = 0; r < R; ++r) {
       t.xq[r] = p.xq + (i + r) * p.k + b * kBlock;

@@ -43,14 +43,7 @@ namespace {
 
 static_assert(kGroupRows == 8, "one ymm lane per output row of a group");
 
-constexpr size_t kTile = 2;            // activation rows sharing each unpacked chunk (4 spill)
-constexpr size_t kPrefetchBlocks = 8;  // group blocks read ahead into L2, as the AVX2 kernel
-
-LLMSERVE_AVX512_VNNI_INLINE __m256i Broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
+constexpr size_t kTile = 2;  // activation rows sharing each unpacked chunk (4 spill)
 
 // Lane j = isum of weight row j of the group block `gb`, for each activation
 // row of the tile (`xq`: their quants in this block, `xs`: their per-16 sums).
@@ -103,9 +96,7 @@ LLMSERVE_AVX512_VNNI void Tile(const Problem& p, size_t g, size_t i) {
   for (size_t r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (size_t b = 0; b < blocks; ++b) {
     const uint8_t* gb = p.w + (g * blocks + b) * kGroupBlockBytes;
-    const uint8_t* ahead = gb + kPrefetchBlocks * kGroupBlockBytes;
-    for (size_t at = 0; at < kGroupBlockBytes; at += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + at), _MM_HINT_T1);
+    PrefetchGroupBlockAhead(gb, kGroupBlockBytes);
     const int8_t* xq[R];
     const int16_t* xs[R];
     for (size_t r = 0; r < R; ++r) {

@@ -16,11 +16,10 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/avx512_vnni_target.h"
 #include "kernels/cpu/gemm_q8.h"
 #include "kernels/cpu/group_rows_avx2.h"
 
-#define LLMSERVE_VNNI __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")))
-#define LLMSERVE_VNNI_INLINE LLMSERVE_VNNI __attribute__((always_inline)) inline
 
 namespace llmserve::kernels::cpu::q8 {
 namespace {
@@ -29,15 +28,9 @@ static_assert(kGroupRows == 8 && kBlock == 32, "a group's block is 8 chunks of 8
 
 constexpr size_t kMaxRows = 8;  // activation rows sharing a weight load
 
-LLMSERVE_VNNI_INLINE __m256i Broadcast4(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
 // y rows [i0, i0 + R) of group g. `xu`: the activations as x + 128.
 template <size_t R>
-LLMSERVE_VNNI void VnniRows(const Problem& p, size_t g, size_t i0, const uint8_t* wq, const float* wd,
+LLMSERVE_AVX512_VNNI void VnniRows(const Problem& p, size_t g, size_t i0, const uint8_t* wq, const float* wd,
                             const uint8_t* xu) {
   const size_t blocks = p.k / kBlock;
   const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
@@ -64,7 +57,7 @@ LLMSERVE_VNNI void VnniRows(const Problem& p, size_t g, size_t i0, const uint8_t
 }
 
 // x ^ 0x80 for every activation byte: x + 128, read unsigned.
-LLMSERVE_VNNI void Bias(const int8_t* x, size_t n, uint8_t* out) {
+LLMSERVE_AVX512_VNNI void Bias(const int8_t* x, size_t n, uint8_t* out) {
   const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -87,7 +80,7 @@ void InterleaveForVnni(uint8_t* packed, size_t rows, size_t cols) {
   }
 }
 
-LLMSERVE_VNNI void GemmVnni(const Problem& p, size_t group_begin, size_t group_end) {
+LLMSERVE_AVX512_VNNI void GemmVnni(const Problem& p, size_t group_begin, size_t group_end) {
   const size_t blocks = p.k / kBlock;
   const size_t groups = (p.n + kGroupRows - 1) / kGroupRows;
   const auto* scales = reinterpret_cast<const float*>(p.w + groups * blocks * kGroupRows * kBlock);

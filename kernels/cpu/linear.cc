@@ -149,23 +149,12 @@ LinearWeight LinearWeight::Quantized(Quant quant, size_t rows, size_t cols, size
   return w;
 }
 
-namespace {
-
-// The Q8_0 kernels' level: kAvx512 stands for the VNNI kernel, which
-// AVX-512 CPUs without VNNI (Skylake-X) cannot run.
-Isa Q8Isa() {
-  if (ActiveIsa() >= Isa::kAvx512 && GetCpuFeatures().avx512_vnni) return Isa::kAvx512;
-  return ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
-}
-
-}  // namespace
-
 LinearWeight LinearWeight::PackQ8_0(const void* blocks, size_t rows, size_t cols, size_t row_stride) {
   CHECK_EQ(cols % q8::kBlock, 0u);
   CHECK_EQ(row_stride % q8::kBlock, 0u);
   CHECK_GE(row_stride, cols);
   LinearWeight w = Quantized(Quant::kQ8_0, rows, cols, q8::PackedBytes(rows, cols));
-  w.isa_ = Q8Isa();
+  w.isa_ = linear_internal::IntegerKernelIsa();
   w.q8_has_min_quant_ = q8::Pack(static_cast<const uint8_t*>(blocks), rows, cols, row_stride, w.data_.data());
   if (w.isa_ == Isa::kAvx512) q8::InterleaveForVnni(w.data_.data(), rows, cols);
   return w;
@@ -176,7 +165,7 @@ LinearWeight LinearWeight::PackInt8(const int8_t* q, const float* block_scales, 
   CHECK_EQ(cols % q8::kBlock, 0u);
   CHECK_GE(row_stride, cols);
   LinearWeight w = Quantized(Quant::kQ8_0, rows, cols, q8::PackedBytes(rows, cols));
-  w.isa_ = Q8Isa();
+  w.isa_ = linear_internal::IntegerKernelIsa();
   w.q8_has_min_quant_ = q8::PackInt8(q, block_scales, rows, cols, row_stride, w.data_.data());
   if (w.isa_ == Isa::kAvx512) q8::InterleaveForVnni(w.data_.data(), rows, cols);
   return w;

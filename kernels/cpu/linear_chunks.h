@@ -1,10 +1,12 @@
 #pragma once
-// How LinearWeight::Apply shares a matmul out among the pool's threads
-// (linear.cc, linear_kquant.cc). Chunk boundaries depend only on the weight's
-// shape, never on m or on the thread count.
+// What linear.cc and linear_kquant.cc share: how LinearWeight::Apply shares a
+// matmul out among the pool's threads (chunk boundaries depend only on the
+// weight's shape, never on m or on the thread count), and the level of the
+// integer kernels.
 #include <algorithm>
 #include <cstddef>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace llmserve::kernels::cpu::linear_internal {
@@ -37,6 +39,13 @@ void ForGroups(size_t out_rows, size_t group_bytes, ThreadPool& pool, F gemm) {
   const size_t groups = (out_rows + kGroupRows - 1) / kGroupRows;
   pool.ParallelForChunks(groups, ChunkPanels(group_bytes, 2),
                          [&](size_t begin, size_t end, size_t) { gemm(begin, end); });
+}
+
+// The Q8_0 and K-quant kernels' level: kAvx512 stands for their VNNI kernels,
+// which AVX-512 CPUs without VNNI (Skylake-X) cannot run.
+inline Isa IntegerKernelIsa() {
+  if (ActiveIsa() >= Isa::kAvx512 && GetCpuFeatures().avx512_vnni) return Isa::kAvx512;
+  return ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
 }
 
 }  // namespace llmserve::kernels::cpu::linear_internal

@@ -57,13 +57,6 @@ void GemmSegment(KQuantType type, Isa isa, q4k::Problem p, size_t begin, size_t 
   else q4k::GemmScalar(p, begin, end);
 }
 
-// The K-quant kernels' level: kAvx512 stands for the VNNI kernels, which
-// AVX-512 CPUs without VNNI (Skylake-X) cannot run.
-Isa KQuantIsa() {
-  if (ActiveIsa() >= Isa::kAvx512 && GetCpuFeatures().avx512_vnni) return Isa::kAvx512;
-  return ActiveIsa() >= Isa::kAvx2 ? Isa::kAvx2 : Isa::kScalar;
-}
-
 }  // namespace
 
 LinearWeight LinearWeight::PackKQuants(const std::vector<KQuantRows>& parts, size_t cols) {
@@ -78,7 +71,7 @@ LinearWeight LinearWeight::PackKQuants(const std::vector<KQuantRows>& parts, siz
     bytes += PackedBytes(parts[i].type, parts[i].rows, cols);
   }
   LinearWeight w = Quantized(Quant::kKQuant, rows, cols, bytes);
-  w.isa_ = KQuantIsa();
+  w.isa_ = linear_internal::IntegerKernelIsa();
   size_t first_row = 0, offset = 0;
   for (const KQuantRows& part : parts) {
     PackPart(part, cols, w.isa_, w.data_.data() + offset);

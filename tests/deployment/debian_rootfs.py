@@ -28,9 +28,9 @@ def installed():
 
 def closure(wanted, packages, provided):
     """wanted and their dependencies; of alternatives (a | b) the first one installed."""
-    seen, todo = set(), list(wanted)
-    while todo:
-        name = todo.pop()
+    seen, pending = set(), list(wanted)
+    while pending:
+        name = pending.pop()
         if name in seen:
             continue
         if name not in packages:
@@ -40,7 +40,7 @@ def closure(wanted, packages, provided):
             names = [re.sub(r"[ (:].*", "", a.strip()) for a in alternatives.split("|")]
             found = [n for n in names if n in packages] or [provided[n] for n in names if n in provided]
             if found:
-                todo.append(found[0])
+                pending.append(found[0])
     return sorted(seen)
 
 
