@@ -24,14 +24,17 @@ namespace llmserve::deploy {
 namespace {
 
 constexpr const char* kMakeModelUsage =
-    "usage: llmserve make-model --out DIR [--preset tiny|qwen3-0.6b|qwen3-8b|qwen3-30b-a3b]\n"
-    "         [--arch qwen3|llama|mistral|qwen2|qwen3_moe|mixtral]\n"
+    "usage: llmserve make-model --out DIR [--preset tiny|qwen3-0.6b|qwen3-8b|qwen3-30b-a3b|deepseek-v3]\n"
+    "         [--arch qwen3|llama|mistral|qwen2|qwen3_moe|mixtral|deepseek_v2|deepseek_v3]\n"
     "         [--seed N] [--std X] [--norm-jitter X] [--dtype bf16|f16|f32] [--shards N]\n"
     "         [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--intermediate N]\n"
     "         [--vocab N] [--max-pos N] [--rope-theta X] [--rope-scaling JSON] [--sliding-window N]\n"
     "         [--tie true|false] [--tokenizer-dir DIR]\n"
     "         [--experts N] [--experts-per-tok N] [--moe-intermediate N] [--norm-topk-prob true|false]\n"
     "         [--decoder-sparse-step N]\n"
+    "         [--q-lora-rank N] [--kv-lora-rank N] [--qk-nope-head-dim N] [--qk-rope-head-dim N]\n"
+    "         [--v-head-dim N] [--shared-experts N] [--first-k-dense N] [--n-group N] [--topk-group N]\n"
+    "         [--routed-scaling-factor X]\n"
     "         [--format safetensors|gguf|compressed-tensors|w4a16|compressed-tensors-fp8|gptq|awq|fp8|config]\n"
     "         [--group-size N]\n"
     "         [--desc-act true|false]\n"
@@ -47,6 +50,12 @@ constexpr const char* kMakeModelUsage =
     "experts 32 wide; mixtral's are --intermediate wide); qwen3-30b-a3b (--arch qwen3_moe) is Qwen3-30B-A3B's shape: hidden 2048,\n"
     "48 layers, 32 heads, 4 KV heads, 128 experts of width 768, 8 per token, untied; each layer holds\n"
     "about 1.2 GB of bf16 experts, so take a slice with --layers N.\n"
+    "deepseek_v2 / deepseek_v3 write DeepSeek's multi-head latent attention (tiny: q LoRA rank 32, 0 for\n"
+    "q_proj; KV latent 32, nope 16, rotary 8, value 16 per head) and experts (8 routed, 2 per token, 32\n"
+    "wide, --shared-experts 1, --first-k-dense 1 dense layers, 4 groups of which 2 eligible; V2 scores\n"
+    "by softmax, V3 by sigmoid with a random e_score_correction_bias); deepseek-v3 (--arch deepseek_v3)\n"
+    "is DeepSeek-V3's shape: hidden 7168, 128 heads, q LoRA 1536, latent 512, rotary 64, 256 experts of\n"
+    "width 2048, 8 per token, 1 shared, 3 dense layers: take a slice with --layers N.\n"
     "--format gguf writes one model.gguf of --gguf-type (q4_k_m / q5_k_m: llama.cpp's mixtures, Q6_K\n"
     "for attn_v and ffn_down of some layers and for the output layer); --format compressed-tensors writes a\n"
     "compressed-tensors W8A8 int8 checkpoint (the decoder layers' linear weights as int8 with one\n"
@@ -176,9 +185,16 @@ Status TakeSpecOptions(MakeModelOptions& opts, worker::TestModelSpec* spec) {
       {"intermediate", &spec->intermediate_size}, {"vocab", &spec->vocab_size},
       {"max-pos", &spec->max_position_embeddings}, {"sliding-window", &spec->sliding_window},
       {"experts", &spec->num_experts}, {"experts-per-tok", &spec->num_experts_per_tok},
-      {"moe-intermediate", &spec->moe_intermediate_size}, {"decoder-sparse-step", &spec->decoder_sparse_step}};
-  const std::map<std::string, double*> reals = {
-      {"std", &spec->std}, {"norm-jitter", &spec->norm_jitter}, {"rope-theta", &spec->rope_theta}};
+      {"moe-intermediate", &spec->moe_intermediate_size}, {"decoder-sparse-step", &spec->decoder_sparse_step},
+      {"q-lora-rank", &spec->q_lora_rank}, {"kv-lora-rank", &spec->kv_lora_rank},
+      {"qk-nope-head-dim", &spec->qk_nope_head_dim}, {"qk-rope-head-dim", &spec->qk_rope_head_dim},
+      {"v-head-dim", &spec->v_head_dim}, {"shared-experts", &spec->n_shared_experts},
+      {"first-k-dense", &spec->first_k_dense_replace}, {"n-group", &spec->n_group},
+      {"topk-group", &spec->topk_group}};
+  const std::map<std::string, double*> reals = {{"std", &spec->std},
+                                                {"norm-jitter", &spec->norm_jitter},
+                                                {"rope-theta", &spec->rope_theta},
+                                                {"routed-scaling-factor", &spec->routed_scaling_factor}};
   for (const auto& [k, p] : sizes) LLMSERVE_RETURN_IF_ERROR(opts.TakeSize(k, p));
   for (const auto& [k, p] : reals) LLMSERVE_RETURN_IF_ERROR(opts.TakeReal(k, p));
   size_t seed = spec->seed;

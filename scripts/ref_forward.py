@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Independent numpy reference forward pass for Hugging Face decoder checkpoints:
-LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, and the
-mixtures of experts Qwen3MoeForCausalLM and MixtralForCausalLM.
+LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, the
+mixtures of experts Qwen3MoeForCausalLM and MixtralForCausalLM, and DeepSeek V2 / V3
+(multi-head latent attention and their experts: ref_deepseek.py).
 
 Written from the Hugging Face modeling equations (not from llmserve's C++):
   h = embed[tokens]
@@ -80,6 +81,7 @@ import struct
 
 import numpy as np
 
+import ref_deepseek
 import ref_fp8
 
 
@@ -461,6 +463,8 @@ def round_fp8(x, fmt):
 
 
 def is_moe_layer(cfg, arch, l):
+    if arch in ref_deepseek.ARCHES:
+        return ref_deepseek.is_moe_layer(cfg, l)
     if arch == "MixtralForCausalLM":
         return True
     if arch != "Qwen3MoeForCausalLM" or not cfg.get("num_experts"):
@@ -506,6 +510,21 @@ def moe_mlp(cfg, arch, x, p, mm):
     return out
 
 
+def swiglu(x, prefix, mm):
+    gt = mm(x, prefix + "gate_proj.weight")
+    up = mm(x, prefix + "up_proj.weight")
+    return mm((gt / (1 + np.exp(-gt))) * up, prefix + "down_proj.weight")
+
+
+def mlp_block(cfg, arch, W, x, p, mm, l):
+    """Layer l's MLP (dense or experts) of the normed input x."""
+    if not is_moe_layer(cfg, arch, l):
+        return swiglu(x, p + "mlp.", mm)
+    if arch in ref_deepseek.ARCHES:
+        return ref_deepseek.moe_mlp(cfg, arch, W, x, p, mm, lambda y, prefix: swiglu(y, prefix, mm))
+    return moe_mlp(cfg, arch, x, p, mm)
+
+
 def forward(cfg, W, toks, quantizers=None, kv_cache_dtype=None):
     """quantizers: weight name -> the function its activations pass through first.
     kv_cache_dtype fp8_e4m3 / fp8_e5m2: K and V pass through an fp8 cache (divided by the
@@ -516,6 +535,8 @@ def forward(cfg, W, toks, quantizers=None, kv_cache_dtype=None):
     nh = cfg["num_attention_heads"]
     nkv = cfg.get("num_key_value_heads", nh)
     hd = cfg.get("head_dim") or H // nh
+    if arch in ref_deepseek.ARCHES:  # the rotary part of each head
+        hd = cfg["qk_rope_head_dim"]
     eps = float(cfg.get("rms_norm_eps", 1e-6))
     window = cfg.get("sliding_window") if arch in ("MistralForCausalLM", "MixtralForCausalLM") else None
     T = len(toks)
@@ -539,6 +560,10 @@ def forward(cfg, W, toks, quantizers=None, kv_cache_dtype=None):
     for l in range(L):
         p = f"model.layers.{l}."
         x = rms(h, W[p + "input_layernorm.weight"], eps)
+        if arch in ref_deepseek.ARCHES:
+            h = h + ref_deepseek.mla_attention(cfg, W, x, p, mm, rope, rms, mask)
+            h = h + mlp_block(cfg, arch, W, rms(h, W[p + "post_attention_layernorm.weight"], eps), p, mm, l)
+            continue
         q = mm(x, p + "self_attn.q_proj.weight")
         k = mm(x, p + "self_attn.k_proj.weight")
         v = mm(x, p + "self_attn.v_proj.weight")
@@ -568,13 +593,7 @@ def forward(cfg, W, toks, quantizers=None, kv_cache_dtype=None):
         if p + "self_attn.o_proj.bias" in W:
             o = o + W[p + "self_attn.o_proj.bias"]
         h = h + o
-        x = rms(h, W[p + "post_attention_layernorm.weight"], eps)
-        if is_moe_layer(cfg, arch, l):
-            h = h + moe_mlp(cfg, arch, x, p, mm)
-            continue
-        gt = mm(x, p + "mlp.gate_proj.weight")
-        up = mm(x, p + "mlp.up_proj.weight")
-        h = h + mm((gt / (1 + np.exp(-gt))) * up, p + "mlp.down_proj.weight")
+        h = h + mlp_block(cfg, arch, W, rms(h, W[p + "post_attention_layernorm.weight"], eps), p, mm, l)
     x = rms(h, W["model.norm.weight"], eps)
     head = "lm_head.weight"
     if head not in W or cfg.get("tie_word_embeddings", False):

@@ -26,6 +26,8 @@ const char* GgufArchitectureName(Architecture arch) {
     case Architecture::kQwen3: return "qwen3";
     case Architecture::kQwen3Moe: return "qwen3moe";
     case Architecture::kMixtral: return "llama";  // llama.cpp's converter writes Mixtral as llama + experts
+    case Architecture::kDeepseekV2:
+    case Architecture::kDeepseekV3: return "deepseek2";
   }
   return "?";
 }

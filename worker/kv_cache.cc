@@ -9,7 +9,7 @@ KvCache::KvCache(const KvCacheShape& shape)
     : shape_(shape),
       layer_bytes_(shape.num_blocks * shape.num_kv_heads * shape.block_size * shape.head_dim *
                    kernels::cpu::KvElementSize(shape.dtype)),
-      data_(static_cast<uint8_t*>(kernels::cpu::AlignedAllocate(2 * shape.num_layers * layer_bytes_))) {}
+      data_(static_cast<uint8_t*>(kernels::cpu::AlignedAllocate(shape.pools() * shape.num_layers * layer_bytes_))) {}
 
 void KvCache::Commit(kernels::cpu::ThreadPool& pool) {
   constexpr size_t kChunk = size_t{2} << 20;  // one huge page

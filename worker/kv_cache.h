@@ -28,9 +28,14 @@ struct KvCacheShape {
   size_t num_kv_heads = 0;  // this shard's KV heads
   size_t head_dim = 0;
   kernels::cpu::KvDType dtype = kernels::cpu::KvDType::kF32;
-  // Bytes one block takes across all layers, K and V.
+  // MLA (mla_attention.h): one pool per layer of head_dim-wide latent rows
+  // (num_kv_heads 1), no V pool.
+  bool latent = false;
+  // Pools per layer: K and V, or the latent one.
+  size_t pools() const { return latent ? 1 : 2; }
+  // Bytes one block takes across all layers and pools.
   size_t bytes_per_block() const {
-    return 2 * num_layers * block_size * num_kv_heads * head_dim * kernels::cpu::KvElementSize(dtype);
+    return pools() * num_layers * block_size * num_kv_heads * head_dim * kernels::cpu::KvElementSize(dtype);
   }
 };
 
@@ -51,10 +56,12 @@ class KvCache {
   // a page on their first write (figures:
   // docs/perf/2026-11-25-zen5-attention-read-ahead.md).
   void Commit(kernels::cpu::ThreadPool& pool);
-  void* keys(size_t layer) { return data_.get() + (2 * layer) * layer_bytes_; }        // layer's K pool
-  void* values(size_t layer) { return data_.get() + (2 * layer + 1) * layer_bytes_; }  // layer's V pool
+  // The layer's K pool (MLA: its latent pool).
+  void* keys(size_t layer) { return data_.get() + shape_.pools() * layer * layer_bytes_; }
+  // The layer's V pool (MLA: its latent pool too).
+  void* values(size_t layer) { return data_.get() + (shape_.pools() * layer + shape_.pools() - 1) * layer_bytes_; }
   // Total bytes held.
-  size_t bytes() const { return 2 * shape_.num_layers * layer_bytes_; }
+  size_t bytes() const { return shape_.pools() * shape_.num_layers * layer_bytes_; }
 
  private:
   KvCacheShape shape_;

@@ -9,6 +9,7 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/rms_norm.h"
+#include "worker/batch_rows.h"
 
 namespace llmserve::worker {
 
@@ -43,15 +44,22 @@ KvCacheShape Model::CacheShape(size_t num_blocks, size_t block_size, kernels::cp
   s.block_size = block_size;
   s.num_kv_heads = shard_.num_kv_heads;
   s.head_dim = config_.head_dim;
+  if (config_.has_mla()) {  // every rank holds the whole latent of each token
+    s.latent = true;
+    s.num_kv_heads = 1;
+    s.head_dim = config_.mla.latent_dim();
+  }
   return s;
 }
 
 void Model::Reserve(size_t t, size_t num_logits) {
   const size_t h = config_.hidden_size, hd = config_.head_dim;
-  const size_t qkv = (shard_.num_heads + 2 * shard_.num_kv_heads) * hd;
+  // The first matmul's rows (q, k and v; MLA: q_a or q, then kv_a).
+  const size_t qkv = weights_.layers.empty() ? 0 : weights_.layers.front().qkv.rows();
+  const size_t head_out = config_.has_mla() ? config_.mla.v_head_dim : hd;
   hidden_.resize(t * h);
   qkv_.resize(t * qkv);
-  attn_.resize(t * shard_.num_heads * hd);
+  attn_.resize(t * shard_.num_heads * head_out);
   proj_.resize(t * h);
   // Every layer's weights were packed alike, so the first layer's say for
   // all (the first dense one's MLP; an expert's where every layer is MoE).
@@ -82,7 +90,10 @@ void Model::Reserve(size_t t, size_t num_logits) {
     bytes += v->capacity() * sizeof(float);
   }
   bytes += (norm_tiles_.capacity() + act_tiles_.capacity()) * sizeof(uint16_t);
-  if (config_.has_moe()) bytes += moe_.Reserve(config_.moe, h, shard_.moe_intermediate_size, t);
+  if (config_.has_moe()) {
+    bytes += moe_.Reserve(config_.moe, h, shard_.moe_intermediate_size, shard_.shared_intermediate_size, t);
+  }
+  if (config_.has_mla()) bytes += ReserveMla(t);
   // Attention scratch: per thread, scores for a GQA group over the longest context.
   const size_t group = config_.num_heads / config_.num_kv_heads;
   bytes += pool_->size() * group * (config_.max_position_embeddings + hd) * sizeof(float);
@@ -148,29 +159,11 @@ void Model::Mlp(const LayerWeights& w, size_t t) {
   if (lora) row_loras_->Apply(loras_, layer_, LoraTarget::kDown, act_.data(), ff, proj_.data(), h, *pool_);
 }
 
-namespace {
-
-// Whether indices are strictly increasing (so rows can be compacted in place).
-bool StrictlyIncreasing(const std::vector<int32_t>& indices) {
-  for (size_t i = 1; i < indices.size(); ++i) {
-    if (indices[i] <= indices[i - 1]) return false;
-  }
-  return true;
-}
-
-// Row indices[i] of `data` (rows `stride` floats apart, the first `width`
-// used) to row i. The indices strictly increase, so each row moves down
-// onto one already used.
-void MoveRowsToFront(float* data, size_t stride, size_t width, const std::vector<int32_t>& indices) {
-  for (size_t i = 0; i < indices.size(); ++i) {
-    const size_t src = static_cast<size_t>(indices[i]);
-    if (src != i) std::copy_n(data + src * stride, width, data + i * stride);
-  }
-}
-
-}  // namespace
-
 void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool sampled_only) {
+  if (config_.has_mla()) {
+    MlaLayer(index, b, cache, sampled_only);
+    return;
+  }
   const LayerWeights& w = weights_.layers[index];
   const size_t t = b.num_tokens(), hd = config_.head_dim;
   const size_t nh = shard_.num_heads, nkv = shard_.num_kv_heads;
@@ -256,6 +249,10 @@ StatusOr<int32_t> Model::LoadLoraAdapter(const std::string& name, const std::str
   if (lora_slot_by_name_.count(name) != 0) {
     return Status::InvalidArgument("a LoRA adapter named '" + name + "' is already loaded");
   }
+  if (config_.has_mla()) {
+    return Status::Unimplemented(std::string("LoRA adapters on ") + ArchitectureName(config_.architecture) +
+                                 " (multi-head latent attention) are not supported");
+  }
   LLMSERVE_ASSIGN_OR_RETURN(auto adapter, worker::LoadLoraAdapter(name, dir, config_, shard_, limits));
   int32_t slot = 0;
   while (static_cast<size_t>(slot) < loras_.size() && loras_[slot] != nullptr) ++slot;
@@ -306,9 +303,15 @@ void Model::EmbedGgufRows(const common::gguf::GgufTensorInfo& table, const int32
 
 Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
   const auto& cs = cache.shape();
-  if (cs.num_layers != config_.num_layers || cs.num_kv_heads != shard_.num_kv_heads ||
-      cs.head_dim != config_.head_dim) {
+  const KvCacheShape expected = CacheShape(cs.num_blocks, cs.block_size, cs.dtype);
+  if (cs.num_layers != expected.num_layers || cs.num_kv_heads != expected.num_kv_heads ||
+      cs.head_dim != expected.head_dim || cs.latent != expected.latent) {
     return Status::InvalidArgument("KV cache shape does not match the model");
+  }
+  if (config_.has_mla() && cs.dtype != cpu::KvDType::kF32 && cs.dtype != cpu::KvDType::kBF16) {
+    return Status::Unimplemented(std::string(ArchitectureName(config_.architecture)) +
+                                 ": an fp8 KV cache is not supported with multi-head latent attention yet "
+                                 "(use --kv-cache-dtype auto or bfloat16)");
   }
   LLMSERVE_RETURN_IF_ERROR(b.Validate(config_.vocab_size, cs.num_blocks, cs.block_size));
   const size_t t = b.num_tokens(), h = config_.hidden_size, nl = b.logits_indices.size();

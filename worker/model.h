@@ -1,6 +1,7 @@
 #pragma once
-// A decoder-only transformer (Llama / Mistral / Qwen2 / Qwen3 family, and the
-// Qwen3-MoE / Mixtral mixtures of experts) on CPU:
+// A decoder-only transformer (Llama / Mistral / Qwen2 / Qwen3 family, the
+// Qwen3-MoE / Mixtral mixtures of experts, DeepSeek V2 / V3 with multi-head
+// latent attention) on CPU:
 // the forward pass over one flattened batch on a paged KV cache.
 //
 // Numerics: activations fp32; matmuls through LinearWeight at the loaded
@@ -78,6 +79,11 @@ class Model {
   // Checks batch.request_lora and groups the token rows by adapter.
   Status PrepareLora(const ForwardBatch& batch);
   bool lora_active() const { return !token_loras_.empty(); }
+  // Layer for DeepSeek's multi-head latent attention (model_mla.cc), the
+  // same contract as Layer.
+  void MlaLayer(size_t index, const ForwardBatch& batch, KvCache& cache, bool sampled_only);
+  // Sizes MlaLayer's scratch for `tokens` rows; returns its bytes.
+  size_t ReserveMla(size_t tokens);
   // proj_ = layer w's MLP (dense, or mixture of experts) of RMSNorm(hidden_) for `tokens` rows.
   void Mlp(const LayerWeights& w, size_t tokens);
   void Reserve(size_t tokens, size_t num_logits);
@@ -101,6 +107,10 @@ class Model {
   std::vector<int32_t> sampled_positions_, sampled_requests_;  // the sampled rows' (sampled_only)
   kernels::cpu::RopeTable rope_table_;
   MoeLayer moe_;  // the MoE layers' scratch
+  // MlaLayer's scratch: q_a rows normed; q per head (nope, rope); queries
+  // absorbed into latent space; the attention's latent outputs; one head's
+  // rows in and out of its W_UK / W_UV.
+  std::vector<float> mla_qa_, mla_q_, mla_latent_q_, mla_latent_out_, mla_head_in_, mla_head_out_;
   // LoRA adapters by slot, their names, and this batch's rows grouped by
   // adapter: all tokens', the sampled rows' (past the last layer's K/V
   // write), and whichever of the two the current rows are.

@@ -7,6 +7,7 @@
 #include "worker/gguf_model_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,6 +24,8 @@ const char* ArchitectureName(Architecture arch) {
     case Architecture::kQwen3: return "Qwen3ForCausalLM";
     case Architecture::kQwen3Moe: return "Qwen3MoeForCausalLM";
     case Architecture::kMixtral: return "MixtralForCausalLM";
+    case Architecture::kDeepseekV2: return "DeepseekV2ForCausalLM";
+    case Architecture::kDeepseekV3: return "DeepseekV3ForCausalLM";
   }
   return "?";
 }
@@ -90,6 +93,16 @@ Status ParseRopeScaling(const nlohmann::json& j, const std::string& source, Mode
   return Status::Ok();
 }
 
+// The sizes every MoE architecture must have.
+Status CheckMoeSizes(const MoeConfig& m, const std::string& source) {
+  if (m.num_experts == 0) return Status::InvalidArgument(source + ": a MoE model needs num_experts > 0");
+  if (m.num_experts_per_tok == 0 || m.num_experts_per_tok > m.num_experts) {
+    return Status::InvalidArgument(source + ": num_experts_per_tok must be in [1, num_experts]");
+  }
+  if (m.intermediate_size == 0) return Status::InvalidArgument(source + ": moe_intermediate_size must be positive");
+  return Status::Ok();
+}
+
 // Qwen3-MoE's num_experts / moe_intermediate_size / norm_topk_prob /
 // decoder_sparse_step / mlp_only_layers, or Mixtral's num_local_experts (every
 // layer sparse, intermediate_size wide experts, weights always renormalised).
@@ -110,19 +123,97 @@ Status ParseMoe(const nlohmann::json& j, const std::string& source, ModelConfig*
     }
   }
   m.num_experts_per_tok = Or<size_t>(j, "num_experts_per_tok", 0);
-  if (m.num_experts == 0) return Status::InvalidArgument(source + ": a MoE model needs num_experts > 0");
-  if (m.num_experts_per_tok == 0 || m.num_experts_per_tok > m.num_experts) {
-    return Status::InvalidArgument(source + ": num_experts_per_tok must be in [1, num_experts]");
-  }
-  if (m.intermediate_size == 0) return Status::InvalidArgument(source + ": moe_intermediate_size must be positive");
+  LLMSERVE_RETURN_IF_ERROR(CheckMoeSizes(m, source));
   if (m.decoder_sparse_step == 0) return Status::InvalidArgument(source + ": decoder_sparse_step must be positive");
+  return Status::Ok();
+}
+
+// DeepSeek V2 / V3's experts: n_routed_experts routed ones, chosen by
+// topk_method / scoring_func, plus n_shared_experts always run.
+Status ParseDeepseekMoe(const nlohmann::json& j, const std::string& source, ModelConfig* c) {
+  MoeConfig& m = c->moe;
+  const bool v3 = c->architecture == Architecture::kDeepseekV3;
+  m.num_experts = Or<size_t>(j, "n_routed_experts", 0);
+  m.num_experts_per_tok = Or<size_t>(j, "num_experts_per_tok", 0);
+  m.intermediate_size = Or<size_t>(j, "moe_intermediate_size", 0);
+  m.norm_topk_prob = Or<bool>(j, "norm_topk_prob", false);
+  m.first_k_dense_replace = Or<size_t>(j, "first_k_dense_replace", 0);
+  m.moe_layer_freq = Or<size_t>(j, "moe_layer_freq", 1);
+  m.routed_scaling_factor = Or<double>(j, "routed_scaling_factor", 1.0);
+  m.shared_intermediate_size = Or<size_t>(j, "n_shared_experts", 0) * m.intermediate_size;
+  m.n_group = Or<size_t>(j, "n_group", 1);
+  m.topk_group = Or<size_t>(j, "topk_group", 1);
+  const std::string scoring = Or<std::string>(j, "scoring_func", v3 ? "sigmoid" : "softmax");
+  const std::string method = Or<std::string>(j, "topk_method", v3 ? "noaux_tc" : "greedy");
+  if (scoring == "softmax") {
+    m.scoring = MoeScoring::kSoftmax;
+  } else if (scoring == "sigmoid") {
+    m.scoring = MoeScoring::kSigmoid;
+  } else {
+    return Status::Unimplemented(source + ": scoring_func '" + scoring + "' is not supported (softmax, sigmoid)");
+  }
+  if (method == "greedy") {
+    m.group_score = MoeGroupScore::kNone;
+  } else if (method == "group_limited_greedy") {
+    m.group_score = MoeGroupScore::kMax;
+  } else if (method == "noaux_tc") {
+    m.group_score = MoeGroupScore::kTopTwoSum;
+    m.correction_bias = true;
+  } else {
+    return Status::Unimplemented(source + ": topk_method '" + method +
+                                 "' is not supported (greedy, group_limited_greedy, noaux_tc)");
+  }
+  LLMSERVE_RETURN_IF_ERROR(CheckMoeSizes(m, source));
+  if (m.moe_layer_freq == 0) return Status::InvalidArgument(source + ": moe_layer_freq must be positive");
+  if (!(m.routed_scaling_factor > 0) || !std::isfinite(m.routed_scaling_factor)) {
+    return Status::InvalidArgument(source + ": routed_scaling_factor must be positive");
+  }
+  if (m.group_score != MoeGroupScore::kNone) {
+    if (m.n_group == 0 || m.num_experts % m.n_group != 0 || m.topk_group == 0 || m.topk_group > m.n_group) {
+      return Status::InvalidArgument(source +
+                                     ": n_group must divide n_routed_experts and topk_group be in [1, n_group]");
+    }
+    const size_t per_group = m.num_experts / m.n_group;
+    if (m.group_score == MoeGroupScore::kTopTwoSum && per_group < 2) {
+      return Status::InvalidArgument(source + ": noaux_tc needs at least 2 experts per group");
+    }
+    if (m.num_experts_per_tok > m.topk_group * per_group) {
+      return Status::InvalidArgument(source + ": num_experts_per_tok exceeds the experts of topk_group groups");
+    }
+  }
+  return Status::Ok();
+}
+
+// DeepSeek's multi-head latent attention dimensions.
+Status ParseMla(const nlohmann::json& j, const std::string& source, ModelConfig* c) {
+  MlaConfig& a = c->mla;
+  a.q_lora_rank = Or<size_t>(j, "q_lora_rank", 0);
+  a.kv_lora_rank = Or<size_t>(j, "kv_lora_rank", 0);
+  a.qk_nope_head_dim = Or<size_t>(j, "qk_nope_head_dim", 0);
+  a.qk_rope_head_dim = Or<size_t>(j, "qk_rope_head_dim", 0);
+  a.v_head_dim = Or<size_t>(j, "v_head_dim", 0);
+  a.rope_interleave = Or<bool>(j, "rope_interleave", true);
+  if (a.kv_lora_rank == 0 || a.qk_nope_head_dim == 0 || a.v_head_dim == 0 || a.qk_rope_head_dim == 0 ||
+      a.qk_rope_head_dim % 2 != 0) {
+    return Status::InvalidArgument(source + ": kv_lora_rank, qk_nope_head_dim and v_head_dim must be positive and "
+                                   "qk_rope_head_dim positive and even");
+  }
+  c->head_dim = a.qk_rope_head_dim;  // the rotary embedding's dimension
+  c->num_kv_heads = c->num_heads;    // each head has its K and V (made from the shared latent)
+  if (Or<bool>(j, "attention_bias", false)) {
+    return Status::Unimplemented(source + ": DeepSeek attention_bias=true is not supported");
+  }
   return Status::Ok();
 }
 
 }  // namespace
 
 bool ModelConfig::IsMoeLayer(size_t layer) const {
-  if (moe.num_experts == 0 || (layer + 1) % moe.decoder_sparse_step != 0) return false;
+  if (moe.num_experts == 0) return false;
+  if (architecture == Architecture::kDeepseekV2 || architecture == Architecture::kDeepseekV3) {
+    return layer >= moe.first_k_dense_replace && layer % moe.moe_layer_freq == 0;
+  }
+  if ((layer + 1) % moe.decoder_sparse_step != 0) return false;
   return std::find(moe.mlp_only_layers.begin(), moe.mlp_only_layers.end(), layer) == moe.mlp_only_layers.end();
 }
 
@@ -146,11 +237,16 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
       c.architecture = Architecture::kQwen3Moe;
     } else if (arch == "MixtralForCausalLM") {
       c.architecture = Architecture::kMixtral;
+    } else if (arch == "DeepseekV2ForCausalLM") {
+      c.architecture = Architecture::kDeepseekV2;
+    } else if (arch == "DeepseekV3ForCausalLM") {
+      c.architecture = Architecture::kDeepseekV3;
     } else {
       return Status::Unimplemented(source + ": architecture '" + arch +
                                    "' is not supported (supported: LlamaForCausalLM, "
                                    "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-                                   "Qwen3MoeForCausalLM, MixtralForCausalLM)");
+                                   "Qwen3MoeForCausalLM, MixtralForCausalLM, DeepseekV2ForCausalLM, "
+                                   "DeepseekV3ForCausalLM)");
     }
     for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads",
                             "intermediate_size", "vocab_size"}) {
@@ -204,6 +300,10 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
           return Status::Unimplemented(source + ": mlp_bias=true is not supported");
         }
         break;
+      case Architecture::kDeepseekV2:
+      case Architecture::kDeepseekV3:
+        LLMSERVE_RETURN_IF_ERROR(ParseMla(j, source, &c));
+        break;
     }
     const std::string act = Or<std::string>(j, "hidden_act", "silu");
     if (act != "silu") return Status::Unimplemented(source + ": hidden_act '" + act + "' is not supported (silu only)");
@@ -217,6 +317,7 @@ StatusOr<ModelConfig> ParseModelConfig(const std::string& text, const std::strin
     if (c.architecture == Architecture::kQwen3Moe || c.architecture == Architecture::kMixtral) {
       LLMSERVE_RETURN_IF_ERROR(ParseMoe(j, source, &c));
     }
+    if (c.has_mla()) LLMSERVE_RETURN_IF_ERROR(ParseDeepseekMoe(j, source, &c));
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(source + ": " + e.what());
   }

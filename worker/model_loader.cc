@@ -20,7 +20,9 @@ using kernels::cpu::WeightDType;
 
 size_t ModelWeights::matmul_bytes() const {
   size_t n = lm_head.bytes();
-  for (const auto& l : layers) n += l.qkv.bytes() + l.o.bytes() + l.gate_up.bytes() + l.down.bytes() + l.moe.bytes();
+  for (const auto& l : layers) {
+    n += l.qkv.bytes() + l.o.bytes() + l.mla.bytes() + l.gate_up.bytes() + l.down.bytes() + l.moe.bytes();
+  }
   return n;
 }
 
@@ -41,6 +43,9 @@ StatusOr<ShardDims> ComputeShardDims(const ModelConfig& c, size_t tp_rank, size_
   LLMSERVE_RETURN_IF_ERROR(need(c.num_kv_heads, "num_key_value_heads"));
   LLMSERVE_RETURN_IF_ERROR(need(c.intermediate_size, "intermediate_size"));
   if (c.has_moe()) LLMSERVE_RETURN_IF_ERROR(need(c.moe.intermediate_size, "moe_intermediate_size"));
+  if (c.moe.shared_intermediate_size > 0) {
+    LLMSERVE_RETURN_IF_ERROR(need(c.moe.shared_intermediate_size, "n_shared_experts × moe_intermediate_size"));
+  }
   ShardDims d;
   d.tp_rank = tp_rank;
   d.tp_size = tp_size;
@@ -48,6 +53,7 @@ StatusOr<ShardDims> ComputeShardDims(const ModelConfig& c, size_t tp_rank, size_
   d.num_kv_heads = c.num_kv_heads / tp_size;
   d.intermediate_size = c.intermediate_size / tp_size;
   d.moe_intermediate_size = c.moe.intermediate_size / tp_size;
+  d.shared_intermediate_size = c.moe.shared_intermediate_size / tp_size;
   d.vocab_per_rank = (c.vocab_size + tp_size - 1) / tp_size;
   d.vocab_begin = std::min(c.vocab_size, tp_rank * d.vocab_per_rank);
   d.vocab_end = std::min(c.vocab_size, d.vocab_begin + d.vocab_per_rank);
@@ -119,6 +125,28 @@ class Loader {
       LLMSERVE_ASSIGN_OR_RETURN(l.q_norm, Vector(p + "self_attn.q_norm.weight", hd));
       LLMSERVE_ASSIGN_OR_RETURN(l.k_norm, Vector(p + "self_attn.k_norm.weight", hd));
     }
+    if (c_.has_mla()) {
+      LLMSERVE_RETURN_IF_ERROR(MlaAttention(i, &l));
+    } else {
+      LLMSERVE_RETURN_IF_ERROR(Attention(i, &l));
+    }
+    if (c_.IsMoeLayer(i)) {
+      LLMSERVE_ASSIGN_OR_RETURN(l.moe, Moe(i));
+      return l;
+    }
+    auto mlp = SwigluMlp(p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight",
+                         c_.intermediate_size, d_.intermediate_size);
+    LLMSERVE_ASSIGN_OR_RETURN(ExpertWeights dense, std::move(mlp));
+    l.gate_up = std::move(dense.gate_up);
+    l.down = std::move(dense.down);
+    return l;
+  }
+
+  // Layer i's q/k/v/o projections (this rank's heads), biases and KV cache scales.
+  Status Attention(size_t i, LayerWeights* out) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const size_t h = c_.hidden_size, hd = c_.head_dim;
+    LayerWeights& l = *out;
     const size_t q_rows = c_.num_heads * hd, kv_rows = c_.num_kv_heads * hd;
     const size_t q_begin = d_.tp_rank * d_.num_heads * hd, q_count = d_.num_heads * hd;
     const size_t kv_begin = d_.tp_rank * d_.num_kv_heads * hd, kv_count = d_.num_kv_heads * hd;
@@ -144,17 +172,69 @@ class Loader {
     if (c_.o_bias) {
       LLMSERVE_ASSIGN_OR_RETURN(l.o_bias, Vector(p + "self_attn.o_proj.bias", h));
     }
-    if (c_.IsMoeLayer(i)) {
-      LLMSERVE_ASSIGN_OR_RETURN(l.moe, Moe(i));
-      return l;
+    return Status::Ok();
+  }
+
+  // Layer i's DeepSeek MLA weights: the fused first matmul (q_a_proj or this
+  // rank's q_proj rows, then kv_a_proj_with_mqa), the norms, q_b_proj's and
+  // kv_b_proj's rows of this rank's heads, and o_proj's columns.
+  Status MlaAttention(size_t i, LayerWeights* l) {
+    const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
+    const MlaConfig& a = c_.mla;
+    const size_t h = c_.hidden_size, nh = c_.num_heads, local = d_.num_heads, first_head = d_.tp_rank * local;
+    const size_t qk = a.qk_head_dim(), lat = a.latent_dim(), rank = a.kv_lora_rank;
+    if (a.q_lora_rank > 0) {
+      auto first = ColumnParallel({p + "q_a_proj.weight", p + "kv_a_proj_with_mqa.weight"}, {a.q_lora_rank, lat},
+                                  {0, 0}, {a.q_lora_rank, lat}, h);
+      LLMSERVE_ASSIGN_OR_RETURN(l->qkv, std::move(first));
+      LLMSERVE_ASSIGN_OR_RETURN(l->mla.q_a_norm, Vector(p + "q_a_layernorm.weight", a.q_lora_rank));
+      auto q_b = ColumnParallel({p + "q_b_proj.weight"}, {nh * qk}, {first_head * qk}, {local * qk}, a.q_lora_rank);
+      LLMSERVE_ASSIGN_OR_RETURN(l->mla.q_b, std::move(q_b));
+    } else {
+      auto first = ColumnParallel({p + "q_proj.weight", p + "kv_a_proj_with_mqa.weight"}, {nh * qk, lat},
+                                  {first_head * qk, 0}, {local * qk, lat}, h);
+      LLMSERVE_ASSIGN_OR_RETURN(l->qkv, std::move(first));
     }
-    const size_t ff = c_.intermediate_size, ff_begin = d_.tp_rank * d_.intermediate_size;
-    auto gate_up = ColumnParallel({p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, {ff, ff},
-                                  {ff_begin, ff_begin}, {d_.intermediate_size, d_.intermediate_size}, h);
-    LLMSERVE_ASSIGN_OR_RETURN(l.gate_up, std::move(gate_up));
-    auto down = RowParallel(p + "mlp.down_proj.weight", h, ff, ff_begin, d_.intermediate_size);
-    LLMSERVE_ASSIGN_OR_RETURN(l.down, std::move(down));
-    return l;
+    LLMSERVE_ASSIGN_OR_RETURN(l->mla.kv_a_norm, Vector(p + "kv_a_layernorm.weight", rank));
+    const size_t per_head = a.qk_nope_head_dim + a.v_head_dim;
+    LLMSERVE_ASSIGN_OR_RETURN(Slice kv_b, Matrix(p + "kv_b_proj.weight", nh * per_head, rank));
+    if (kv_b.decoded != nullptr || IsInteger(kv_b.t.dtype)) {
+      return Status::Unimplemented(kv_b.t.file + ": an integer-quantized " + kv_b.t.name +
+                                   " (MLA's kv_b_proj) is not supported");
+    }
+    for (size_t head = first_head; head < first_head + local; ++head) {
+      // W_UK: the head's K rows, transposed to [rank × nope], so that it maps
+      // the head's q_nope into latent space.
+      std::vector<float> k_rows(a.qk_nope_head_dim * rank), uk(rank * a.qk_nope_head_dim);
+      for (size_t r = 0; r < a.qk_nope_head_dim; ++r) {
+        kernels::cpu::ConvertToF32(kv_b.Row(head * per_head + r), kv_b.t.dtype, rank, &k_rows[r * rank]);
+      }
+      for (size_t r = 0; r < a.qk_nope_head_dim; ++r) {
+        for (size_t col = 0; col < rank; ++col) uk[col * a.qk_nope_head_dim + r] = k_rows[r * rank + col];
+      }
+      l->mla.uk.push_back(LinearWeight::Pack(uk.data(), WeightDType::kF32, rank, a.qk_nope_head_dim,
+                                             a.qk_nope_head_dim, o_.precision));
+      Slice v_rows = kv_b;
+      v_rows.begin = head * per_head + a.qk_nope_head_dim;
+      v_rows.count = a.v_head_dim;
+      LLMSERVE_ASSIGN_OR_RETURN(LinearWeight uv, PackStacked({v_rows}, true));
+      l->mla.uv.push_back(std::move(uv));
+    }
+    const size_t v_cols = local * a.v_head_dim;
+    auto o = RowParallel(p + "o_proj.weight", h, nh * a.v_head_dim, first_head * a.v_head_dim, v_cols);
+    LLMSERVE_ASSIGN_OR_RETURN(l->o, std::move(o));
+    return Status::Ok();
+  }
+
+  // A SwiGLU MLP ff wide: this rank's `count` rows of gate and up (stacked),
+  // columns of down.
+  StatusOr<ExpertWeights> SwigluMlp(const std::string& gate, const std::string& up, const std::string& down, size_t ff,
+                                    size_t count) {
+    const size_t h = c_.hidden_size, begin = d_.tp_rank * count;
+    ExpertWeights w;
+    LLMSERVE_ASSIGN_OR_RETURN(w.gate_up, ColumnParallel({gate, up}, {ff, ff}, {begin, begin}, {count, count}, h));
+    LLMSERVE_ASSIGN_OR_RETURN(w.down, RowParallel(down, h, ff, begin, count));
+    return w;
   }
 
   // Layer i's router (whole) and experts (this rank's rows of gate and up,
@@ -162,8 +242,7 @@ class Loader {
   StatusOr<MoeWeights> Moe(size_t i) {
     const bool mixtral = c_.architecture == Architecture::kMixtral;
     const std::string p = "model.layers." + std::to_string(i) + (mixtral ? ".block_sparse_moe." : ".mlp.");
-    const size_t h = c_.hidden_size, ff = c_.moe.intermediate_size;
-    const size_t count = d_.moe_intermediate_size, begin = d_.tp_rank * count;
+    const size_t h = c_.hidden_size, ff = c_.moe.intermediate_size, count = d_.moe_intermediate_size;
     MoeWeights m;
     LLMSERVE_ASSIGN_OR_RETURN(TensorView router, ckpt_.Get(p + "gate.weight", {c_.moe.num_experts, h}));
     if (IsInteger(router.dtype)) return NotAMatrix(router);
@@ -173,11 +252,18 @@ class Loader {
       const std::string x = p + "experts." + std::to_string(e) + ".";
       const std::string gate = x + (mixtral ? "w1" : "gate_proj") + ".weight";
       const std::string up = x + (mixtral ? "w3" : "up_proj") + ".weight";
-      const std::string down = x + (mixtral ? "w2" : "down_proj") + ".weight";
-      ExpertWeights ew;
-      LLMSERVE_ASSIGN_OR_RETURN(ew.gate_up, ColumnParallel({gate, up}, {ff, ff}, {begin, begin}, {count, count}, h));
-      LLMSERVE_ASSIGN_OR_RETURN(ew.down, RowParallel(down, h, ff, begin, count));
+      auto expert = SwigluMlp(gate, up, x + (mixtral ? "w2" : "down_proj") + ".weight", ff, count);
+      LLMSERVE_ASSIGN_OR_RETURN(ExpertWeights ew, std::move(expert));
       m.experts.push_back(std::move(ew));
+    }
+    if (c_.moe.correction_bias) {
+      LLMSERVE_ASSIGN_OR_RETURN(m.correction_bias, Vector(p + "gate.e_score_correction_bias", c_.moe.num_experts));
+    }
+    if (c_.moe.shared_intermediate_size > 0) {
+      const std::string x = p + "shared_experts.";
+      auto shared = SwigluMlp(x + "gate_proj.weight", x + "up_proj.weight", x + "down_proj.weight",
+                              c_.moe.shared_intermediate_size, d_.shared_intermediate_size);
+      LLMSERVE_ASSIGN_OR_RETURN(m.shared, std::move(shared));
     }
     return m;
   }

@@ -9,6 +9,7 @@
 #include "common/gguf/gguf_file.h"
 #include "kernels/cpu/linear.h"
 #include "worker/model_config.h"
+#include "worker/mla_weights.h"
 #include "worker/moe_weights.h"
 #include "worker/safetensors.h"
 
@@ -22,6 +23,7 @@ struct ShardDims {
   size_t num_kv_heads = 0;       // local KV heads
   size_t intermediate_size = 0;  // local MLP width
   size_t moe_intermediate_size = 0;  // local width of each expert's MLP (MoE models)
+  size_t shared_intermediate_size = 0;  // local width of DeepSeek's shared experts (0: none)
   size_t vocab_begin = 0;        // this rank's lm_head rows [vocab_begin, vocab_end)
   size_t vocab_end = 0;
   size_t vocab_per_rank = 0;     // ceil(vocab / tp_size): the all_gather unit
@@ -31,9 +33,12 @@ struct LayerWeights {
   std::vector<float> input_norm;             // [hidden]
   std::vector<float> post_attention_norm;    // [hidden]
   std::vector<float> q_norm, k_norm;         // [head_dim] (Qwen3 only)
-  kernels::cpu::LinearWeight qkv;            // [(heads + 2 kv_heads) * head_dim × hidden]
+  // [(heads + 2 kv_heads) * head_dim × hidden]; MLA: q_a_proj (or this
+  // rank's q_proj rows), then kv_a_proj_with_mqa.
+  kernels::cpu::LinearWeight qkv;
   std::vector<float> qkv_bias;               // same rows as qkv, or empty
-  kernels::cpu::LinearWeight o;              // [hidden × heads * head_dim]
+  kernels::cpu::LinearWeight o;              // [hidden × heads * head_dim] (MLA: heads * v_head_dim)
+  MlaWeights mla;                            // the rest of DeepSeek's attention (MLA models)
   std::vector<float> o_bias;                 // [hidden] or empty (added after the all-reduce)
   kernels::cpu::LinearWeight gate_up;        // [2 * intermediate × hidden] (dense layers)
   kernels::cpu::LinearWeight down;           // [hidden × intermediate] (dense layers)

@@ -11,7 +11,7 @@ namespace llmserve::worker {
 
 namespace cpu = kernels::cpu;
 
-size_t MoeLayer::Reserve(const MoeConfig& c, size_t h, size_t ff, size_t t) {
+size_t MoeLayer::Reserve(const MoeConfig& c, size_t h, size_t ff, size_t shared_ff, size_t t) {
   const size_t k = c.num_experts_per_tok;
   router_logits_.resize(t * c.num_experts);
   chosen_.resize(t * k);
@@ -21,11 +21,12 @@ size_t MoeLayer::Reserve(const MoeConfig& c, size_t h, size_t ff, size_t t) {
   order_.resize(t * k);
   slot_row_.resize(t * k);
   gathered_.resize(t * h);
-  gate_up_.resize(t * 2 * ff);
-  act_.resize(t * ff);
+  gate_up_.resize(t * 2 * std::max(ff, shared_ff));
+  act_.resize(t * std::max(ff, shared_ff));
   expert_out_.resize(t * k * h);
+  shared_out_.resize(shared_ff > 0 ? t * h : 0);
   size_t bytes = 0;
-  for (const auto* v : {&router_logits_, &weights_, &gathered_, &gate_up_, &act_, &expert_out_}) {
+  for (const auto* v : {&router_logits_, &weights_, &gathered_, &gate_up_, &act_, &expert_out_, &shared_out_}) {
     bytes += v->capacity() * sizeof(float);
   }
   for (const auto* v : {&chosen_, &offsets_, &next_row_, &order_, &slot_row_}) bytes += v->capacity() * sizeof(int32_t);
@@ -45,6 +46,13 @@ void MoeLayer::GroupByExpert(size_t t, size_t num_experts, size_t k) {
   }
 }
 
+void MoeLayer::SharedExperts(const ExpertWeights& shared, const float* x, size_t t, cpu::ThreadPool& pool) {
+  const size_t ff = shared.down.cols();
+  shared.gate_up.Apply(x, t, gate_up_.data(), pool);
+  cpu::SiluMul(gate_up_.data(), t, ff, act_.data(), pool);
+  shared.down.Apply(act_.data(), t, shared_out_.data(), pool);
+}
+
 void MoeLayer::Forward(const MoeWeights& w, const MoeConfig& c, const float* x, size_t t, size_t h, float* y,
                        cpu::ThreadPool& pool) {
   const size_t k = c.num_experts_per_tok, ne = c.num_experts;
@@ -53,7 +61,8 @@ void MoeLayer::Forward(const MoeWeights& w, const MoeConfig& c, const float* x, 
   if (t == 0) return;
   const size_t ff = w.experts[0].down.cols();
   w.router.Apply(x, t, router_logits_.data(), pool);
-  TopKRouting(router_logits_.data(), t, ne, k, c.norm_topk_prob, chosen_.data(), weights_.data());
+  const float* bias = w.correction_bias.empty() ? nullptr : w.correction_bias.data();
+  RouteTokens(router_logits_.data(), t, RoutingRuleOf(c, bias), chosen_.data(), weights_.data());
   GroupByExpert(t, ne, k);
   for (size_t e = 0; e < ne; ++e) {
     const size_t begin = static_cast<size_t>(offsets_[e]), n = static_cast<size_t>(offsets_[e + 1]) - begin;
@@ -64,6 +73,11 @@ void MoeLayer::Forward(const MoeWeights& w, const MoeConfig& c, const float* x, 
     cpu::SiluMul(gate_up_.data(), n, ff, act_.data(), pool);
     ex.down.Apply(act_.data(), n, &expert_out_[begin * h], pool);
   }
+  const bool shared = w.shared.down.rows() > 0;
+  if (shared) {
+    CHECK(!shared_out_.empty()) << "MoeLayer::Reserve was not told of the shared experts";
+    SharedExperts(w.shared, x, t, pool);
+  }
   pool.ParallelFor(t, 4, [&](size_t first, size_t last, size_t) {
     for (size_t i = first; i < last; ++i) {
       float* out = y + i * h;
@@ -72,6 +86,10 @@ void MoeLayer::Forward(const MoeWeights& w, const MoeConfig& c, const float* x, 
         const float wj = weights_[i * k + j];
         const float* src = &expert_out_[static_cast<size_t>(slot_row_[i * k + j]) * h];
         for (size_t d = 0; d < h; ++d) out[d] += wj * src[d];
+      }
+      if (shared) {
+        const float* src = &shared_out_[i * h];
+        for (size_t d = 0; d < h; ++d) out[d] += src[d];
       }
     }
   });

@@ -5,7 +5,8 @@
 // → the (token, slot) pairs grouped by expert, ascending token within an
 // expert → per expert with any rows: its rows gathered, gate_up matmul,
 // SiLU·up, down matmul → per token the sum over slots j = 0..k-1, in the
-// order top-k chose them, of weight_j · expert_j's output row.
+// order top-k chose them, of weight_j · expert_j's output row, plus the shared
+// experts' output row where the layer has them.
 //
 // Batch invariance: every step computes a token's row from that row alone
 // (LinearWeight's rows do not depend on how many rows a matmul has, SiluMul
@@ -29,7 +30,9 @@ class MoeLayer {
   MoeLayer& operator=(const MoeLayer&) = delete;
 
   // Sizes the scratch for up to `tokens` rows; returns its bytes.
-  size_t Reserve(const MoeConfig& config, size_t hidden, size_t local_intermediate, size_t tokens);
+  // `local_shared`: this rank's width of the shared experts (0: none).
+  size_t Reserve(const MoeConfig& config, size_t hidden, size_t local_intermediate, size_t local_shared,
+                 size_t tokens);
 
   // y[tokens × hidden] = the MoE MLP of x[tokens × hidden] (rows `hidden`
   // apart): this rank's partial sum when the experts are tensor-parallel.
@@ -40,6 +43,8 @@ class MoeLayer {
  private:
   // Fills order_ (the (token, slot) pairs grouped by expert), offsets_ and slot_row_.
   void GroupByExpert(size_t tokens, size_t num_experts, size_t k);
+  // shared_out_ = the shared experts' MLP of all `tokens` rows of x.
+  void SharedExperts(const ExpertWeights& shared, const float* x, size_t tokens, kernels::cpu::ThreadPool& pool);
 
   std::vector<float> router_logits_;  // [tokens × num_experts]
   std::vector<int32_t> chosen_;       // [tokens × k] expert ids, slot order
@@ -52,6 +57,7 @@ class MoeLayer {
   std::vector<float> gate_up_;        // [tokens × 2 ff]
   std::vector<float> act_;            // [tokens × ff]
   std::vector<float> expert_out_;     // [tokens × k × hidden]: down outputs, grouped rows
+  std::vector<float> shared_out_;     // [tokens × hidden]: the shared experts' output (when any)
 };
 
 }  // namespace llmserve::worker

@@ -1,8 +1,9 @@
 #pragma once
-// The weights of one mixture-of-experts MLP (Qwen3-MoE, Mixtral) for one
-// tensor-parallel shard: the router, replicated, and every expert's SwiGLU
-// MLP with its intermediate dimension split across the ranks as the dense
-// MLP's is (gate/up column-parallel, down row-parallel).
+// The weights of one mixture-of-experts MLP (Qwen3-MoE, Mixtral, DeepSeek)
+// for one tensor-parallel shard: the router, replicated, and every expert's
+// SwiGLU MLP (DeepSeek's shared experts too) with its intermediate dimension
+// split across the ranks as the dense MLP's is (gate/up column-parallel, down
+// row-parallel).
 
 #include <cstddef>
 #include <vector>
@@ -22,13 +23,17 @@ struct MoeWeights {
   // precision: the top-k choice should not flip on activation rounding.
   kernels::cpu::LinearWeight router;
   std::vector<ExpertWeights> experts;  // indexed by expert id; empty for a dense layer
+  std::vector<float> correction_bias;  // [num_experts]: DeepSeek-V3's e_score_correction_bias, or empty
+  // DeepSeek's shared experts, one MLP n_shared_experts × moe_intermediate
+  // wide that every token runs; empty (no rows) when the model has none.
+  ExpertWeights shared;
 
   bool empty() const { return experts.empty(); }
   // Bytes of packed weights held (router and every expert).
   size_t bytes() const {
     size_t n = router.bytes();
     for (const auto& e : experts) n += e.gate_up.bytes() + e.down.bytes();
-    return n;
+    return n + shared.gate_up.bytes() + shared.down.bytes();
   }
 };
 

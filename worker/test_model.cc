@@ -22,17 +22,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kArches = "qwen3, llama, mistral, qwen2, qwen3_moe, mixtral";
+constexpr const char* kArches = "qwen3, llama, mistral, qwen2, qwen3_moe, mixtral, deepseek_v2, deepseek_v3";
+
+bool IsDeepseek(const std::string& a) { return a == "deepseek_v2" || a == "deepseek_v3"; }
 
 bool KnownArch(const std::string& a) {
-  return a == "qwen3" || a == "llama" || a == "mistral" || a == "qwen2" || a == "qwen3_moe" || a == "mixtral";
+  return a == "qwen3" || a == "llama" || a == "mistral" || a == "qwen2" || a == "qwen3_moe" || a == "mixtral" ||
+         IsDeepseek(a);
 }
 
-bool IsMoeArch(const std::string& a) { return a == "qwen3_moe" || a == "mixtral"; }
+bool IsMoeArch(const std::string& a) { return a == "qwen3_moe" || a == "mixtral" || IsDeepseek(a); }
 
 // Whether layer l of a spec is a mixture of experts (Hugging Face's rule).
 bool IsMoeLayer(const TestModelSpec& s, size_t l) {
   if (s.arch == "mixtral") return true;
+  if (IsDeepseek(s.arch)) return l >= s.first_k_dense_replace;
   if (s.arch != "qwen3_moe" || (l + 1) % s.decoder_sparse_step != 0) return false;
   return std::find(s.mlp_only_layers.begin(), s.mlp_only_layers.end(), l) == s.mlp_only_layers.end();
 }
@@ -59,6 +63,30 @@ StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::st
     s.tie_word_embeddings = false;
     return s;
   }
+  if (preset == "deepseek-v3") {
+    if (arch != "deepseek_v3") return Status::InvalidArgument("preset deepseek-v3 is --arch deepseek_v3");
+    s.hidden_size = 7168;
+    s.num_layers = 61;
+    s.num_heads = 128;
+    s.num_kv_heads = 128;
+    s.intermediate_size = 18432;
+    s.q_lora_rank = 1536;
+    s.kv_lora_rank = 512;
+    s.qk_nope_head_dim = 128;
+    s.qk_rope_head_dim = 64;
+    s.v_head_dim = 128;
+    s.num_experts = 256;
+    s.num_experts_per_tok = 8;
+    s.moe_intermediate_size = 2048;
+    s.n_shared_experts = 1;
+    s.first_k_dense_replace = 3;
+    s.n_group = 8;
+    s.topk_group = 4;
+    s.routed_scaling_factor = 2.5;
+    s.vocab_size = 151936;
+    s.tie_word_embeddings = false;
+    return s;
+  }
   if (preset == "qwen3-8b") {
     s.hidden_size = 4096;
     s.num_layers = 36;
@@ -80,7 +108,8 @@ StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::st
     s.vocab_size = 151936;
     return s;
   }
-  return Status::InvalidArgument("unknown preset '" + preset + "' (tiny, qwen3-0.6b, qwen3-8b, qwen3-30b-a3b)");
+  return Status::InvalidArgument("unknown preset '" + preset +
+                                 "' (tiny, qwen3-0.6b, qwen3-8b, qwen3-30b-a3b, deepseek-v3)");
 }
 
 StatusOr<std::string> FindDemoTokenizerDir() {
@@ -127,6 +156,22 @@ Status CopyTokenizer(const std::string& tok_dir, const std::string& out_dir) {
   return Status::Ok();
 }
 
+// DeepSeek's attention tensors under `p` (…self_attn.), but o_proj.
+template <typename Add>
+void AddMlaTensors(const TestModelSpec& s, const std::string& p, Add& add) {
+  const size_t h = s.hidden_size, qk = s.qk_nope_head_dim + s.qk_rope_head_dim;
+  if (s.q_lora_rank > 0) {
+    add(p + "q_a_proj.weight", {s.q_lora_rank, h}, false);
+    add(p + "q_a_layernorm.weight", {s.q_lora_rank}, true);
+    add(p + "q_b_proj.weight", {s.num_heads * qk, s.q_lora_rank}, false);
+  } else {
+    add(p + "q_proj.weight", {s.num_heads * qk, h}, false);
+  }
+  add(p + "kv_a_proj_with_mqa.weight", {s.kv_lora_rank + s.qk_rope_head_dim, h}, false);
+  add(p + "kv_a_layernorm.weight", {s.kv_lora_rank}, true);
+  add(p + "kv_b_proj.weight", {s.num_heads * (s.qk_nope_head_dim + s.v_head_dim), s.kv_lora_rank}, false);
+}
+
 // Every weight of the checkpoint in Hugging Face naming, each filled on write
 // with normals seeded by (spec seed, tensor name): N(0, std²) for matrices and
 // biases, N(1, norm_jitter²) for norms.
@@ -134,19 +179,20 @@ std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::stri
   const size_t h = s.hidden_size, hd = s.head_dim, ff = s.intermediate_size;
   const size_t q = s.num_heads * hd, kv = s.num_kv_heads * hd;
   std::vector<TensorToWrite> tensors;
-  auto add = [&](const std::string& name, std::vector<size_t> shape, bool is_norm) {
+  auto add = [&](const std::string& name, std::vector<size_t> shape, bool is_norm, const std::string& dtype = "") {
     TensorToWrite t;
     t.name = name;
     t.shape = shape;
-    t.dtype = st_dtype;
+    t.dtype = dtype.empty() ? st_dtype : dtype;
     size_t n = 1;
     for (size_t d : shape) n *= d;
     const double mean = is_norm ? 1.0 : 0.0, std = is_norm ? s.norm_jitter : s.std;
     const uint64_t seed = s.seed;
+    const std::string t_dtype = t.dtype;
     t.fill = [=](uint8_t* out) {
       std::vector<float> v(n);
       Normals(seed, name, mean, std, n, v.data());
-      Encode(v, st_dtype, out);
+      Encode(v, t_dtype, out);
     };
     tensors.push_back(std::move(t));
   };
@@ -154,15 +200,19 @@ std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::stri
   for (size_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     add(p + "input_layernorm.weight", {h}, true);
-    add(p + "self_attn.q_proj.weight", {q, h}, false);
-    add(p + "self_attn.k_proj.weight", {kv, h}, false);
-    add(p + "self_attn.v_proj.weight", {kv, h}, false);
+    if (IsDeepseek(s.arch)) {
+      AddMlaTensors(s, p + "self_attn.", add);
+    } else {
+      add(p + "self_attn.q_proj.weight", {q, h}, false);
+      add(p + "self_attn.k_proj.weight", {kv, h}, false);
+      add(p + "self_attn.v_proj.weight", {kv, h}, false);
+    }
     if (s.arch == "qwen2") {
       add(p + "self_attn.q_proj.bias", {q}, false);
       add(p + "self_attn.k_proj.bias", {kv}, false);
       add(p + "self_attn.v_proj.bias", {kv}, false);
     }
-    add(p + "self_attn.o_proj.weight", {h, q}, false);
+    add(p + "self_attn.o_proj.weight", {h, IsDeepseek(s.arch) ? s.num_heads * s.v_head_dim : q}, false);
     if (s.kv_cache_scale != 0) {
       for (const auto& scale : {std::pair{"k_scale", s.kv_cache_scale}, {"v_scale", 2 * s.kv_cache_scale}}) {
         TensorToWrite t;
@@ -183,6 +233,13 @@ std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::stri
       const std::string m = p + (mixtral ? "block_sparse_moe." : "mlp.");
       const size_t eff = mixtral ? ff : s.moe_intermediate_size;
       add(m + "gate.weight", {s.num_experts, h}, false);
+      if (s.arch == "deepseek_v3") add(m + "gate.e_score_correction_bias", {s.num_experts}, false, "F32");
+      if (IsDeepseek(s.arch) && s.n_shared_experts > 0) {
+        const size_t sff = s.n_shared_experts * eff;
+        add(m + "shared_experts.gate_proj.weight", {sff, h}, false);
+        add(m + "shared_experts.up_proj.weight", {sff, h}, false);
+        add(m + "shared_experts.down_proj.weight", {h, sff}, false);
+      }
       for (size_t e = 0; e < s.num_experts; ++e) {
         const std::string x = m + "experts." + std::to_string(e) + ".";
         add(x + (mixtral ? "w1" : "gate_proj") + ".weight", {eff, h}, false);
@@ -200,12 +257,38 @@ std::vector<TensorToWrite> RandomTensors(const TestModelSpec& s, const std::stri
   return tensors;
 }
 
+// DeepSeek's attention and expert keys of config.json.
+void AddDeepseekConfig(const TestModelSpec& s, nlohmann::ordered_json& c) {
+  const bool v3 = s.arch == "deepseek_v3";
+  c["num_key_value_heads"] = s.num_heads;
+  c["head_dim"] = s.qk_rope_head_dim;
+  c["q_lora_rank"] = s.q_lora_rank > 0 ? nlohmann::ordered_json(s.q_lora_rank) : nlohmann::ordered_json();
+  c["kv_lora_rank"] = s.kv_lora_rank;
+  c["qk_nope_head_dim"] = s.qk_nope_head_dim;
+  c["qk_rope_head_dim"] = s.qk_rope_head_dim;
+  c["v_head_dim"] = s.v_head_dim;
+  c["n_routed_experts"] = s.num_experts;
+  c["n_shared_experts"] = s.n_shared_experts;
+  c["num_experts_per_tok"] = s.num_experts_per_tok;
+  c["moe_intermediate_size"] = s.moe_intermediate_size;
+  c["first_k_dense_replace"] = s.first_k_dense_replace;
+  c["moe_layer_freq"] = 1;
+  c["n_group"] = s.n_group;
+  c["topk_group"] = s.topk_group;
+  c["topk_method"] = v3 ? "noaux_tc" : s.n_group > 1 ? "group_limited_greedy" : "greedy";
+  c["scoring_func"] = v3 ? "sigmoid" : "softmax";
+  c["norm_topk_prob"] = s.norm_topk_prob;
+  c["routed_scaling_factor"] = s.routed_scaling_factor;
+  if (v3) c["rope_interleave"] = true;
+}
+
 // config.json of the checkpoint.
 nlohmann::ordered_json ConfigJson(const TestModelSpec& s, const nlohmann::json& rope_scaling) {
   static const std::map<std::string, std::string> kClass = {
       {"qwen3", "Qwen3ForCausalLM"},       {"llama", "LlamaForCausalLM"},
       {"mistral", "MistralForCausalLM"},   {"qwen2", "Qwen2ForCausalLM"},
-      {"qwen3_moe", "Qwen3MoeForCausalLM"}, {"mixtral", "MixtralForCausalLM"}};
+      {"qwen3_moe", "Qwen3MoeForCausalLM"}, {"mixtral", "MixtralForCausalLM"},
+      {"deepseek_v2", "DeepseekV2ForCausalLM"}, {"deepseek_v3", "DeepseekV3ForCausalLM"}};
   nlohmann::ordered_json c;
   c["architectures"] = {kClass.at(s.arch)};
   c["model_type"] = s.arch;
@@ -234,6 +317,8 @@ nlohmann::ordered_json ConfigJson(const TestModelSpec& s, const nlohmann::json& 
     c["norm_topk_prob"] = s.norm_topk_prob;
     c["decoder_sparse_step"] = s.decoder_sparse_step;
     c["mlp_only_layers"] = s.mlp_only_layers;
+  } else if (IsDeepseek(s.arch)) {
+    AddDeepseekConfig(s, c);
   }
   if (s.arch == "mistral" || s.arch == "mixtral") {
     c["sliding_window"] = s.sliding_window > 0 ? nlohmann::ordered_json(s.sliding_window) : nlohmann::ordered_json();
@@ -266,6 +351,12 @@ Status WriteTestModel(const TestModelSpec& s, const std::string& out_dir, bool w
                             s.num_experts_per_tok > s.num_experts || s.moe_intermediate_size == 0 ||
                             s.decoder_sparse_step == 0)) {
     return Status::InvalidArgument("inconsistent experts (need 1 <= experts per token <= experts, widths > 0)");
+  }
+  if (IsDeepseek(s.arch) && (s.kv_lora_rank == 0 || s.qk_nope_head_dim == 0 || s.v_head_dim == 0 ||
+                             s.qk_rope_head_dim == 0 || s.qk_rope_head_dim % 2 != 0 || s.n_group == 0 ||
+                             s.num_experts % s.n_group != 0 || s.topk_group == 0 || s.topk_group > s.n_group)) {
+    return Status::InvalidArgument("inconsistent DeepSeek shape (latent, head and rotary dims > 0, rotary even; "
+                                   "n_group must divide the experts, topk_group in [1, n_group])");
   }
   std::string st_dtype;
   LLMSERVE_ASSIGN_OR_RETURN(st_dtype, SafetensorsDtype(s.dtype));

@@ -15,7 +15,8 @@
 namespace llmserve::worker {
 
 struct TestModelSpec {
-  std::string arch = "qwen3";       // qwen3 | llama | mistral | qwen2 | qwen3_moe | mixtral
+  // qwen3 | llama | mistral | qwen2 | qwen3_moe | mixtral | deepseek_v2 | deepseek_v3
+  std::string arch = "qwen3";
   size_t hidden_size = 64;
   size_t num_layers = 2;
   size_t num_heads = 4;
@@ -29,6 +30,19 @@ struct TestModelSpec {
   bool norm_topk_prob = true;         // qwen3_moe (mixtral always renormalises)
   size_t decoder_sparse_step = 1;     // qwen3_moe
   std::vector<size_t> mlp_only_layers;  // qwen3_moe: dense layers
+  // DeepSeek (deepseek_v2, deepseek_v3): multi-head latent attention and its
+  // experts (num_experts routed, moe_intermediate_size wide; V2 chooses by
+  // softmax, grouped by max when n_group > 1; V3 by sigmoid with a random
+  // e_score_correction_bias, grouped by the top-2 sum).
+  size_t q_lora_rank = 32;            // 0: q_proj straight from the hidden state
+  size_t kv_lora_rank = 32;
+  size_t qk_nope_head_dim = 16;
+  size_t qk_rope_head_dim = 8;
+  size_t v_head_dim = 16;
+  size_t n_shared_experts = 1;
+  size_t first_k_dense_replace = 1;
+  size_t n_group = 4, topk_group = 2;
+  double routed_scaling_factor = 1.0;
   size_t vocab_size = 151936;       // the Qwen3 tokenizer needs ≥ 151669
   size_t max_position_embeddings = 40960;
   double rope_theta = 1000000.0;
@@ -54,7 +68,10 @@ struct TestModelSpec {
 // head_dim 128, intermediate 12288, vocab 151936, untied) or, for qwen3_moe only, "qwen3-30b-a3b" (hidden 2048, 48
 // layers, 32 heads, 4 KV heads, head_dim 128, 128 experts of width 768, top
 // 8, vocab 151936, untied: about 1.2 GB of bf16 experts per layer, so take
-// a slice of layers for benchmarks).
+// a slice of layers for benchmarks) or, for deepseek_v3 only, "deepseek-v3"
+// (DeepSeek-V3's shapes: hidden 7168, 61 layers, 128 heads, q LoRA 1536, KV
+// latent 512, rotary 64, 256 experts of width 2048, top 8 in 4 of 8 groups,
+// one shared expert, 3 dense layers; the Qwen3 vocabulary).
 StatusOr<TestModelSpec> TestModelPreset(const std::string& preset, const std::string& arch);
 
 // The directory of the demo tokenizer (assets/demo-tokenizer: Qwen3's

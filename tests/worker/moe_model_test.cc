@@ -118,21 +118,93 @@ TEST(MoeReference, MixtralSlidingWindowMatchesNumpy) {
   CheckAgainstReference(s, 16, {4, 2});
 }
 
+// DeepSeek-V3 (absorbed latent attention here, the naive form in numpy): a
+// q LoRA; sigmoid scores plus the correction bias, 2 of 4 groups by their
+// top-2 sums, weights renormalised then scaled by 2.5; a shared expert; one
+// dense layer first; yarn's mscale² in the softmax scale.
+TEST(MoeReference, DeepseekV3MatchesNumpy) {
+  auto s = testing::TinySpec("deepseek_v3", 24);
+  s.num_layers = 3;
+  s.routed_scaling_factor = 2.5;
+  s.rope_scaling_json = R"({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64,
+                            "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0})";
+  CheckAgainstReference(s, 17, {5, 1, 7});
+}
+
+// DeepSeek-V2: q_proj without a LoRA, softmax scores, 2 of 4 groups by their
+// best expert, weights not renormalised, two shared experts, every layer MoE.
+TEST(MoeReference, DeepseekV2MatchesNumpy) {
+  auto s = testing::TinySpec("deepseek_v2", 25);
+  s.num_layers = 2;
+  s.q_lora_rank = 0;
+  s.norm_topk_prob = false;
+  s.n_shared_experts = 2;
+  s.first_k_dense_replace = 0;
+  s.num_experts_per_tok = 3;
+  s.routed_scaling_factor = 1.5;
+  s.tie_word_embeddings = false;
+  s.dtype = "f32";
+  CheckAgainstReference(s, 15, {15});
+}
+
+// The cache holds one latent row (kv_lora_rank + qk_rope_head_dim values) a
+// token and layer, not a K and a V per head.
+TEST(MoeModel, DeepseekCacheHoldsOnlyTheLatent) {
+  ScratchDir dir;
+  auto s = testing::TinySpec("deepseek_v3", 26);
+  ASSERT_TRUE(WriteTestModel(s, dir / "m").ok());
+  kernels::cpu::ThreadPool pool(1);
+  auto model = LoadModel(dir / "m", kernels::cpu::MatmulPrecision::kBF16, &pool);
+  ASSERT_NE(model, nullptr);
+  const KvCacheShape shape = model->CacheShape(10, 16, kernels::cpu::KvDType::kBF16);
+  EXPECT_TRUE(shape.latent);
+  EXPECT_EQ(shape.bytes_per_block(), s.num_layers * 16 * (s.kv_lora_rank + s.qk_rope_head_dim) * 2);
+  KvCache cache(shape);
+  EXPECT_EQ(cache.bytes(), 10 * shape.bytes_per_block());
+  const auto lora = model->LoadLoraAdapter("a", dir / "none", LoraLimits{});
+  EXPECT_NE(lora.status().message().find("multi-head latent attention"), std::string::npos)
+      << lora.status().ToString();
+  KvCache fp8(model->CacheShape(10, 16, kernels::cpu::KvDType::kFp8E4M3));
+  ForwardBatch b;
+  b.AddRequest({1, 2, 3}, 0, Blocks(0, 1), 16, true);
+  b.FinishBlockTables();
+  std::vector<float> logits;
+  const Status st = model->Forward(b, fp8, &logits);
+  EXPECT_NE(st.message().find("fp8 KV cache is not supported"), std::string::npos) << st.ToString();
+}
+
 // A request's logits are bitwise the same alone and in batches with others
 // (which change which rows each expert gets), at both matmul precisions.
 class MoeInvarianceTest : public ::testing::TestWithParam<kernels::cpu::MatmulPrecision> {};
 
+void ExpectBatchInvariant(const TestModelSpec& spec, kernels::cpu::MatmulPrecision precision,
+                          kernels::cpu::KvDType kv_dtype);
+
 TEST_P(MoeInvarianceTest, BatchCompositionDoesNotChangeLogits) {
-  ScratchDir dir;
   auto spec = testing::TinySpec("qwen3_moe", 31);
   spec.num_layers = 3;
   spec.num_experts = 6;
   spec.num_experts_per_tok = 3;  // three terms: the order of the sum matters
+  ExpectBatchInvariant(spec, GetParam(), kernels::cpu::KvDType::kF32);
+}
+
+// DeepSeek-V3: latent attention over a bf16 cache, grouped routing, a shared expert.
+TEST_P(MoeInvarianceTest, DeepseekBatchCompositionDoesNotChangeLogits) {
+  auto spec = testing::TinySpec("deepseek_v3", 32);
+  spec.num_layers = 3;
+  spec.num_experts_per_tok = 3;
+  spec.routed_scaling_factor = 2.5;
+  ExpectBatchInvariant(spec, GetParam(), kernels::cpu::KvDType::kBF16);
+}
+
+void ExpectBatchInvariant(const TestModelSpec& spec, kernels::cpu::MatmulPrecision precision,
+                          kernels::cpu::KvDType kv_dtype) {
+  ScratchDir dir;
   ASSERT_TRUE(WriteTestModel(spec, dir / "m").ok());
   kernels::cpu::ThreadPool pool(2);
-  auto model = LoadModel(dir / "m", GetParam(), &pool);
+  auto model = LoadModel(dir / "m", precision, &pool);
   ASSERT_NE(model, nullptr);
-  KvCache cache(model->CacheShape(64, 4));
+  KvCache cache(model->CacheShape(64, 4, kv_dtype));
   const size_t vocab = model->config().vocab_size;
   const auto x = Prompt(11, vocab, 1);
   const auto alone = testing::RunPrompt(*model, cache, x, {8, 1}, Blocks(0, 3));

@@ -140,6 +140,20 @@ TEST(TensorParallel, MoeTwoRanksMatchOneRank) {
   CheckTwoRanksMatchOneRank(spec);
 }
 
+// DeepSeek's heads (q_b_proj / kv_b_proj rows, o_proj columns) and its
+// experts' widths, the shared expert's included, split across the ranks;
+// the latent, its norm and the router are replicated.
+TEST(TensorParallel, DeepseekTwoRanksMatchOneRank) {
+  auto spec = testing::TinySpec("deepseek_v3", 35);
+  spec.num_layers = 3;
+  spec.n_shared_experts = 2;
+  spec.routed_scaling_factor = 2.5;
+  CheckTwoRanksMatchOneRank(spec);
+  spec.arch = "deepseek_v2";
+  spec.q_lora_rank = 0;
+  CheckTwoRanksMatchOneRank(spec);
+}
+
 // --quantization int8: a row's scale comes from the whole checkpoint row, so
 // the shards of a row-parallel weight (o_proj, down_proj) quantize as the
 // unsharded weight does; in the reference mode and on the int8 kernels.
