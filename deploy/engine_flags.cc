@@ -8,6 +8,7 @@
 #include "deploy/kv_events_config.h"
 #include "deploy/lora_flags.h"
 #include "deploy/speculative_config.h"
+#include "worker/expert_placement.h"
 #include "worker/quantization_config.h"
 
 DEFINE_string(served_model_name, "",
@@ -30,6 +31,14 @@ DEFINE_string(quantization, "",
               "(modelopt, bitsandbytes, ...) are an error.");
 DEFINE_int64(seed, 0, "Seed for requests that do not set one (0 = random per process).");
 DEFINE_int32(tensor_parallel_size, 1, "Worker processes per engine (tensor-parallel ranks).");
+DEFINE_bool(enable_expert_parallel, false,
+            "Mixture-of-experts models: each tensor-parallel rank of an engine holds whole experts (placed by "
+            "--expert-placement-strategy) instead of a slice of every expert, and the ranks' partial sums are "
+            "added as before. Expert placement across data-parallel ranks is not implemented yet: with "
+            "--data-parallel-size > 1 each engine holds every expert among its own ranks.");
+DEFINE_string(expert_placement_strategy, "linear",
+              "With --enable-expert-parallel: linear (each rank a contiguous range of experts, the first "
+              "E mod ranks one more) or round_robin (expert e on rank e mod ranks).");
 DEFINE_string(device, "auto", "Device for workers: auto (cuda when a GPU is visible, else cpu), cpu, cuda.");
 DEFINE_int32(block_size, 0, "Tokens per KV-cache block; 0 = the device's default (CPU: 32, CUDA: 16).");
 DEFINE_bool(enable_prefix_caching, true, "Reuse KV blocks of identical prompt prefixes.");
@@ -132,6 +141,9 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   if (FLAGS_device != "auto" && FLAGS_device != "cpu" && FLAGS_device != "cuda")
     return Status::InvalidArgument("--device must be auto, cpu or cuda, got '" + FLAGS_device + "'");
   parallel->set_device(FLAGS_device);
+  LLMSERVE_RETURN_IF_ERROR(worker::ParseExpertPlacement(FLAGS_expert_placement_strategy).status());
+  parallel->set_enable_expert_parallel(FLAGS_enable_expert_parallel);
+  parallel->set_expert_placement_strategy(FLAGS_expert_placement_strategy);
 
   auto* cache = config->mutable_cache();
   if (FLAGS_block_size < 0 || FLAGS_block_size > 1024)

@@ -11,7 +11,9 @@ namespace {
 using A = VllmArity;
 
 constexpr char kTextOnly[] = "text-only: no multimodal models or inputs";
-constexpr char kNoExpertParallel[] = "expert placement only; llmserve has no expert parallelism, outputs are the same";
+constexpr char kNoExpertParallel[] =
+    "expert load balancing and all-to-all backends are not implemented (experts are placed statically); outputs are "
+    "the same";
 constexpr char kDbo[] = "dual-batch overlap is an expert-parallel speed-up; outputs are the same";
 constexpr char kCudaGraphs[] = "llmserve's CUDA backend sizes its CUDA graphs itself";
 constexpr char kNoDownload[] = "llmserve downloads nothing: models come from a path or the local HF cache";
@@ -53,14 +55,12 @@ constexpr NoEffectVllmFlag kNoEffect[] = {
     {"enable-chunked-prefill", A::kBool, "chunked prefill is always on; outputs are the same"},
     {"enable-dbo", A::kBool, kDbo},
     {"enable-eplb", A::kBool, kNoExpertParallel},
-    {"enable-expert-parallel", A::kBool, kNoExpertParallel},
     {"enable-mm-embeds", A::kBool, kTextOnly},
     {"enable-multimodal-encoder-data-parallel", A::kNone, kTextOnly},
     {"eplb-config", A::kOne, kNoExpertParallel},
     {"eplb-log-balancedness", A::kBool, kNoExpertParallel},
     {"eplb-step-interval", A::kOne, kNoExpertParallel},
     {"eplb-window-size", A::kOne, kNoExpertParallel},
-    {"expert-placement-strategy", A::kOne, kNoExpertParallel},
     {"fully-sharded-loras", A::kBool, "how LoRA work is split among tensor-parallel ranks; outputs are the same"},
     {"guided-decoding-backend", A::kOne, "structured outputs always use the built-in grammar engine"},
     {"guided-decoding-disable-fallback", A::kOne, "there is no other grammar backend to fall back to"},

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/ipc/single_rank_communicator.h"
@@ -28,7 +29,14 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir, const LoadO
              static_cast<size_t>(comm->rank()) != options.tp_rank) {
     return Status::InvalidArgument("the Communicator's rank/size differ from tp_rank/tp_size");
   }
-  LLMSERVE_ASSIGN_OR_RETURN(m->shard_, ComputeShardDims(m->config_, options.tp_rank, options.tp_size));
+  auto shard = ComputeShardDims(m->config_, options.tp_rank, options.tp_size, options.expert_parallel,
+                                options.expert_placement);
+  LLMSERVE_ASSIGN_OR_RETURN(m->shard_, std::move(shard));
+  if (!m->shard_.local_experts.empty()) {
+    const auto& local = m->shard_.local_experts;
+    LOG(INFO) << "expert parallelism: rank " << options.tp_rank << " of " << options.tp_size << " holds "
+              << std::count(local.begin(), local.end(), true) << " of " << local.size() << " experts in each layer";
+  }
   LLMSERVE_ASSIGN_OR_RETURN(m->weights_, LoadModelWeights(dir, m->config_, options));
   m->rope_ = cpu::ComputeRopeFrequencies(m->config_.head_dim, m->config_.rope_theta, m->config_.rope_scaling);
   m->comm_ = comm;
@@ -71,7 +79,8 @@ void Model::Reserve(size_t t, size_t num_logits) {
     }
   }
   const bool tiled = !weights_.layers.empty() &&
-                     (dense != nullptr ? dense->down : weights_.layers.front().moe.experts.front().down).TakesTiledInput();
+                     (dense != nullptr ? dense->down : weights_.layers.front().moe.first_held().down)
+                         .TakesTiledInput();
   if (dense != nullptr) gate_up_.resize(t * 2 * shard_.intermediate_size);
   if (tiled) {
     norm_tiles_.resize(weights_.layers.front().qkv.TiledInputElements(t));

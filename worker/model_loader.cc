@@ -26,7 +26,8 @@ size_t ModelWeights::matmul_bytes() const {
   return n;
 }
 
-StatusOr<ShardDims> ComputeShardDims(const ModelConfig& c, size_t tp_rank, size_t tp_size) {
+StatusOr<ShardDims> ComputeShardDims(const ModelConfig& c, size_t tp_rank, size_t tp_size, bool expert_parallel,
+                                     ExpertPlacement placement) {
   if (tp_size == 0 || tp_rank >= tp_size) {
     return Status::InvalidArgument("tp_rank " + std::to_string(tp_rank) + " out of range for tp_size " +
                                    std::to_string(tp_size));
@@ -42,7 +43,12 @@ StatusOr<ShardDims> ComputeShardDims(const ModelConfig& c, size_t tp_rank, size_
   LLMSERVE_RETURN_IF_ERROR(need(c.num_heads, "num_attention_heads"));
   LLMSERVE_RETURN_IF_ERROR(need(c.num_kv_heads, "num_key_value_heads"));
   LLMSERVE_RETURN_IF_ERROR(need(c.intermediate_size, "intermediate_size"));
-  if (c.has_moe()) LLMSERVE_RETURN_IF_ERROR(need(c.moe.intermediate_size, "moe_intermediate_size"));
+  const bool ep = expert_parallel && c.has_moe() && tp_size > 1;
+  if (ep && c.moe.num_experts < tp_size) {
+    return Status::InvalidArgument("--enable-expert-parallel: " + std::to_string(c.moe.num_experts) +
+                                   " experts cannot be spread over " + std::to_string(tp_size) + " ranks");
+  }
+  if (c.has_moe() && !ep) LLMSERVE_RETURN_IF_ERROR(need(c.moe.intermediate_size, "moe_intermediate_size"));
   if (c.moe.shared_intermediate_size > 0) {
     LLMSERVE_RETURN_IF_ERROR(need(c.moe.shared_intermediate_size, "n_shared_experts × moe_intermediate_size"));
   }
@@ -52,7 +58,8 @@ StatusOr<ShardDims> ComputeShardDims(const ModelConfig& c, size_t tp_rank, size_
   d.num_heads = c.num_heads / tp_size;
   d.num_kv_heads = c.num_kv_heads / tp_size;
   d.intermediate_size = c.intermediate_size / tp_size;
-  d.moe_intermediate_size = c.moe.intermediate_size / tp_size;
+  d.moe_intermediate_size = ep ? c.moe.intermediate_size : c.moe.intermediate_size / tp_size;
+  if (ep) d.local_experts = LocalExperts(c.moe.num_experts, tp_rank, tp_size, placement);
   d.shared_intermediate_size = c.moe.shared_intermediate_size / tp_size;
   d.vocab_per_rank = (c.vocab_size + tp_size - 1) / tp_size;
   d.vocab_begin = std::min(c.vocab_size, tp_rank * d.vocab_per_rank);
@@ -135,7 +142,7 @@ class Loader {
       return l;
     }
     auto mlp = SwigluMlp(p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.down_proj.weight",
-                         c_.intermediate_size, d_.intermediate_size);
+                         c_.intermediate_size, d_.tp_rank * d_.intermediate_size, d_.intermediate_size);
     LLMSERVE_ASSIGN_OR_RETURN(ExpertWeights dense, std::move(mlp));
     l.gate_up = std::move(dense.gate_up);
     l.down = std::move(dense.down);
@@ -226,11 +233,11 @@ class Loader {
     return Status::Ok();
   }
 
-  // A SwiGLU MLP ff wide: this rank's `count` rows of gate and up (stacked),
-  // columns of down.
+  // A SwiGLU MLP ff wide: `count` rows of gate and up (stacked) from
+  // `begin`, the same columns of down.
   StatusOr<ExpertWeights> SwigluMlp(const std::string& gate, const std::string& up, const std::string& down, size_t ff,
-                                    size_t count) {
-    const size_t h = c_.hidden_size, begin = d_.tp_rank * count;
+                                    size_t begin, size_t count) {
+    const size_t h = c_.hidden_size;
     ExpertWeights w;
     LLMSERVE_ASSIGN_OR_RETURN(w.gate_up, ColumnParallel({gate, up}, {ff, ff}, {begin, begin}, {count, count}, h));
     LLMSERVE_ASSIGN_OR_RETURN(w.down, RowParallel(down, h, ff, begin, count));
@@ -248,13 +255,15 @@ class Loader {
     if (IsInteger(router.dtype)) return NotAMatrix(router);
     m.router = LinearWeight::Pack(router.data, router.dtype, c_.moe.num_experts, h, h,
                                   kernels::cpu::MatmulPrecision::kF32);
+    m.experts.resize(c_.moe.num_experts);
     for (size_t e = 0; e < c_.moe.num_experts; ++e) {
+      if (!d_.local_experts.empty() && !d_.local_experts[e]) continue;  // another rank's (EP)
       const std::string x = p + "experts." + std::to_string(e) + ".";
       const std::string gate = x + (mixtral ? "w1" : "gate_proj") + ".weight";
       const std::string up = x + (mixtral ? "w3" : "up_proj") + ".weight";
-      auto expert = SwigluMlp(gate, up, x + (mixtral ? "w2" : "down_proj") + ".weight", ff, count);
-      LLMSERVE_ASSIGN_OR_RETURN(ExpertWeights ew, std::move(expert));
-      m.experts.push_back(std::move(ew));
+      const size_t first = d_.local_experts.empty() ? d_.tp_rank * count : 0;
+      auto expert = SwigluMlp(gate, up, x + (mixtral ? "w2" : "down_proj") + ".weight", ff, first, count);
+      LLMSERVE_ASSIGN_OR_RETURN(m.experts[e], std::move(expert));
     }
     if (c_.moe.correction_bias) {
       LLMSERVE_ASSIGN_OR_RETURN(m.correction_bias, Vector(p + "gate.e_score_correction_bias", c_.moe.num_experts));
@@ -262,7 +271,8 @@ class Loader {
     if (c_.moe.shared_intermediate_size > 0) {
       const std::string x = p + "shared_experts.";
       auto shared = SwigluMlp(x + "gate_proj.weight", x + "up_proj.weight", x + "down_proj.weight",
-                              c_.moe.shared_intermediate_size, d_.shared_intermediate_size);
+                              c_.moe.shared_intermediate_size, d_.tp_rank * d_.shared_intermediate_size,
+                              d_.shared_intermediate_size);
       LLMSERVE_ASSIGN_OR_RETURN(m.shared, std::move(shared));
     }
     return m;
@@ -486,7 +496,9 @@ StatusOr<ModelWeights> LoadModelWeights(const std::string& dir, const ModelConfi
   LLMSERVE_ASSIGN_OR_RETURN(Quantization quantization, ResolveQuantization(options.quantization, config.quantization));
   LLMSERVE_ASSIGN_OR_RETURN(std::string gguf, common::gguf::GgufModelFile(dir));
   if (!gguf.empty()) return LoadGgufModelWeights(gguf, config, options);
-  LLMSERVE_ASSIGN_OR_RETURN(ShardDims dims, ComputeShardDims(config, options.tp_rank, options.tp_size));
+  auto shard = ComputeShardDims(config, options.tp_rank, options.tp_size, options.expert_parallel,
+                                options.expert_placement);
+  LLMSERVE_ASSIGN_OR_RETURN(ShardDims dims, std::move(shard));
   ModelWeights w;
   LLMSERVE_ASSIGN_OR_RETURN(w.checkpoint, Checkpoint::Open(dir));
   Loader loader(*w.checkpoint, config, dims, options, quantization == Quantization::kInt8AtLoad);

@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/linear.h"
 #include "base/status_or.h"
+#include "worker/expert_placement.h"
 #include "worker/model_config.h"
 #include "worker/model_weights.h"
 
@@ -18,11 +19,18 @@ struct LoadOptions {
   kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32;
   bool show_progress = true;  // a progress bar on stderr when it is a terminal
   std::string quantization;   // --quantization: "" (the checkpoint's), "int8", ... (quantization_config.h)
+  // --enable-expert-parallel: the tp_size ranks hold whole experts, placed
+  // by `expert_placement`, instead of a slice of each.
+  bool expert_parallel = false;
+  ExpertPlacement expert_placement = ExpertPlacement::kLinear;
 };
 
 // Shard dimensions for `config` split `tp_size` ways, or an error when the
-// model does not split evenly.
-StatusOr<ShardDims> ComputeShardDims(const ModelConfig& config, size_t tp_rank, size_t tp_size);
+// model does not split evenly. With `expert_parallel` (and experts), the
+// experts are placed whole instead (ShardDims::local_experts).
+StatusOr<ShardDims> ComputeShardDims(const ModelConfig& config, size_t tp_rank, size_t tp_size,
+                                     bool expert_parallel = false,
+                                     ExpertPlacement placement = ExpertPlacement::kLinear);
 
 // Reads and validates every tensor this rank needs. Errors name the file and
 // the tensor (missing, wrong shape, mixed dtypes).

@@ -125,6 +125,8 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
     opts.tp_size = config.tp_size;
     opts.precision = config.precision;
     opts.quantization = config.quantization;
+    opts.expert_parallel = config.expert_parallel;
+    opts.expert_placement = config.expert_placement;
     opts.show_progress = config.show_progress;
     LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(config.model_dir, opts, comm, r->pool_.get()));
     r->loras_ = std::make_unique<LoraCache>(model.get(), config.lora_limits, config.max_cpu_loras);

@@ -49,6 +49,8 @@ struct ModelRunnerConfig {
   // Matmul precision: kF32 matches an fp32 reference; kBF16 is faster on AMX or AVX512-BF16.
   kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32;
   std::string quantization;                  // --quantization ("" = the checkpoint's own)
+  bool expert_parallel = false;              // --enable-expert-parallel (over the tp_size ranks)
+  ExpertPlacement expert_placement = ExpertPlacement::kLinear;
   size_t block_size = kDefaultCpuBlockSize;  // tokens per KV block
   kernels::cpu::KvDType kv_cache_dtype = kernels::cpu::KvDType::kF32;  // kBF16: half the KV memory
   size_t num_threads = 0;                    // 0: all hardware threads

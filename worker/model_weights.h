@@ -22,7 +22,10 @@ struct ShardDims {
   size_t num_heads = 0;          // local query heads
   size_t num_kv_heads = 0;       // local KV heads
   size_t intermediate_size = 0;  // local MLP width
-  size_t moe_intermediate_size = 0;  // local width of each expert's MLP (MoE models)
+  size_t moe_intermediate_size = 0;  // local width of each expert's MLP (MoE models; the whole width under EP)
+  // Expert parallelism: local_experts[e] says whether this rank holds expert
+  // e (whole); empty: every rank holds a slice of every expert.
+  std::vector<bool> local_experts;
   size_t shared_intermediate_size = 0;  // local width of DeepSeek's shared experts (0: none)
   size_t vocab_begin = 0;        // this rank's lm_head rows [vocab_begin, vocab_end)
   size_t vocab_end = 0;

@@ -59,14 +59,14 @@ void MoeLayer::Forward(const MoeWeights& w, const MoeConfig& c, const float* x, 
   CHECK_EQ(w.experts.size(), ne);
   CHECK_LE(t * k, order_.size()) << "MoeLayer::Reserve was not called for " << t << " tokens";
   if (t == 0) return;
-  const size_t ff = w.experts[0].down.cols();
   w.router.Apply(x, t, router_logits_.data(), pool);
   const float* bias = w.correction_bias.empty() ? nullptr : w.correction_bias.data();
   RouteTokens(router_logits_.data(), t, RoutingRuleOf(c, bias), chosen_.data(), weights_.data());
   GroupByExpert(t, ne, k);
   for (size_t e = 0; e < ne; ++e) {
     const size_t begin = static_cast<size_t>(offsets_[e]), n = static_cast<size_t>(offsets_[e + 1]) - begin;
-    if (n == 0) continue;
+    if (n == 0 || !w.held(e)) continue;
+    const size_t ff = w.experts[e].down.cols();
     for (size_t r = 0; r < n; ++r) std::copy_n(x + static_cast<size_t>(order_[begin + r]) * h, h, &gathered_[r * h]);
     const ExpertWeights& ex = w.experts[e];
     ex.gate_up.Apply(gathered_.data(), n, gate_up_.data(), pool);
@@ -83,6 +83,7 @@ void MoeLayer::Forward(const MoeWeights& w, const MoeConfig& c, const float* x, 
       float* out = y + i * h;
       std::fill_n(out, h, 0.f);
       for (size_t j = 0; j < k; ++j) {
+        if (!w.held(static_cast<size_t>(chosen_[i * k + j]))) continue;  // another rank adds it (EP)
         const float wj = weights_[i * k + j];
         const float* src = &expert_out_[static_cast<size_t>(slot_row_[i * k + j]) * h];
         for (size_t d = 0; d < h; ++d) out[d] += wj * src[d];

@@ -35,7 +35,8 @@ class MoeLayer {
                  size_t tokens);
 
   // y[tokens × hidden] = the MoE MLP of x[tokens × hidden] (rows `hidden`
-  // apart): this rank's partial sum when the experts are tensor-parallel.
+  // apart): this rank's partial sum when the experts are tensor-parallel,
+  // or, under expert parallelism, the sum over the chosen experts it holds.
   // `tokens` must not exceed the last Reserve.
   void Forward(const MoeWeights& w, const MoeConfig& config, const float* x, size_t tokens, size_t hidden, float* y,
                kernels::cpu::ThreadPool& pool);

@@ -22,13 +22,24 @@ struct MoeWeights {
   // [num_experts × hidden], packed for fp32 products whatever the model's
   // precision: the top-k choice should not flip on activation rounding.
   kernels::cpu::LinearWeight router;
-  std::vector<ExpertWeights> experts;  // indexed by expert id; empty for a dense layer
+  // Indexed by expert id; empty for a dense layer. Under expert parallelism
+  // the experts of other ranks are here without rows (see held()).
+  std::vector<ExpertWeights> experts;
   std::vector<float> correction_bias;  // [num_experts]: DeepSeek-V3's e_score_correction_bias, or empty
   // DeepSeek's shared experts, one MLP n_shared_experts × moe_intermediate
   // wide that every token runs; empty (no rows) when the model has none.
   ExpertWeights shared;
 
   bool empty() const { return experts.empty(); }
+  // Whether this rank holds expert e.
+  bool held(size_t e) const { return experts[e].down.rows() > 0; }
+  // The first expert this rank holds (each rank holds at least one).
+  const ExpertWeights& first_held() const {
+    for (size_t e = 0; e < experts.size(); ++e) {
+      if (held(e)) return experts[e];
+    }
+    return experts.front();
+  }
   // Bytes of packed weights held (router and every expert).
   size_t bytes() const {
     size_t n = router.bytes();

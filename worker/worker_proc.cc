@@ -63,6 +63,10 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   auto quantization = model_config.ok() ? ResolveQuantization(config.model().quantization(), model_config->quantization)
                                         : StatusOr<Quantization>(Quantization::kNone);
   rc.quantization = config.model().quantization();
+  rc.expert_parallel = config.parallel().enable_expert_parallel();
+  if (rc.expert_parallel) {  // the launcher checked the name
+    rc.expert_placement = ParseExpertPlacement(config.parallel().expert_placement_strategy()).value();
+  }
   rc.precision = PrecisionForDtype(config.model().dtype(), model_config.ok() ? model_config->torch_dtype : "",
                                    quantization.ok() && *quantization != Quantization::kNone);
   rc.kv_cache_dtype = KvDTypeFor(config.cache().kv_cache_dtype(), rc.precision);

@@ -2,6 +2,7 @@
 // communicator) together produce the logits of the unsharded model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <barrier>
 #include <thread>
 
@@ -58,9 +59,11 @@ class InProcessGroup {
 
 // Two ranks of `spec` give the one-rank logits (within 1e-5); with `lora`,
 // each also runs a LoRA adapter on all seven projections.
+// With `expert_parallel`, the ranks hold whole experts (placed by `placement`).
 void CheckTwoRanksMatchOneRank(const TestModelSpec& spec, bool lora = false, const std::string& quantization = "",
                                kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32,
-                               size_t fp8_block = 0) {
+                               size_t fp8_block = 0, bool expert_parallel = false,
+                               ExpertPlacement placement = ExpertPlacement::kLinear) {
   testing::ScratchDir dir;
   if (fp8_block != 0) {  // the model as an FP8 checkpoint with blocks of fp8_block
     ASSERT_TRUE(WriteTestModel(spec, dir / "float").ok());
@@ -104,9 +107,17 @@ void CheckTwoRanksMatchOneRank(const TestModelSpec& spec, bool lora = false, con
       LoadOptions lo = o;
       lo.tp_rank = r;
       lo.tp_size = 2;
+      lo.expert_parallel = expert_parallel;
+      lo.expert_placement = placement;
       auto m = Model::Load(dir / "m", lo, &comm, &p);
       ASSERT_TRUE(m.ok()) << m.status().ToString();
       EXPECT_EQ((*m)->shard().num_heads, 2u);
+      if (expert_parallel) {  // whole experts, about half of them
+        const auto& local = (*m)->shard().local_experts;
+        const auto held = static_cast<size_t>(std::count(local.begin(), local.end(), true));
+        EXPECT_EQ(held, (spec.num_experts + 1 - r) / 2);
+        EXPECT_EQ((*m)->shard().moe_intermediate_size, spec.moe_intermediate_size);
+      }
       KvCache c((*m)->CacheShape(4, 4));
       const int32_t slot = load_adapter(**m);
       got[r] = testing::RunPrompt(**m, c, tokens, {7, 1}, testing::Blocks(0, 3), slot);
@@ -152,6 +163,44 @@ TEST(TensorParallel, DeepseekTwoRanksMatchOneRank) {
   spec.arch = "deepseek_v2";
   spec.q_lora_rank = 0;
   CheckTwoRanksMatchOneRank(spec);
+}
+
+// --enable-expert-parallel: each rank holds half the experts, whole (5 of 9
+// and 4 of 9 when linear), and adds the chosen ones it holds; the shared
+// expert stays split.
+TEST(TensorParallel, ExpertParallelTwoRanksMatchOneRank) {
+  auto spec = testing::TinySpec("qwen3_moe", 36);
+  spec.num_layers = 3;
+  spec.num_experts = 9;
+  spec.num_experts_per_tok = 3;
+  spec.mlp_only_layers = {0};
+  const auto f32 = kernels::cpu::MatmulPrecision::kF32;
+  CheckTwoRanksMatchOneRank(spec, false, "", f32, 0, /*expert_parallel=*/true, ExpertPlacement::kLinear);
+  CheckTwoRanksMatchOneRank(spec, false, "", f32, 0, /*expert_parallel=*/true, ExpertPlacement::kRoundRobin);
+  auto deepseek = testing::TinySpec("deepseek_v3", 37);
+  deepseek.num_layers = 3;
+  deepseek.n_shared_experts = 2;
+  CheckTwoRanksMatchOneRank(deepseek, false, "", f32, 0, /*expert_parallel=*/true, ExpertPlacement::kRoundRobin);
+}
+
+TEST(TensorParallel, ExpertPlacementMatchesVllm) {
+  auto owners = [](size_t experts, size_t size, ExpertPlacement p) {
+    std::vector<size_t> owner(experts, size);
+    for (size_t r = 0; r < size; ++r) {
+      const auto local = LocalExperts(experts, r, size, p);
+      for (size_t e = 0; e < experts; ++e) {
+        if (local[e]) {
+          EXPECT_EQ(owner[e], size) << "expert " << e << " on two ranks";
+          owner[e] = r;
+        }
+      }
+    }
+    return owner;
+  };
+  EXPECT_EQ(owners(10, 4, ExpertPlacement::kLinear), (std::vector<size_t>{0, 0, 0, 1, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(owners(10, 4, ExpertPlacement::kRoundRobin), (std::vector<size_t>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1}));
+  EXPECT_TRUE(ParseExpertPlacement("round_robin").ok());
+  EXPECT_FALSE(ParseExpertPlacement("random").ok());
 }
 
 // --quantization int8: a row's scale comes from the whole checkpoint row, so
