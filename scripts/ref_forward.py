@@ -115,7 +115,11 @@ def read_safetensors(path):
     return out
 
 
-GGUF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+GGUF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+             "qwen3moe": "Qwen3MoeForCausalLM"}
+# llama.cpp's stacked experts [experts, rows, cols] -> each expert's Hugging Face weight.
+GGUF_EXPERT_NAMES = {"ffn_gate_exps.weight": ("gate_proj", "w1"), "ffn_up_exps.weight": ("up_proj", "w3"),
+                     "ffn_down_exps.weight": ("down_proj", "w2")}
 GGUF_LAYER_NAMES = {
     "attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
     "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
@@ -157,6 +161,14 @@ def load_gguf(path):
            "num_key_value_heads": nkv, "head_dim": meta.get(a + ".attention.key_length"),
            "rms_norm_eps": meta[a + ".attention.layer_norm_rms_epsilon"],
            "rope_theta": meta.get(a + ".rope.freq_base", 10000.0)}
+    experts = meta.get(a + ".expert_count", 0)
+    mixtral = a == "llama" and experts > 0
+    if experts:  # llama.cpp renormalises the chosen experts' weights
+        cfg.update({"num_experts": experts, "num_local_experts": experts,
+                    "num_experts_per_tok": meta[a + ".expert_used_count"], "norm_topk_prob": True})
+        if mixtral:
+            cfg["architectures"] = ["MixtralForCausalLM"]
+    moe = "block_sparse_moe." if mixtral else "mlp."
     kind = meta.get(a + ".rope.scaling.type", "none")
     if kind != "none":
         cfg["rope_scaling"] = {"rope_type": "default" if kind == "none" else kind,
@@ -168,6 +180,20 @@ def load_gguf(path):
     for t in header["tensors"]:
         w = gguf_reference.dequantize(header, data, t).reshape(list(reversed(t["dims"])))
         name = t["name"]
+        if name.startswith("blk.") and name.split(".", 2)[2] in GGUF_EXPERT_NAMES:
+            _, layer, rest = name.split(".", 2)
+            hf = GGUF_EXPERT_NAMES[rest][1 if mixtral else 0]
+            for e in range(w.shape[0]):
+                expert = f"model.layers.{layer}.{moe}experts.{e}.{hf}.weight"
+                W[expert] = w[e]
+                if t["type"] == "Q8_0":
+                    quant_names["Q8_0"].add(expert)
+                if t["type"] in ("Q4_K", "Q5_K", "Q6_K"):
+                    quant_names["K"].add(expert)
+            continue
+        if name.startswith("blk.") and name.endswith("ffn_gate_inp.weight"):
+            W[f"model.layers.{name.split('.')[1]}.{moe}gate.weight"] = w
+            continue
         if name.startswith("blk."):
             _, layer, rest = name.split(".", 2)
             if a == "llama" and rest in ("attn_q.weight", "attn_q.bias"):

@@ -66,10 +66,7 @@ class Exporter {
   // `permute` applies llama.cpp's q/k row order.
   Status Copy(const std::string& from, const std::string& to, size_t rows, size_t cols, bool permute = false,
               bool more_bits = false) {
-    std::vector<size_t> shape = rows == 0 ? std::vector<size_t>{cols} : std::vector<size_t>{rows, cols};
-    LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(from, shape));
-    std::vector<float> hf(t.num_elements());
-    kernels::cpu::ConvertToF32(t.data, t.dtype, hf.size(), hf.data());
+    LLMSERVE_ASSIGN_OR_RETURN(std::vector<float> hf, Read(from, rows, cols));
     std::vector<float> out(hf.size());
     const size_t n = rows == 0 ? cols : rows, row_len = rows == 0 ? 1 : cols;
     for (size_t r = 0; r < n; ++r) {
@@ -79,6 +76,43 @@ class Exporter {
     }
     if (rows == 0) return w_->Add(to, {cols}, GgmlType::kF32, out);
     return w_->Add(to, {cols, rows}, more_bits ? types_.more_bits : types_.base, out);
+  }
+
+  // HF tensor `from` ([rows × cols], or [cols] when rows is 0) as f32 values.
+  StatusOr<std::vector<float>> Read(const std::string& from, size_t rows, size_t cols) {
+    std::vector<size_t> shape = rows == 0 ? std::vector<size_t>{cols} : std::vector<size_t>{rows, cols};
+    LLMSERVE_ASSIGN_OR_RETURN(TensorView t, ckpt_.Get(from, shape));
+    std::vector<float> hf(t.num_elements());
+    kernels::cpu::ConvertToF32(t.data, t.dtype, hf.size(), hf.data());
+    return hf;
+  }
+
+  // Layer p's experts (HF `prefix`.experts.E.`name`, [rows × cols] each) as
+  // one llama.cpp stacked-experts tensor {cols, rows, experts}.
+  Status CopyExperts(const std::string& prefix, const std::string& name, const std::string& to, size_t rows,
+                     size_t cols, bool more_bits) {
+    std::vector<float> all;
+    for (size_t e = 0; e < c_.moe.num_experts; ++e) {
+      LLMSERVE_ASSIGN_OR_RETURN(std::vector<float> one, Read(prefix + std::to_string(e) + "." + name, rows, cols));
+      all.insert(all.end(), one.begin(), one.end());
+    }
+    return w_->Add(to, {cols, rows, c_.moe.num_experts}, more_bits ? types_.more_bits : types_.base, all);
+  }
+
+  // Layer i's router (kept F32, as llama.cpp keeps ffn_gate_inp) and experts.
+  Status Experts(size_t i, const std::string& g) {
+    const bool mixtral = c_.architecture == Architecture::kMixtral;
+    const std::string p = "model.layers." + std::to_string(i) + (mixtral ? ".block_sparse_moe." : ".mlp.");
+    const size_t h = c_.hidden_size, ne = c_.moe.num_experts, ff = c_.moe.intermediate_size;
+    LLMSERVE_ASSIGN_OR_RETURN(std::vector<float> router, Read(p + "gate.weight", ne, h));
+    LLMSERVE_RETURN_IF_ERROR(w_->Add(g + "ffn_gate_inp.weight", {h, ne}, GgmlType::kF32, router));
+    const std::string x = p + "experts.";
+    const bool more = MoreBits(i, c_.num_layers);
+    LLMSERVE_RETURN_IF_ERROR(
+        CopyExperts(x, mixtral ? "w1.weight" : "gate_proj.weight", g + "ffn_gate_exps.weight", ff, h, false));
+    LLMSERVE_RETURN_IF_ERROR(
+        CopyExperts(x, mixtral ? "w3.weight" : "up_proj.weight", g + "ffn_up_exps.weight", ff, h, false));
+    return CopyExperts(x, mixtral ? "w2.weight" : "down_proj.weight", g + "ffn_down_exps.weight", h, ff, more);
   }
 
   Status Layer(size_t i) {
@@ -102,6 +136,7 @@ class Exporter {
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.o_proj.weight", g + "attn_output.weight", h, q));
     if (c_.o_bias) LLMSERVE_RETURN_IF_ERROR(Copy(p + "self_attn.o_proj.bias", g + "attn_output.bias", 0, h));
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "post_attention_layernorm.weight", g + "ffn_norm.weight", 0, h));
+    if (c_.IsMoeLayer(i)) return Experts(i, g);
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "mlp.gate_proj.weight", g + "ffn_gate.weight", c_.intermediate_size, h));
     LLMSERVE_RETURN_IF_ERROR(Copy(p + "mlp.up_proj.weight", g + "ffn_up.weight", c_.intermediate_size, h));
     return Copy(p + "mlp.down_proj.weight", g + "ffn_down.weight", h, c_.intermediate_size, false, more);
@@ -115,7 +150,14 @@ class Exporter {
 };
 
 Status WriteArchitecture(const ModelConfig& c, GgufWriter* w) {
-  if (c.has_moe()) return Status::Unimplemented("GGUF export: mixture-of-experts models are not supported");
+  if (c.has_mla()) return Status::Unimplemented("GGUF export: DeepSeek (multi-head latent attention) is not supported");
+  if (c.has_moe() && (c.moe.decoder_sparse_step != 1 || !c.moe.mlp_only_layers.empty())) {
+    return Status::Unimplemented("GGUF export: llama.cpp's MoE architectures have experts in every layer");
+  }
+  if (c.has_moe() && !c.moe.norm_topk_prob) {
+    return Status::Unimplemented("GGUF export: llama.cpp renormalises the chosen experts' weights; this model has "
+                                 "norm_topk_prob false");
+  }
   const std::string a = GgufArchitectureName(c.architecture);
   auto u32 = [](size_t v) { return static_cast<uint32_t>(v); };
   w->Set("general.architecture", a);
@@ -129,6 +171,13 @@ Status WriteArchitecture(const ModelConfig& c, GgufWriter* w) {
   w->Set(a + ".attention.value_length", u32(c.head_dim));
   w->Set(a + ".attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
   w->Set(a + ".rope.freq_base", static_cast<float>(c.rope_theta));
+  if (c.has_moe()) {
+    w->Set(a + ".expert_count", u32(c.moe.num_experts));
+    w->Set(a + ".expert_used_count", u32(c.moe.num_experts_per_tok));
+    if (c.architecture == Architecture::kQwen3Moe) {
+      w->Set(a + ".expert_feed_forward_length", u32(c.moe.intermediate_size));
+    }
+  }
   using Type = kernels::cpu::RopeScaling::Type;
   const auto& s = c.rope_scaling;
   if (s.type == Type::kLinear || s.type == Type::kYarn) {

@@ -9,13 +9,14 @@ StatusOr<Architecture> GgufArchitecture(const std::string& name, const std::stri
   if (name == "llama") return Architecture::kLlama;
   if (name == "qwen2") return Architecture::kQwen2;
   if (name == "qwen3") return Architecture::kQwen3;
-  if (name == "qwen3moe" || name == "qwen2moe" || name == "deepseek2") {
+  if (name == "qwen3moe") return Architecture::kQwen3Moe;
+  if (name == "qwen2moe" || name == "deepseek2") {
     return Status::Unimplemented(source + ": general.architecture '" + name +
-                                 "': mixture-of-experts GGUF models are not supported yet "
+                                 "': this mixture-of-experts GGUF architecture is not supported yet "
                                  "(serve the Hugging Face safetensors checkpoint instead)");
   }
   return Status::Unimplemented(source + ": general.architecture '" + name +
-                               "' is not supported (supported: llama, qwen2, qwen3)");
+                               "' is not supported (supported: llama, qwen2, qwen3, qwen3moe)");
 }
 
 const char* GgufArchitectureName(Architecture arch) {
@@ -65,6 +66,35 @@ Status ParseGgufRopeScaling(const GgufMetadata& m, const std::string& a, const s
   return Status::Ok();
 }
 
+// The experts of a qwen3moe file, or of a llama file with expert_count > 0
+// (llama.cpp's conversion of Mixtral): every layer sparse, and, as llama.cpp
+// computes them, the chosen experts' softmax weights renormalised.
+Status ParseGgufExperts(const GgufMetadata& m, const std::string& a, const std::string& source, ModelConfig* c) {
+  int64_t experts = 0;
+  if (m.Has(a + ".expert_count")) {
+    LLMSERVE_ASSIGN_OR_RETURN(experts, m.GetInteger(a + ".expert_count"));
+  }
+  if (experts <= 0) {
+    if (c->architecture == Architecture::kQwen3Moe) {
+      return Status::NotFound(source + ": metadata key qwen3moe.expert_count is missing");
+    }
+    return Status::Ok();
+  }
+  if (c->architecture == Architecture::kLlama) c->architecture = Architecture::kMixtral;
+  MoeConfig& moe = c->moe;
+  moe.num_experts = static_cast<size_t>(experts);
+  LLMSERVE_ASSIGN_OR_RETURN(moe.num_experts_per_tok, Positive(m, a + ".expert_used_count", source));
+  moe.intermediate_size = c->intermediate_size;
+  if (m.Has(a + ".expert_feed_forward_length")) {
+    LLMSERVE_ASSIGN_OR_RETURN(moe.intermediate_size, Positive(m, a + ".expert_feed_forward_length", source));
+  }
+  moe.norm_topk_prob = true;
+  if (moe.num_experts_per_tok > moe.num_experts) {
+    return Status::InvalidArgument(source + ": " + a + ".expert_used_count exceeds expert_count");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ModelConfig> GgufModelConfig(const GgufFile& file) {
@@ -74,14 +104,6 @@ StatusOr<ModelConfig> GgufModelConfig(const GgufFile& file) {
   LLMSERVE_ASSIGN_OR_RETURN(std::string a, m.Get<std::string>("general.architecture"));
   ModelConfig c;
   LLMSERVE_ASSIGN_OR_RETURN(c.architecture, GgufArchitecture(a, source));
-  if (m.Has(a + ".expert_count")) {  // Mixtral converted by llama.cpp
-    LLMSERVE_ASSIGN_OR_RETURN(int64_t experts, m.GetInteger(a + ".expert_count"));
-    if (experts > 0) {
-      return Status::Unimplemented(source + ": " + a + ".expert_count = " + std::to_string(experts) +
-                                   ": mixture-of-experts GGUF models are not supported yet "
-                                   "(serve the Hugging Face safetensors checkpoint instead)");
-    }
-  }
   LLMSERVE_ASSIGN_OR_RETURN(c.num_layers, Positive(m, a + ".block_count", source));
   LLMSERVE_ASSIGN_OR_RETURN(c.max_position_embeddings, Positive(m, a + ".context_length", source));
   LLMSERVE_ASSIGN_OR_RETURN(c.hidden_size, Positive(m, a + ".embedding_length", source));
@@ -112,7 +134,8 @@ StatusOr<ModelConfig> GgufModelConfig(const GgufFile& file) {
   c.tie_word_embeddings = file.FindTensor("output.weight") == nullptr;
   c.qkv_bias = file.FindTensor("blk.0.attn_q.bias") != nullptr;
   c.o_bias = file.FindTensor("blk.0.attn_output.bias") != nullptr;
-  c.qk_norm = c.architecture == Architecture::kQwen3;
+  c.qk_norm = c.architecture == Architecture::kQwen3 || c.architecture == Architecture::kQwen3Moe;
+  LLMSERVE_RETURN_IF_ERROR(ParseGgufExperts(m, a, source, &c));
   c.torch_dtype = "gguf";
   if (c.num_heads % c.num_kv_heads != 0) {
     return Status::InvalidArgument(source + ": attention.head_count must be a multiple of head_count_kv");

@@ -31,15 +31,23 @@ class GgufLoader {
   GgufLoader(const GgufFile& f, const ModelConfig& c, const ShardDims& d, const LoadOptions& o)
       : f_(f), c_(c), d_(d), o_(o) {}
 
-  // The tensor `name` with GGUF dims {cols, rows} (or {cols} when rows is 0).
-  StatusOr<const GgufTensorInfo*> Tensor(const std::string& name, size_t rows, size_t cols) const {
+  // The tensor `name` with GGUF dims {cols, rows} (or {cols} when rows is
+  // 0), or, with `experts`, the stacked experts' {cols, rows / experts,
+  // experts}, read as rows × cols.
+  StatusOr<const GgufTensorInfo*> Tensor(const std::string& name, size_t rows, size_t cols, size_t experts = 0) const {
     const GgufTensorInfo* t = f_.FindTensor(name);
     if (t == nullptr) return Status::NotFound(f_.name() + ": tensor " + name + " is missing");
-    const bool ok = rows == 0 ? t->dims.size() == 1 && t->dims[0] == cols
-                              : t->dims.size() == 2 && t->dims[0] == cols && t->dims[1] == rows;
+    bool ok = rows == 0 ? t->dims.size() == 1 && t->dims[0] == cols
+                        : t->dims.size() == 2 && t->dims[0] == cols && t->dims[1] == rows;
+    if (experts > 0) {
+      ok = t->dims.size() == 3 && t->dims[0] == cols && t->dims[1] * experts == rows && t->dims[2] == experts;
+    }
     if (!ok) {
+      const std::string want = experts > 0 ? Dims({cols, rows / experts, experts})
+                               : rows == 0 ? Dims({cols})
+                                           : Dims({cols, rows});
       return Status::InvalidArgument(f_.name() + ": tensor " + name + " has shape " + t->ShapeString() +
-                                     ", expected " + (rows == 0 ? Dims({cols}) : Dims({cols, rows})));
+                                     ", expected " + want);
     }
     return t;
   }
@@ -60,8 +68,8 @@ class GgufLoader {
   // Rows [begin, begin + count) of a [rows × cols] weight, dequantised and
   // appended to `out`; with `permuted`, llama.cpp's q/k row order is undone.
   Status AppendRows(const std::string& name, size_t rows, size_t cols, size_t begin, size_t count,
-                    bool permuted, std::vector<float>* out) const {
-    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, cols));
+                    bool permuted, std::vector<float>* out, size_t experts = 0) const {
+    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, cols, experts));
     const size_t at = out->size();
     out->resize(at + count * cols);
     float* dst = out->data() + at;
@@ -102,8 +110,8 @@ class GgufLoader {
   // stored, appended to `out`; with `permuted`, llama.cpp's q/k row order is
   // undone.
   Status AppendRawRows(const std::string& name, size_t rows, size_t cols, size_t begin, size_t count,
-                       bool permuted, std::vector<uint8_t>* out) const {
-    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, cols));
+                       bool permuted, std::vector<uint8_t>* out, size_t experts = 0) const {
+    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, cols, experts));
     const auto& info = common::gguf::TypeInfo(t->type);
     const size_t row_bytes = cols / info.block_size * info.block_bytes;
     for (size_t r = 0; r < count; ++r) {
@@ -119,6 +127,7 @@ class GgufLoader {
     std::string name;
     size_t rows, begin, count;
     bool permuted;
+    size_t experts = 0;  // > 0: a stacked-experts tensor (Tensor's `experts`)
   };
   StatusOr<LinearWeight> Stacked(const std::vector<Part>& parts, size_t cols) const {
     size_t total = 0;
@@ -133,7 +142,7 @@ class GgufLoader {
     if (kept == Kept::kQ8_0) {
       std::vector<uint8_t> raw;
       for (const Part& p : parts)
-        LLMSERVE_RETURN_IF_ERROR(AppendRawRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw));
+        LLMSERVE_RETURN_IF_ERROR(AppendRawRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw, p.experts));
       return LinearWeight::PackQ8_0(raw.data(), total, cols, cols);
     }
     if (kept == Kept::kKQuants) {
@@ -141,14 +150,15 @@ class GgufLoader {
       std::vector<kernels::cpu::KQuantRows> rows;
       for (size_t i = 0; i < parts.size(); ++i) {
         const Part& p = parts[i];
-        LLMSERVE_RETURN_IF_ERROR(AppendRawRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw[i]));
+        LLMSERVE_RETURN_IF_ERROR(
+            AppendRawRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw[i], p.experts));
         rows.push_back({KQuantTypeOf(f_.FindTensor(p.name)->type), raw[i].data(), p.count, cols});
       }
       return LinearWeight::PackKQuants(rows, cols);
     }
     std::vector<float> w;
     for (const Part& p : parts)
-      LLMSERVE_RETURN_IF_ERROR(AppendRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &w));
+      LLMSERVE_RETURN_IF_ERROR(AppendRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &w, p.experts));
     return Pack(w, total, cols, cols);
   }
 
@@ -159,28 +169,35 @@ class GgufLoader {
 
   // Columns [begin, begin + count) of a [rows × full_cols] weight; the split
   // must fall on the stored type's block boundary (quantized blocks do not
-  // split across ranks).
+  // split across ranks). With `experts`, expert `expert`'s rows of a
+  // stacked-experts tensor of experts × rows rows.
   StatusOr<LinearWeight> RowParallel(const std::string& name, size_t rows, size_t full_cols, size_t begin,
-                                     size_t count) const {
-    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rows, full_cols));
+                                     size_t count, size_t experts = 0, size_t expert = 0) const {
+    const size_t all_rows = experts > 0 ? experts * rows : rows;
+    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, all_rows, full_cols, experts));
     const uint32_t block = common::gguf::TypeInfo(t->type).block_size;
     if (begin % block != 0 || count % block != 0) {
       return Status::InvalidArgument(f_.name() + ": tensor " + name + " (" + common::gguf::GgmlTypeName(t->type) +
                                      ", blocks of " + std::to_string(block) + ") cannot be split at column " +
                                      std::to_string(begin) + " for tensor parallelism: not a block boundary");
     }
-    const uint8_t* first = t->data + begin / block * common::gguf::TypeInfo(t->type).block_bytes;
+    const uint8_t* first = t->data + expert * rows * t->row_bytes() +
+                           begin / block * common::gguf::TypeInfo(t->type).block_bytes;
     switch (KeptAs({name}, {rows})) {
       case Kept::kQ8_0: return LinearWeight::PackQ8_0(first, rows, count, full_cols);
       case Kept::kKQuants: return LinearWeight::PackKQuants({{KQuantTypeOf(t->type), first, rows, full_cols}}, count);
       case Kept::kDequantized: break;
     }
     std::vector<float> w;
-    LLMSERVE_RETURN_IF_ERROR(AppendRows(name, rows, full_cols, 0, rows, false, &w));
+    LLMSERVE_RETURN_IF_ERROR(AppendRows(name, all_rows, full_cols, expert * rows, rows, false, &w, experts));
     return Pack(w, rows, count, full_cols, begin);
   }
 
   StatusOr<LayerWeights> Layer(size_t i) const;
+  // Layer i's router (fp32 products, as the safetensors loader packs it) and
+  // the experts this rank holds, sliced out of llama.cpp's stacked
+  // ffn_{gate,up,down}_exps tensors.
+  StatusOr<MoeWeights> Moe(size_t i) const;
 
  private:
   const GgufFile& f_;
@@ -218,6 +235,10 @@ StatusOr<LayerWeights> GgufLoader::Layer(size_t i) const {
   if (c_.o_bias) {
     LLMSERVE_ASSIGN_OR_RETURN(l.o_bias, Vector(p + "attn_output.bias", h));
   }
+  if (c_.IsMoeLayer(i)) {
+    LLMSERVE_ASSIGN_OR_RETURN(l.moe, Moe(i));
+    return l;
+  }
   const size_t ff = c_.intermediate_size, ff_begin = d_.tp_rank * d_.intermediate_size, ff_count = d_.intermediate_size;
   LLMSERVE_ASSIGN_OR_RETURN(l.gate_up, Stacked({{p + "ffn_gate.weight", ff, ff_begin, ff_count, false},
                                                  {p + "ffn_up.weight", ff, ff_begin, ff_count, false}},
@@ -226,11 +247,35 @@ StatusOr<LayerWeights> GgufLoader::Layer(size_t i) const {
   return l;
 }
 
+StatusOr<MoeWeights> GgufLoader::Moe(size_t i) const {
+  const std::string p = "blk." + std::to_string(i) + ".";
+  const size_t h = c_.hidden_size, ne = c_.moe.num_experts, ff = c_.moe.intermediate_size;
+  const bool ep = !d_.local_experts.empty();
+  const size_t ff_count = d_.moe_intermediate_size, ff_begin = ep ? 0 : d_.tp_rank * ff_count;
+  MoeWeights m;
+  std::vector<float> router;
+  LLMSERVE_RETURN_IF_ERROR(AppendRows(p + "ffn_gate_inp.weight", ne, h, 0, ne, false, &router));
+  m.router = LinearWeight::Pack(router.data(), WeightDType::kF32, ne, h, h, kernels::cpu::MatmulPrecision::kF32);
+  m.experts.resize(ne);
+  for (size_t e = 0; e < ne; ++e) {
+    if (ep && !d_.local_experts[e]) continue;
+    auto gate_up = Stacked({{p + "ffn_gate_exps.weight", ne * ff, e * ff + ff_begin, ff_count, false, ne},
+                            {p + "ffn_up_exps.weight", ne * ff, e * ff + ff_begin, ff_count, false, ne}},
+                           h);
+    LLMSERVE_ASSIGN_OR_RETURN(m.experts[e].gate_up, std::move(gate_up));
+    auto down = RowParallel(p + "ffn_down_exps.weight", h, ff, ff_begin, ff_count, ne, e);
+    LLMSERVE_ASSIGN_OR_RETURN(m.experts[e].down, std::move(down));
+  }
+  return m;
+}
+
 }  // namespace
 
 StatusOr<ModelWeights> LoadGgufModelWeights(const std::string& path, const ModelConfig& config,
                                             const LoadOptions& options) {
-  LLMSERVE_ASSIGN_OR_RETURN(ShardDims dims, ComputeShardDims(config, options.tp_rank, options.tp_size));
+  auto shard = ComputeShardDims(config, options.tp_rank, options.tp_size, options.expert_parallel,
+                                options.expert_placement);
+  LLMSERVE_ASSIGN_OR_RETURN(ShardDims dims, std::move(shard));
   LLMSERVE_ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
   GgufLoader loader(*file, config, dims, options);
   LoadProgress progress("loading " + path, config.num_layers + 2, options.show_progress);

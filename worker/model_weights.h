@@ -62,10 +62,17 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   std::vector<float> final_norm;             // [hidden]
   kernels::cpu::LinearWeight lm_head;        // this rank's vocab rows
-  // Bytes a decode step reads: packed matmul weights (embedding rows
-  // excluded). Every expert counts (what the weights occupy), although a
-  // decode step reads only the chosen ones.
+  // Bytes of packed matmul weights held (embedding rows excluded). Every
+  // expert this rank holds counts (what the weights occupy), although a
+  // decode step reads only the chosen ones (ExpectedStepBytes).
   size_t matmul_bytes() const;
 };
+
+// Matmul weight bytes a step of `tokens` tokens is expected to read: every
+// weight but the experts, plus each MoE layer's held experts times the
+// chance that one of them is chosen by at least one token when each token
+// picks k of num_experts uniformly, 1 − (1 − k/E)^tokens (for one token,
+// exactly its k experts).
+double ExpectedStepBytes(const ModelWeights& weights, const MoeConfig& moe, size_t tokens);
 
 }  // namespace llmserve::worker

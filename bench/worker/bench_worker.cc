@@ -24,6 +24,8 @@
 // read bandwidth: the floor of each (b) ratio (a step can beat neither its matmul
 // FLOPs at the peak nor one read of the weights) and the ceiling of (c) (the
 // prefill's matmul FLOPs at the peak, all else free).
+// For a mixture of experts the bytes and FLOPs are those of the experts a step
+// is expected to touch (worker::ExpectedStepBytes): a token's k at batch 1.
 #include <immintrin.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -251,7 +253,7 @@ struct Bench {
   size_t steps;           // timed decode steps per batch size
   size_t blocks_per_req;  // KV blocks of one decode request
   size_t prefill;         // prompt tokens of the prefill (0: none)
-  size_t bytes_per_step;  // matmul weight bytes one step reads
+  size_t bytes_per_step;  // matmul weight bytes a one-token step reads (a MoE's chosen experts only)
   double prefill_flops;   // weight FLOPs of the prefill
   double decode_flops;    // weight FLOPs of one decode token
   Bf16Peak bf16_peak;
@@ -343,7 +345,9 @@ void MeasureDecode(Bench& bench, const Baselines& base, int rep) {
         // No step can beat both its matmul FLOPs at the peak and one read of the weights.
         auto floor_s = [&](double gflop_per_s, double gb_per_s) {
           return std::max(static_cast<double>(batch) * bench.decode_flops / (gflop_per_s * 1e9),
-                          static_cast<double>(bench.bytes_per_step) / (gb_per_s * 1e9));
+                          llmserve::worker::ExpectedStepBytes(bench.model->weights(), bench.model->config().moe,
+                                                              batch) /
+                              (gb_per_s * 1e9));
         };
         bench.figures.Add("(b) floor of b=" + b + " / b=1 (peak, bandwidth)", floor_s(base.peak, base.bw) / step1.wall,
                           floor_s(base.peak_cpu, base.bw_cpu) / step1.cpu);
@@ -441,7 +445,7 @@ int main(int argc, char** argv) {
   Bench bench;
   bench.pool = &pool;
   bench.model = &model;
-  bench.bytes_per_step = model.weights().matmul_bytes();
+  bench.bytes_per_step = static_cast<size_t>(w::ExpectedStepBytes(model.weights(), model.config().moe, 1));
   std::vector<uint64_t> bw_buf(static_cast<size_t>(FLAGS_bench_bandwidth_mib) * (1u << 20) / sizeof(uint64_t));
   for (size_t i = 0; i < bw_buf.size(); ++i) bw_buf[i] = i * 0x9e3779b97f4a7c15ull;
   std::printf("{\"what\":\"model\",\"dir\":\"%s\",\"weight_bytes_per_step\":%zu,\"precision\":\"%s\",\"threads\":%zu}\n",

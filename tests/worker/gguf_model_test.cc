@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <random>
 
@@ -34,7 +35,8 @@ void WriteBoth(const TestModelSpec& spec, const GgufWeightTypes& types, const Sc
 }
 
 // Logits of `tokens` (f32 KV cache); `kept_layers` counts the layers whose
-// qkv and down weights stayed quantized (Q8_0 or K-quants).
+// qkv and down weights (every expert's gate_up and down) stayed quantized
+// (Q8_0 or K-quants).
 std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_t>& tokens,
                           kernels::cpu::MatmulPrecision precision = kernels::cpu::MatmulPrecision::kF32,
                           size_t* kept_layers = nullptr) {
@@ -48,7 +50,11 @@ std::vector<float> Logits(const std::string& model_dir, const std::vector<int32_
   if (kept_layers != nullptr) {
     auto kept = [](const kernels::cpu::LinearWeight& w) { return w.is_q8_0() || w.is_k_quant(); };
     *kept_layers = 0;
-    for (const auto& layer : (*model)->weights().layers) *kept_layers += kept(layer.qkv) && kept(layer.down);
+    for (const auto& layer : (*model)->weights().layers) {
+      bool mlp = layer.moe.empty() ? kept(layer.down) : true;
+      for (const auto& e : layer.moe.experts) mlp = mlp && kept(e.gate_up) && kept(e.down);
+      *kept_layers += kept(layer.qkv) && mlp;
+    }
   }
   KvCache cache((*model)->CacheShape(16, 8));
   return testing::RunPrompt(**model, cache, tokens, {5, 3}, testing::Blocks(1, 8));
@@ -76,8 +82,13 @@ void CheckF32MatchesSafetensors(const TestModelSpec& spec) {
   auto hf = LoadModelConfig(dir / "hf");
   auto gguf = LoadModelConfig(dir / "gguf");
   ASSERT_TRUE(hf.ok() && gguf.ok()) << hf.status().ToString() << gguf.status().ToString();
-  EXPECT_EQ(gguf->architecture, spec.arch == "qwen3" ? Architecture::kQwen3
-                                : spec.arch == "qwen2" ? Architecture::kQwen2 : Architecture::kLlama);
+  const std::map<std::string, Architecture> arch = {
+      {"qwen3", Architecture::kQwen3}, {"qwen2", Architecture::kQwen2}, {"llama", Architecture::kLlama},
+      {"qwen3_moe", Architecture::kQwen3Moe}, {"mixtral", Architecture::kMixtral}};
+  EXPECT_EQ(gguf->architecture, arch.at(spec.arch));
+  EXPECT_EQ(gguf->moe.num_experts, hf->moe.num_experts);
+  EXPECT_EQ(gguf->moe.num_experts_per_tok, hf->moe.num_experts_per_tok);
+  EXPECT_EQ(gguf->moe.intermediate_size, hf->moe.intermediate_size);
   ExpectSameConfig(*hf, *gguf);
   const auto tokens = Prompt(13, spec.vocab_size);
   const auto a = Logits(dir / "hf", tokens), b = Logits(dir / "gguf", tokens);
@@ -143,6 +154,21 @@ TEST_P(GgufQuantized, MatchesNumpyOnDequantisedWeights) {
   const double err = testing::MaxRelativeError(ours, ref);
   EXPECT_LE(err, 1e-3) << "max relative error vs ref_forward.py";
   EXPECT_GT(err, 0.0) << "bitwise equal to numpy: suspicious";
+}
+
+// Mixtures of experts as llama.cpp writes them: qwen3moe, and Mixtral as
+// llama with expert_count; the experts stacked in 3-d tensors.
+TEST(GgufModel, Qwen3MoeF32MatchesSafetensorsBitwise) {
+  auto s = testing::TinySpec("qwen3_moe", 6);
+  s.num_experts = 6;
+  s.num_experts_per_tok = 3;
+  CheckF32MatchesSafetensors(s);
+}
+
+TEST(GgufModel, MixtralF32MatchesSafetensorsBitwise) {
+  auto s = testing::TinySpec("mixtral", 7);
+  s.tie_word_embeddings = false;
+  CheckF32MatchesSafetensors(s);
 }
 
 // The model of spec `s` written as `type` runs with those weights kept
@@ -338,6 +364,33 @@ TEST(GgufModel, RowParallelSplitOffBlockBoundaryIsAnError) {
   WriteBoth(s, GgmlType::kQ8_0, dir);
   ExpectError(LoadAll(dir / "gguf/model.gguf", 2), {"ffn_down.weight", "block boundary"});
   EXPECT_TRUE(LoadAll(dir / "gguf/model.gguf", 1).ok());
+}
+
+// What llama.cpp's MoE files cannot say is refused at export.
+TEST(GgufModel, MoeExportRefusesWhatGgufCannotHold) {
+  ScratchDir dir;
+  auto s = testing::TinySpec("qwen3_moe", 8);
+  s.norm_topk_prob = false;
+  ASSERT_TRUE(WriteTestModel(s, dir / "a").ok());
+  ExpectError(ExportGguf(dir / "a", GgmlType::kF32, dir / "a.gguf"), {"norm_topk_prob"});
+  s.norm_topk_prob = true;
+  s.mlp_only_layers = {1};
+  ASSERT_TRUE(WriteTestModel(s, dir / "b").ok());
+  ExpectError(ExportGguf(dir / "b", GgmlType::kF32, dir / "b.gguf"), {"every layer"});
+  ASSERT_TRUE(WriteTestModel(testing::TinySpec("deepseek_v3", 8), dir / "c").ok());
+  ExpectError(ExportGguf(dir / "c", GgmlType::kF32, dir / "c.gguf"), {"DeepSeek"});
+}
+
+// A Q4_K_M Qwen3-MoE: every expert stays packed (Q4_K gate/up, Q6_K down in
+// some layers) and matches numpy with Q8_K activations.
+TEST(GgufModel, Qwen3MoeQ4_K_MKeptMatchesNumpy) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  auto s = KQuantSpec("qwen3_moe", 13);
+  s.moe_intermediate_size = 256;
+  s.num_layers = 3;
+  auto types = ParseGgufWeightTypes("q4_k_m");
+  ASSERT_TRUE(types.ok());
+  CheckKeptQuantized(s, *types, "--kquant-activations", "Q4_K_M Qwen3-MoE");
 }
 
 }  // namespace
