@@ -32,7 +32,7 @@ float32, llama.cpp's tensor names mapped back to Hugging Face's, and the q/k
 row permutation llama.cpp's converter applies for the "llama" architecture
 undone (each head's rows [head_dim/2, 2] back to [2, head_dim/2]).
 
-With --q8-activations, the activations entering a GGUF Q8_0 weight are first
+With --q8-activations, the activations entering a GGUF Q8_0 (or Q4_0 / Q5_0) weight are first
 quantized as llama.cpp quantizes them for its Q8_0 dot products (per row and
 block of 32: d = max|x| / 127 kept as float16, q = x * (1/d) rounded half away
 from zero), which is what llmserve's int8 kernels compute with.
@@ -117,6 +117,8 @@ def read_safetensors(path):
 
 GGUF_ARCH = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
              "qwen3moe": "Qwen3MoeForCausalLM"}
+# Types whose values are scale × int8 per block of 32: llmserve runs them on its int8 kernels.
+INT8_BLOCK_TYPES = ("Q8_0", "Q4_0", "Q5_0")
 # llama.cpp's stacked experts [experts, rows, cols] -> each expert's Hugging Face weight.
 GGUF_EXPERT_NAMES = {"ffn_gate_exps.weight": ("gate_proj", "w1"), "ffn_up_exps.weight": ("up_proj", "w3"),
                      "ffn_down_exps.weight": ("down_proj", "w2")}
@@ -186,7 +188,7 @@ def load_gguf(path):
             for e in range(w.shape[0]):
                 expert = f"model.layers.{layer}.{moe}experts.{e}.{hf}.weight"
                 W[expert] = w[e]
-                if t["type"] == "Q8_0":
+                if t["type"] in INT8_BLOCK_TYPES:
                     quant_names["Q8_0"].add(expert)
                 if t["type"] in ("Q4_K", "Q5_K", "Q6_K"):
                     quant_names["K"].add(expert)
@@ -205,7 +207,7 @@ def load_gguf(path):
             name = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
                     "output.weight": "lm_head.weight"}[name]
         W[name] = w
-        if t["type"] == "Q8_0":
+        if t["type"] in INT8_BLOCK_TYPES:
             quant_names["Q8_0"].add(name)
         if t["type"] in ("Q4_K", "Q5_K", "Q6_K"):
             quant_names["K"].add(name)

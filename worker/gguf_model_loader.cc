@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "common/gguf/gguf_file.h"
+#include "common/gguf/block_layouts.h"
+#include "common/gguf/int8_blocks.h"
 #include "worker/load_progress.h"
 
 namespace llmserve::worker {
@@ -81,23 +83,53 @@ class GgufLoader {
     return Status::Ok();
   }
 
+  // Rows [begin, begin + count) of one weight of `rows` rows, in a stack.
+  struct Part {
+    std::string name;
+    size_t rows, begin, count;
+    bool permuted;
+    size_t experts = 0;  // > 0: a stacked-experts tensor (Tensor's `experts`)
+  };
+
   // How the named weights (stacked in this order, `counts` rows of each)
   // reach the integer kernels: as Q8_0 (gemm_q8.h) when all are Q8_0; as
   // K-quants (gemm_q4k.h, gemm_q6k.h; Q4_K, Q5_K and Q6_K mixed, as in a
   // Q4_K_M file) when all are K-quants and every part but the last is whole
-  // groups of 8 rows; else dequantized, and always in the f32 reference mode
-  // (which multiplies the exactly dequantized weights).
-  enum class Kept { kDequantized, kQ8_0, kKQuants };
+  // groups of 8 rows; as int8 blocks (common/gguf/int8_blocks.h) for the
+  // same kernels when all are Q8_0, Q4_0 or Q5_0; else dequantized, and
+  // always in the f32 reference mode (which multiplies the exactly
+  // dequantized weights).
+  enum class Kept { kDequantized, kQ8_0, kKQuants, kInt8 };
   Kept KeptAs(const std::vector<std::string>& names, const std::vector<size_t>& counts) const {
     if (o_.precision == kernels::cpu::MatmulPrecision::kF32) return Kept::kDequantized;
-    bool all_q8 = true, all_k = true;
+    bool all_q8 = true, all_k = true, all_int8 = true;
     for (size_t i = 0; i < names.size(); ++i) {
       const GgufTensorInfo* t = f_.FindTensor(names[i]);
       if (t == nullptr) return Kept::kDequantized;
       all_q8 = all_q8 && t->type == GgmlType::kQ8_0;
       all_k = all_k && IsKQuant(t->type) && (i + 1 == names.size() || counts[i] % 8 == 0);
+      all_int8 = all_int8 && common::gguf::HasInt8Blocks(t->type);
     }
-    return all_q8 ? Kept::kQ8_0 : all_k ? Kept::kKQuants : Kept::kDequantized;
+    return all_q8 ? Kept::kQ8_0 : all_k ? Kept::kKQuants : all_int8 ? Kept::kInt8 : Kept::kDequantized;
+  }
+
+  // Rows [begin, begin + count) of a Q8_0 / Q4_0 / Q5_0 [rows × cols]
+  // weight, columns [first_col, first_col + cols_out), appended as int8
+  // values and block scales.
+  Status AppendInt8Rows(const Part& p, size_t cols, size_t first_col, size_t cols_out, std::vector<int8_t>* q,
+                        std::vector<float>* scales) const {
+    LLMSERVE_ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(p.name, p.rows, cols, p.experts));
+    std::vector<int8_t> row_q(cols);
+    std::vector<float> row_scales(cols / common::gguf::kQK);
+    for (size_t r = 0; r < p.count; ++r) {
+      const size_t from = p.permuted ? LlamaGgufRow(p.begin + r, c_.head_dim) : p.begin + r;
+      LLMSERVE_RETURN_IF_ERROR(
+          common::gguf::ToInt8Blocks(t->type, t->data + from * t->row_bytes(), cols, row_q.data(), row_scales.data()));
+      q->insert(q->end(), row_q.begin() + first_col, row_q.begin() + first_col + cols_out);
+      scales->insert(scales->end(), row_scales.begin() + first_col / common::gguf::kQK,
+                     row_scales.begin() + (first_col + cols_out) / common::gguf::kQK);
+    }
+    return Status::Ok();
   }
 
   static bool IsKQuant(GgmlType t) { return t == GgmlType::kQ4_K || t == GgmlType::kQ5_K || t == GgmlType::kQ6_K; }
@@ -123,12 +155,6 @@ class GgufLoader {
 
   // Rows of the named [rows_i × cols] weights stacked: kept quantized when
   // KeptAs says so, else dequantized and packed for o_.precision.
-  struct Part {
-    std::string name;
-    size_t rows, begin, count;
-    bool permuted;
-    size_t experts = 0;  // > 0: a stacked-experts tensor (Tensor's `experts`)
-  };
   StatusOr<LinearWeight> Stacked(const std::vector<Part>& parts, size_t cols) const {
     size_t total = 0;
     std::vector<std::string> names;
@@ -144,6 +170,12 @@ class GgufLoader {
       for (const Part& p : parts)
         LLMSERVE_RETURN_IF_ERROR(AppendRawRows(p.name, p.rows, cols, p.begin, p.count, p.permuted, &raw, p.experts));
       return LinearWeight::PackQ8_0(raw.data(), total, cols, cols);
+    }
+    if (kept == Kept::kInt8) {
+      std::vector<int8_t> q;
+      std::vector<float> scales;
+      for (const Part& p : parts) LLMSERVE_RETURN_IF_ERROR(AppendInt8Rows(p, cols, 0, cols, &q, &scales));
+      return LinearWeight::PackInt8(q.data(), scales.data(), total, cols, cols);
     }
     if (kept == Kept::kKQuants) {
       std::vector<std::vector<uint8_t>> raw(parts.size());
@@ -186,6 +218,13 @@ class GgufLoader {
     switch (KeptAs({name}, {rows})) {
       case Kept::kQ8_0: return LinearWeight::PackQ8_0(first, rows, count, full_cols);
       case Kept::kKQuants: return LinearWeight::PackKQuants({{KQuantTypeOf(t->type), first, rows, full_cols}}, count);
+      case Kept::kInt8: {
+        std::vector<int8_t> q;
+        std::vector<float> scales;
+        const Part part{name, all_rows, expert * rows, rows, false, experts};
+        LLMSERVE_RETURN_IF_ERROR(AppendInt8Rows(part, full_cols, begin, count, &q, &scales));
+        return LinearWeight::PackInt8(q.data(), scales.data(), rows, count, count);
+      }
       case Kept::kDequantized: break;
     }
     std::vector<float> w;

@@ -198,6 +198,14 @@ TEST(GgufModel, Q8_0KeptQuantizedMatchesNumpyWithQuantizedActivations) {
   CheckKeptQuantized(testing::TinySpec("qwen3", 9), GgmlType::kQ8_0, "--q8-activations", "Q8_0 int8 path");
 }
 
+// Q4_0 and Q5_0 are scale × int8 per block too: they run on the same int8
+// kernels (one byte a weight) with the same activation quantization.
+TEST(GgufModel, Q4_0AndQ5_0KeptAsInt8MatchNumpyWithQuantizedActivations) {
+  if (!testing::HaveNumpy()) GTEST_SKIP() << "/usr/bin/python3 with numpy is not available";
+  CheckKeptQuantized(testing::TinySpec("llama", 10), GgmlType::kQ4_0, "--q8-activations", "Q4_0 int8 path");
+  CheckKeptQuantized(testing::TinySpec("qwen3", 10), GgmlType::kQ5_0, "--q8-activations", "Q5_0 int8 path");
+}
+
 // Outside the f32 reference mode K-quant weights stay 4-, 5- or 6-bit and the
 // activations entering them are quantized per 256 as llama.cpp's Q8_K:
 // ref_forward.py --kquant-activations computes the same (llama: the q/k rows
