@@ -16,6 +16,13 @@
 //    "peak":"amx"|"avx512bf16", "peak_gflop_per_s":..., "ratio_to_peak":...}
 //        (the bf16 compute peak of the kernels bf16 matmuls use, same rep, every thread:
 //         tdpbf16ps with operands in tiles, or vdpbf16ps on registers without AMX)
+//   {"what":"decode_lora", "batch":B, "adapters":N, "rank":R, "step_ms":..., "vs_base":...}
+//        (with --bench-lora-adapters N: the same decode step with the batch's rows spread
+//         round-robin over N random rank-R PEFT adapters on all seven projections, its ratio
+//         taken against the base model's step of the same batch measured just before it)
+//   {"what":"lora_updates", "batch":B, "ms":..., "vs_base":...}
+//        (the LoRA updates of that step alone: every layer's seven projections through
+//         worker::LoraBatch on random activations, best of the decode steps' count)
 //   {"what":"prefill_fp32_attention", "seconds":...}           (bf16 with bf16-product attention: the same
 //                                                             prefill with the fp32 attention kernels, same rep)
 // (weight GFLOP = 2 × (layer matmul parameters × tokens + lm_head parameters): the
@@ -39,6 +46,7 @@
 #include <ctime>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cpu/amx_peak.h"
@@ -48,9 +56,12 @@
 #include "common/flags.h"
 #include "kernels/cpu/paged_attention.h"
 #include "worker/forward_batch.h"
+#include "worker/lora_batch.h"
+#include "worker/model_loader.h"
 #include "worker/kv_cache.h"
 #include "worker/model_runner.h"
 #include "worker/model.h"
+#include "worker/test_lora_adapter.h"
 #include "worker/test_model.h"
 
 DEFINE_string(bench_model, "", "Model directory; empty: generate the qwen3-0.6b preset into --bench-cache-dir.");
@@ -69,6 +80,10 @@ DEFINE_bool(bench_attention_avx512, true, "Let attention use its AVX-512 path (f
 DEFINE_bool(bench_attention_bf16, true,
             "bf16 on a CPU with AMX or AVX512-BF16: attention with bf16 products (AMX tiles or vdpbf16ps), with the "
             "fp32-attention prefill measured in the same repetition as its baseline (false: fp32 attention only).");
+DEFINE_int32(bench_lora_adapters, 0,
+             "LoRA adapters (random PEFT factors on q/k/v/o/gate/up/down_proj, generated next to the model) the "
+             "decode rows are spread over, measured against the base step of the same batch (0: no LoRA run).");
+DEFINE_int32(bench_lora_rank, 16, "Rank of the --bench-lora-adapters adapters.");
 DEFINE_int32(bench_bandwidth_mib, 1024, "Size of the buffer read for the bandwidth roofline.");
 
 namespace {
@@ -211,7 +226,7 @@ class Figures {
   void Print() {
     std::printf("%-40s %10s %10s %10s %10s\n", "figure [goal]", "wall best", "wall med", "cpu best", "cpu med");
     for (const std::string& name : order_) {
-      const bool lower = name.find("/ b=1") != std::string::npos;
+      const bool lower = name.find("/ b=1") != std::string::npos || name.find("/ base") != std::string::npos;
       const auto& [wall, cpu] = fig_[name];
       std::printf("%-40s %10.3f %10.3f %10.3f %10.3f\n", name.c_str(), wall.Best(!lower), wall.Median(),
                   cpu.Best(!lower), cpu.Median());
@@ -256,6 +271,8 @@ struct Bench {
   size_t bytes_per_step;  // matmul weight bytes a one-token step reads (a MoE's chosen experts only)
   double prefill_flops;   // weight FLOPs of the prefill
   double decode_flops;    // weight FLOPs of one decode token
+  size_t lora_adapters = 0;  // --bench-lora-adapters
+  llmserve::worker::LoraSlots lora_slots;  // the same adapters, for timing their updates alone
   Bf16Peak bf16_peak;
   double peak_flops;      // FLOPs of one run of the peak loop on every thread
   std::vector<float> logits;
@@ -289,8 +306,10 @@ Baselines MeasureBaselines(Bench& bench, const std::vector<uint64_t>& bw_buf, in
 }
 
 // Best of the timed decode steps of `batch` requests (after an untimed
-// prefill of their contexts).
-Timing TimeDecode(Bench& bench, size_t batch) {
+// prefill of their contexts); request r uses LoRA slot r % lora_adapters
+// when lora_adapters > 0.
+Timing TimeDecode(Bench& bench, size_t batch, size_t lora_adapters = 0) {
+  auto slot_of = [&](size_t r) { return lora_adapters == 0 ? -1 : static_cast<int32_t>(r % lora_adapters); };
   const auto& cfg = bench.model->config();
   auto blocks_of = [&](size_t r) {
     std::vector<int32_t> b(bench.blocks_per_req);
@@ -301,7 +320,7 @@ Timing TimeDecode(Bench& bench, size_t batch) {
   for (size_t r = 0; r < batch; ++r) {
     std::vector<int32_t> toks(bench.ctx);
     for (size_t i = 0; i < bench.ctx; ++i) toks[i] = static_cast<int32_t>((r * 977 + i * 31) % cfg.vocab_size);
-    pre.AddRequest(toks, 0, blocks_of(r), bench.bs, true);
+    pre.AddRequest(toks, 0, blocks_of(r), bench.bs, true, slot_of(r));
   }
   pre.FinishBlockTables();
   CHECK(bench.model->Forward(pre, *bench.cache, &bench.logits).ok());
@@ -311,7 +330,7 @@ Timing TimeDecode(Bench& bench, size_t batch) {
     for (size_t r = 0; r < batch; ++r) {
       const float* row = &bench.logits[(bench.logits.size() / cfg.vocab_size == batch ? r : 0) * cfg.vocab_size];
       const int32_t next = static_cast<int32_t>(std::max_element(row, row + cfg.vocab_size) - row);
-      b.AddRequest({next}, static_cast<int32_t>(bench.ctx + s), blocks_of(r), bench.bs, true);
+      b.AddRequest({next}, static_cast<int32_t>(bench.ctx + s), blocks_of(r), bench.bs, true, slot_of(r));
     }
     b.FinishBlockTables();
     Stopwatch sw(bench.pool->size());
@@ -319,6 +338,93 @@ Timing TimeDecode(Bench& bench, size_t batch) {
     best = Min(best, sw.Stop());
   }
   return best;
+}
+
+// Best time of one step's LoRA updates alone: `batch` rows spread over the
+// adapters as TimeDecode spreads them, all seven projections of every layer.
+Timing TimeLoraUpdates(Bench& bench, size_t batch) {
+  namespace w = llmserve::worker;
+  const auto& c = bench.model->config();
+  const auto& d = bench.model->shard();
+  const size_t h = c.hidden_size, q = d.num_heads * c.head_dim, kv = d.num_kv_heads * c.head_dim;
+  const size_t ff = d.intermediate_size, widest = std::max({h, q + 2 * kv, 2 * ff});
+  std::vector<float> x(batch * widest), y(batch * widest);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 1000) * 1e-3f - 0.5f;
+  std::vector<int32_t> slots(batch);
+  for (size_t r = 0; r < batch; ++r) slots[r] = static_cast<int32_t>(r % bench.lora_adapters);
+  w::LoraBatch rows;
+  rows.Group(slots.data(), batch);
+  // (target, input width, output width)
+  const std::vector<std::tuple<w::LoraTarget, size_t, size_t>> targets = {
+      {w::LoraTarget::kQ, h, q},       {w::LoraTarget::kK, h, kv},  {w::LoraTarget::kV, h, kv},
+      {w::LoraTarget::kO, q, h},       {w::LoraTarget::kGate, h, ff}, {w::LoraTarget::kUp, h, ff},
+      {w::LoraTarget::kDown, ff, h}};
+  Timing best{1e30, 1e30};
+  for (size_t s = 0; s < bench.steps; ++s) {
+    Stopwatch sw(bench.pool->size());
+    for (size_t layer = 0; layer < c.num_layers; ++layer) {
+      for (const auto& [t, in, out] : targets) {
+        rows.Apply(bench.lora_slots, layer, t, x.data(), in, y.data(), out, *bench.pool);
+      }
+    }
+    best = Min(best, sw.Stop());
+  }
+  return best;
+}
+
+// The decode step of `batch` rows spread over the LoRA adapters, against
+// `base`, the base model's step of the same batch just measured.
+void MeasureLoraDecode(Bench& bench, size_t batch, const Timing& base, int rep) {
+  const Timing t = TimeDecode(bench, batch, bench.lora_adapters);
+  std::printf("{\"what\":\"decode_lora\",\"rep\":%d,\"batch\":%zu,\"adapters\":%zu,\"rank\":%d,"
+              "\"step_ms\":%.2f,\"step_ms_cpu\":%.2f,\"vs_base\":%.3f}\n",
+              rep, batch, bench.lora_adapters, FLAGS_bench_lora_rank, t.wall * 1e3, t.cpu * 1e3, t.wall / base.wall);
+  std::fflush(stdout);
+  const std::string b = std::to_string(batch);
+  bench.figures.Add("(d) lora step b=" + b + " / base" + (batch == 16 ? " [<=1.15]" : ""), t.wall / base.wall,
+                    t.cpu / base.cpu);
+  const Timing u = TimeLoraUpdates(bench, batch);
+  std::printf("{\"what\":\"lora_updates\",\"rep\":%d,\"batch\":%zu,\"ms\":%.2f,\"ms_cpu\":%.2f,\"vs_base\":%.3f}\n",
+              rep, batch, u.wall * 1e3, u.cpu * 1e3, u.wall / base.wall);
+  bench.figures.Add("(d) lora updates alone b=" + b + " / base", u.wall / base.wall, u.cpu / base.cpu);
+}
+
+// Loads --bench-lora-adapters random adapters (written once next to the
+// model) into slots 0..N-1; false after an error.
+bool LoadLoraAdapters(Bench& bench, llmserve::worker::Model& model, const std::string& model_dir, size_t n) {
+  namespace w = llmserve::worker;
+  w::LoraLimits limits;
+  limits.max_rank = static_cast<size_t>(FLAGS_bench_lora_rank);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string dir = FLAGS_bench_cache_dir + "/lora-r" + std::to_string(FLAGS_bench_lora_rank) + "-" +
+                            std::to_string(i) + "-" + std::filesystem::path(model_dir).filename().string();
+    if (!std::filesystem::exists(dir + "/adapter_config.json")) {
+      w::TestLoraSpec spec;
+      spec.rank = limits.max_rank;
+      spec.lora_alpha = 2.0 * static_cast<double>(spec.rank);
+      spec.seed = i + 1;
+      spec.dtype = "bf16";
+      std::fprintf(stderr, "generating %s ...\n", dir.c_str());
+      const auto st = w::WriteTestLoraAdapter(spec, model_dir, dir);
+      if (!st.ok()) {
+        LOG(ERROR) << st.ToString();
+        return false;
+      }
+    }
+    auto slot = model.LoadLoraAdapter("bench-lora-" + std::to_string(i), dir, limits);
+    if (!slot.ok()) {
+      LOG(ERROR) << slot.status().ToString();
+      return false;
+    }
+    CHECK_EQ(*slot, static_cast<int32_t>(i));
+    auto adapter = w::LoadLoraAdapter("bench-lora-" + std::to_string(i), dir, model.config(), model.shard(), limits);
+    if (!adapter.ok()) {
+      LOG(ERROR) << adapter.status().ToString();
+      return false;
+    }
+    bench.lora_slots.push_back(*adapter);
+  }
+  return true;
 }
 
 // Decode at every batch size: step time, and its ratios to the roofline (b=1)
@@ -355,6 +461,7 @@ void MeasureDecode(Bench& bench, const Baselines& base, int rep) {
     }
     std::printf("}\n");
     std::fflush(stdout);
+    if (bench.lora_adapters > 0) MeasureLoraDecode(bench, batch, best, rep);
   }
 }
 
@@ -443,6 +550,12 @@ int main(int argc, char** argv) {
   }
   w::Model& model = **model_or;
   Bench bench;
+  bench.lora_adapters = static_cast<size_t>(std::max(0, FLAGS_bench_lora_adapters));
+  if (bench.lora_adapters > 0 &&
+      (FLAGS_bench_lora_rank <= 0 || !LoadLoraAdapters(bench, model, dir, bench.lora_adapters))) {
+    std::fprintf(stderr, "could not set up the --bench-lora-adapters adapters\n");
+    return 1;
+  }
   bench.pool = &pool;
   bench.model = &model;
   bench.bytes_per_step = static_cast<size_t>(w::ExpectedStepBytes(model.weights(), model.config().moe, 1));
