@@ -17,12 +17,16 @@ void LoraBatch::Group(const int32_t* row_slot, size_t n) {
 
 void LoraBatch::Apply(const LoraSlots& slots, size_t layer, LoraTarget target, const float* x, size_t x_stride,
                       float* y, size_t y_stride, kernels::cpu::ThreadPool& pool) const {
+  std::vector<kernels::cpu::LoraGroup> groups;
+  groups.reserve(groups_.size());
   for (const auto& [slot, rows] : groups_) {
     CHECK_LT(static_cast<size_t>(slot), slots.size());
     CHECK(slots[slot] != nullptr);
     const kernels::cpu::LoraFactors f = slots[slot]->Factors(layer, target);
-    kernels::cpu::LoraShrinkExpand(f, x, x_stride, rows.data(), rows.size(), y, y_stride, pool);
+    if (f.rank != 0) groups.push_back({f, rows.data(), rows.size()});
   }
+  // Every group's rows in one pool round.
+  kernels::cpu::LoraApplyGroups(groups.data(), groups.size(), x, x_stride, y, y_stride, pool);
 }
 
 }  // namespace llmserve::worker
