@@ -1,6 +1,7 @@
 #include "worker/lora_adapter.h"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,19 +18,39 @@ namespace {
 
 constexpr const char* kTargetNames[kNumLoraTargets] = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
                                                        "gate_proj", "up_proj", "down_proj"};
-constexpr const char* kSupported = "q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj";
+constexpr const char* kSupported =
+    "q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, and the fused qkv_proj, gate_up_proj";
 
-bool ParseTarget(const std::string& s, LoraTarget* out) {
-  for (size_t i = 0; i < kNumLoraTargets; ++i) {
-    if (s == kTargetNames[i]) {
-      *out = static_cast<LoraTarget>(i);
+bool IsMlp(LoraTarget t) { return t == LoraTarget::kGate || t == LoraTarget::kUp || t == LoraTarget::kDown; }
+
+// A module an adapter may name: one projection, or a fused one (vLLM's
+// packed modules) whose lora_A all parts share and whose lora_B stacks the
+// parts' outputs in order.
+struct Module {
+  const char* name;
+  std::vector<LoraTarget> parts;
+};
+
+const std::vector<Module>& Modules() {
+  static const std::vector<Module> modules = [] {
+    std::vector<Module> m;
+    for (size_t i = 0; i < kNumLoraTargets; ++i) m.push_back({kTargetNames[i], {static_cast<LoraTarget>(i)}});
+    m.push_back({"qkv_proj", {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}});
+    m.push_back({"gate_up_proj", {LoraTarget::kGate, LoraTarget::kUp}});
+    return m;
+  }();
+  return modules;
+}
+
+bool ParseModule(const std::string& s, size_t* out) {
+  for (size_t i = 0; i < Modules().size(); ++i) {
+    if (s == Modules()[i].name) {
+      *out = i;
       return true;
     }
   }
   return false;
 }
-
-bool IsMlp(LoraTarget t) { return t == LoraTarget::kGate || t == LoraTarget::kUp || t == LoraTarget::kDown; }
 
 // What adapter_config.json says.
 struct AdapterConfig {
@@ -93,8 +114,8 @@ StatusOr<AdapterConfig> ReadAdapterConfig(const std::string& path, const LoraLim
       return bad("\"target_modules\" must be a list of names");
     }
     for (const auto& n : names) {
-      LoraTarget t;
-      if (!ParseTarget(n, &t)) return bad("unknown target module '" + n + "' (supported: " + kSupported + ")");
+      size_t m;
+      if (!ParseModule(n, &m)) return bad("unknown target module '" + n + "' (supported: " + kSupported + ")");
     }
   }
   if (j.contains("bias") && j["bias"].is_string() && j["bias"].get<std::string>() != "none") {
@@ -112,11 +133,11 @@ StatusOr<AdapterConfig> ReadAdapterConfig(const std::string& path, const LoraLim
   return c;
 }
 
-// A tensor name's layer, target and factor: "base_model.model.model.layers.
-// {i}.{self_attn|mlp}.{target}.lora_{A|B}.weight".
+// A tensor name's layer, module (index into Modules()) and factor:
+// "base_model.model.model.layers.{i}.{self_attn|mlp}.{module}.lora_{A|B}.weight".
 struct TensorKey {
   size_t layer = 0;
-  LoraTarget target = LoraTarget::kQ;
+  size_t module = 0;
   bool is_a = false;
 };
 
@@ -135,8 +156,8 @@ bool ParseTensorName(const std::string& name, TensorKey* key) {
   const std::string block = rest.substr(0, dot);
   rest = rest.substr(dot + 1);
   dot = rest.find('.');
-  if (dot == std::string::npos || !ParseTarget(rest.substr(0, dot), &key->target)) return false;
-  if (block != (IsMlp(key->target) ? "mlp" : "self_attn")) return false;
+  if (dot == std::string::npos || !ParseModule(rest.substr(0, dot), &key->module)) return false;
+  if (block != (IsMlp(Modules()[key->module].parts[0]) ? "mlp" : "self_attn")) return false;
   const std::string factor = rest.substr(dot + 1);
   if (factor != "lora_A.weight" && factor != "lora_B.weight") return false;
   key->is_a = factor == "lora_A.weight";
@@ -173,20 +194,36 @@ std::vector<float> ToF32(const TensorView& t) {
   return v;
 }
 
-// This shard's transposed factors from A [rank × in] and B [out × rank].
-LoraProjection Shard(const TensorView& a_view, const TensorView& b_view, size_t rank, const Range& in,
-                     const Range& out) {
-  const std::vector<float> a = ToF32(a_view), b = ToF32(b_view);
+// The bf16 bits of a value read from bf16 (so exact).
+uint16_t Bf16Bits(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// This shard's transposed factors from A [rank × in] and B [out × rank]
+// (fp32 copies of the tensors); out.begin counts rows of B. `bf16`: both
+// tensors were bf16, kept so.
+LoraProjection Shard(const std::vector<float>& a, const std::vector<float>& b, size_t rank, const Range& in,
+                     const Range& out, bool bf16) {
+  std::vector<float> a_t(in.count * rank), b_t(rank * out.count);
+  for (size_t k = 0; k < in.count; ++k) {
+    for (size_t i = 0; i < rank; ++i) a_t[k * rank + i] = a[i * in.full + in.begin + k];
+  }
+  for (size_t i = 0; i < rank; ++i) {
+    for (size_t j = 0; j < out.count; ++j) b_t[i * out.count + j] = b[(out.begin + j) * rank + i];
+  }
   LoraProjection p;
   p.in = in.count;
   p.out = out.count;
-  p.a_t.resize(in.count * rank);
-  p.b_t.resize(rank * out.count);
-  for (size_t k = 0; k < in.count; ++k) {
-    for (size_t i = 0; i < rank; ++i) p.a_t[k * rank + i] = a[i * in.full + in.begin + k];
-  }
-  for (size_t i = 0; i < rank; ++i) {
-    for (size_t j = 0; j < out.count; ++j) p.b_t[i * out.count + j] = b[(out.begin + j) * rank + i];
+  if (bf16) {
+    p.a_t16.resize(a_t.size());
+    p.b_t16.resize(b_t.size());
+    for (size_t e = 0; e < a_t.size(); ++e) p.a_t16[e] = Bf16Bits(a_t[e]);
+    for (size_t e = 0; e < b_t.size(); ++e) p.b_t16[e] = Bf16Bits(b_t[e]);
+  } else {
+    p.a_t = std::move(a_t);
+    p.b_t = std::move(b_t);
   }
   return p;
 }
@@ -199,8 +236,14 @@ kernels::cpu::LoraFactors LoraAdapter::Factors(size_t layer, LoraTarget target) 
   kernels::cpu::LoraFactors f;
   const LoraProjection& p = layers[layer][static_cast<size_t>(target)];
   if (p.empty()) return f;
-  f.a_t = p.a_t.data();
-  f.b_t = p.b_t.data();
+  if (p.bf16()) {
+    f.a_t = p.a_t16.data();
+    f.b_t = p.b_t16.data();
+    f.dtype = kernels::cpu::LoraDType::kBF16;
+  } else {
+    f.a_t = p.a_t.data();
+    f.b_t = p.b_t.data();
+  }
   f.rank = rank;
   f.in = p.in;
   f.out = p.out;
@@ -221,7 +264,7 @@ StatusOr<std::shared_ptr<const LoraAdapter>> LoadLoraAdapter(const std::string& 
   }
   LLMSERVE_ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(weights));
   // Pair every A with its B, checking names and shapes.
-  std::map<std::pair<size_t, LoraTarget>, std::pair<const TensorView*, const TensorView*>> pairs;
+  std::map<std::pair<size_t, size_t>, std::pair<const TensorView*, const TensorView*>> pairs;
   for (const auto& [tname, view] : file->tensors()) {
     TensorKey key;
     if (!ParseTensorName(tname, &key)) {
@@ -232,13 +275,16 @@ StatusOr<std::shared_ptr<const LoraAdapter>> LoadLoraAdapter(const std::string& 
       return Status::InvalidArgument(weights + ": tensor " + tname + " names layer " + std::to_string(key.layer) +
                                      " but the model has " + std::to_string(config.num_layers));
     }
-    if (IsMlp(key.target) && config.IsMoeLayer(key.layer)) {
+    const Module& module = Modules()[key.module];
+    if (IsMlp(module.parts[0]) && config.IsMoeLayer(key.layer)) {
       return Status::Unimplemented(weights + ": tensor " + tname +
                                    " targets the MLP of a mixture-of-experts layer (not supported)");
     }
-    const auto [in, out] = ShardRanges(key.target, config, shard);
+    const Range in = ShardRanges(module.parts[0], config, shard).first;
+    size_t out_full = 0;  // a fused B stacks its parts' full outputs
+    for (LoraTarget part : module.parts) out_full += ShardRanges(part, config, shard).second.full;
     const std::vector<size_t> want = key.is_a ? std::vector<size_t>{ac.rank, in.full}
-                                              : std::vector<size_t>{out.full, ac.rank};
+                                              : std::vector<size_t>{out_full, ac.rank};
     if (view.shape != want) {
       TensorView expected;
       expected.shape = want;
@@ -246,7 +292,7 @@ StatusOr<std::shared_ptr<const LoraAdapter>> LoadLoraAdapter(const std::string& 
                                      ", expected " + expected.ShapeString() + " (rank " + std::to_string(ac.rank) +
                                      " for this base model)");
     }
-    auto& slot = pairs[{key.layer, key.target}];
+    auto& slot = pairs[{key.layer, key.module}];
     (key.is_a ? slot.first : slot.second) = &view;
   }
   if (pairs.empty()) return Status::InvalidArgument(weights + ": holds no LoRA weights");
@@ -257,13 +303,29 @@ StatusOr<std::shared_ptr<const LoraAdapter>> LoadLoraAdapter(const std::string& 
   adapter->scale = ac.scale;
   adapter->layers.resize(config.num_layers);
   for (const auto& [where, ab] : pairs) {
-    const std::string what = "layer " + std::to_string(where.first) + " " + LoraTargetName(where.second);
+    const Module& module = Modules()[where.second];
+    const std::string what = "layer " + std::to_string(where.first) + " " + module.name;
     if (ab.first == nullptr || ab.second == nullptr) {
       return Status::InvalidArgument(weights + ": " + what + " has lora_" + (ab.first ? "A" : "B") +
                                      " but no lora_" + (ab.first ? "B" : "A"));
     }
-    const auto [in, out] = ShardRanges(where.second, config, shard);
-    adapter->layers[where.first][static_cast<size_t>(where.second)] = Shard(*ab.first, *ab.second, ac.rank, in, out);
+    const std::vector<float> a = ToF32(*ab.first), b = ToF32(*ab.second);
+    const bool bf16 = ab.first->dtype == kernels::cpu::WeightDType::kBF16 &&
+                      ab.second->dtype == kernels::cpu::WeightDType::kBF16;
+    size_t offset = 0;  // the part's first row in a fused B
+    for (LoraTarget part : module.parts) {
+      auto [in, out] = ShardRanges(part, config, shard);
+      LoraProjection& p = adapter->layers[where.first][static_cast<size_t>(part)];
+      if (!p.empty()) {
+        return Status::InvalidArgument(weights + ": " + what + " and " + LoraTargetName(part) +
+                                       " both adapt layer " + std::to_string(where.first) + "'s " +
+                                       LoraTargetName(part));
+      }
+      const size_t full = out.full;
+      out.begin += offset;
+      p = Shard(a, b, ac.rank, in, out, bf16);
+      offset += full;
+    }
   }
   return std::shared_ptr<const LoraAdapter>(std::move(adapter));
 }

@@ -27,13 +27,17 @@ inline constexpr size_t kNumLoraTargets = 7;
 // "q_proj", "k_proj", ..., "down_proj".
 const char* LoraTargetName(LoraTarget target);
 
-// One target of one layer: this shard's factors (empty where not targeted).
+// One target of one layer: this shard's factors (empty where not targeted),
+// in fp32, or as bf16 bits when the adapter file holds them in bf16 (exact,
+// in half the memory the kernels stream every step).
 struct LoraProjection {
   std::vector<float> a_t;  // Aᵀ [in × rank]
   std::vector<float> b_t;  // Bᵀ [rank × out]
+  std::vector<uint16_t> a_t16, b_t16;  // the same, bf16 (then a_t and b_t are empty)
   size_t in = 0;
   size_t out = 0;
-  bool empty() const { return a_t.empty(); }
+  bool bf16() const { return !a_t16.empty(); }
+  bool empty() const { return a_t.empty() && a_t16.empty(); }
 };
 
 struct LoraAdapter {
@@ -55,8 +59,11 @@ struct LoraLimits {
 // Reads the adapter in `dir` for `shard` of a model with `config`. Errors
 // (never a crash) name the file and say what is wrong: a missing file, bad
 // JSON, a rank above limits.max_rank, a target module outside q/k/v/o/gate/
-// up/down_proj, a tensor of the wrong shape or without its A/B partner, an
-// MLP target on a mixture-of-experts layer.
+// up/down_proj and the fused qkv_proj / gate_up_proj (vLLM's packed modules:
+// one A shared by the parts, B stacking their outputs, split here into the
+// parts' factors), a projection adapted both alone and fused, a tensor of the
+// wrong shape or without its A/B partner, an MLP target on a
+// mixture-of-experts layer.
 StatusOr<std::shared_ptr<const LoraAdapter>> LoadLoraAdapter(const std::string& name, const std::string& dir,
                                                              const ModelConfig& config, const ShardDims& shard,
                                                              const LoraLimits& limits);

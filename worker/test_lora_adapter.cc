@@ -35,13 +35,15 @@ Status WriteTestLoraAdapter(const TestLoraSpec& spec, const std::string& model_d
         in = h, out = q;
       } else if (t == "k_proj" || t == "v_proj") {
         in = h, out = kv;
+      } else if (t == "qkv_proj") {  // fused: one A, B stacking q, k and v
+        in = h, out = q + 2 * kv;
       } else if (t == "o_proj") {
         in = q, out = h;
-      } else if (t == "gate_proj" || t == "up_proj" || t == "down_proj") {
+      } else if (t == "gate_proj" || t == "up_proj" || t == "down_proj" || t == "gate_up_proj") {
         if (c.IsMoeLayer(l)) continue;
         block = "mlp";
         in = t == "down_proj" ? ff : h;
-        out = t == "down_proj" ? h : ff;
+        out = t == "down_proj" ? h : t == "gate_up_proj" ? 2 * ff : ff;
       } else {
         return Status::InvalidArgument("unknown LoRA target module '" + t + "'");
       }

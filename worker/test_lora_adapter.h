@@ -15,7 +15,8 @@ struct TestLoraSpec {
   size_t rank = 8;
   double lora_alpha = 16;
   bool use_rslora = false;
-  // PEFT target_modules; an MLP target skips mixture-of-experts layers.
+  // PEFT target_modules (also the fused qkv_proj, gate_up_proj); an MLP
+  // target skips mixture-of-experts layers.
   std::vector<std::string> targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
   uint64_t seed = 1;
   double std = 0.05;           // A and B ~ N(0, std²), each tensor seeded by (seed, name)

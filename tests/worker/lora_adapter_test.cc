@@ -1,14 +1,19 @@
 // Loading PEFT LoRA adapters: the scale from lora_alpha / r (or rsLoRA's
-// √r), tensor-parallel shards, and a clear error for each kind of bad adapter.
+// √r), tensor-parallel shards, fused qkv_proj / gate_up_proj split into their
+// parts, bf16 factors kept in bf16, and a clear error for each kind of bad
+// adapter.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
+#include <vector>
 
 #include "tests/worker/worker_test_util.h"
 #include "worker/lora_adapter.h"
 #include "worker/model_loader.h"
+#include "worker/safetensors.h"
 #include "worker/safetensors_writer.h"
 #include "worker/test_lora_adapter.h"
 
@@ -100,6 +105,90 @@ TEST_F(LoraAdapterTest, TensorParallelShardsSplitBOfColumnAndAOfRowProjections) 
   ASSERT_EQ(ho.in * 2, wo.in);
   EXPECT_EQ(ho.b_t, wo.b_t);  // all of B
   EXPECT_EQ(ho.a_t[0], wo.a_t[ho.in * 4]);  // rank 1's columns of A
+}
+
+// vLLM's packed modules: qkv_proj's A serves q, k and v; its B stacks their
+// outputs (gate_up_proj likewise), split here per part and per shard.
+TEST_F(LoraAdapterTest, FusedModulesSplitIntoTheirPartsPerShard) {
+  TestLoraSpec s;
+  s.rank = 4;
+  s.targets = {"qkv_proj", "o_proj", "gate_up_proj", "down_proj"};
+  const std::string ad = Adapter(s, "fused");
+  auto file = SafetensorsFile::Open(ad + "/adapter_model.safetensors");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto f32 = [&](const std::string& name) {
+    const TensorView* v = (*file)->Find("base_model.model.model.layers.1." + name);
+    EXPECT_NE(v, nullptr) << name;
+    const float* p = reinterpret_cast<const float*>(v->data);
+    return std::vector<float>(p, p + v->num_elements());
+  };
+  const auto qkv_a = f32("self_attn.qkv_proj.lora_A.weight"), qkv_b = f32("self_attn.qkv_proj.lora_B.weight");
+  const auto gu_b = f32("mlp.gate_up_proj.lora_B.weight");
+  const size_t h = config_.hidden_size, hd = config_.head_dim, q = config_.num_heads * hd;
+  const size_t kv = config_.num_kv_heads * hd, ff = config_.intermediate_size, r = 4;
+  for (size_t rank = 0; rank < 2; ++rank) {
+    auto d = ComputeShardDims(config_, rank, 2);
+    ASSERT_TRUE(d.ok());
+    auto a = LoadLoraAdapter("x", ad, config_, *d, LoraLimits());
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    const auto& layer = (*a)->layers[1];
+    // (target, first row of its full output in the fused B, its full width)
+    const std::vector<std::tuple<LoraTarget, size_t, size_t>> parts = {
+        {LoraTarget::kQ, 0, q}, {LoraTarget::kK, q, kv}, {LoraTarget::kV, q + kv, kv}};
+    for (const auto& [t, first, width] : parts) {
+      const LoraProjection& p = layer[static_cast<size_t>(t)];
+      ASSERT_EQ(p.in, h);
+      ASSERT_EQ(p.out * 2, width) << LoraTargetName(t);
+      for (size_t k = 0; k < h; ++k)
+        for (size_t i = 0; i < r; ++i) ASSERT_EQ(p.a_t[k * r + i], qkv_a[i * h + k]);  // all of the shared A
+      for (size_t i = 0; i < r; ++i)
+        for (size_t j = 0; j < p.out; ++j)
+          ASSERT_EQ(p.b_t[i * p.out + j], qkv_b[(first + rank * p.out + j) * r + i]) << LoraTargetName(t);
+    }
+    const LoraProjection& up = layer[static_cast<size_t>(LoraTarget::kUp)];
+    ASSERT_EQ(up.out * 2, ff);
+    for (size_t i = 0; i < r; ++i)
+      for (size_t j = 0; j < up.out; ++j) ASSERT_EQ(up.b_t[i * up.out + j], gu_b[(ff + rank * up.out + j) * r + i]);
+    EXPECT_FALSE(layer[static_cast<size_t>(LoraTarget::kGate)].empty());
+  }
+}
+
+// A bf16 adapter keeps its factors in bf16, bit for bit (half the bytes
+// every step streams); an fp32 one in fp32.
+TEST_F(LoraAdapterTest, Bf16AdapterKeepsItsFactorsInBf16) {
+  TestLoraSpec s;
+  s.rank = 4;
+  s.dtype = "bf16";
+  const std::string ad = Adapter(s, "bf16");
+  auto a = Load(ad);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const LoraProjection& down = (*a)->layers[1][static_cast<size_t>(LoraTarget::kDown)];
+  ASSERT_TRUE(down.bf16());
+  EXPECT_TRUE(down.a_t.empty());
+  const auto f = (*a)->Factors(1, LoraTarget::kDown);
+  EXPECT_EQ(f.dtype, kernels::cpu::LoraDType::kBF16);
+  EXPECT_EQ(f.a_t, down.a_t16.data());
+  auto file = SafetensorsFile::Open(ad + "/adapter_model.safetensors");
+  ASSERT_TRUE(file.ok());
+  const TensorView* av = (*file)->Find("base_model.model.model.layers.1.mlp.down_proj.lora_A.weight");
+  const TensorView* bv = (*file)->Find("base_model.model.model.layers.1.mlp.down_proj.lora_B.weight");
+  ASSERT_TRUE(av != nullptr && bv != nullptr);
+  const auto* a_bits = reinterpret_cast<const uint16_t*>(av->data);
+  const auto* b_bits = reinterpret_cast<const uint16_t*>(bv->data);
+  for (size_t k = 0; k < down.in; ++k)
+    for (size_t i = 0; i < 4; ++i) ASSERT_EQ(down.a_t16[k * 4 + i], a_bits[i * down.in + k]);
+  for (size_t i = 0; i < 4; ++i)
+    for (size_t j = 0; j < down.out; ++j) ASSERT_EQ(down.b_t16[i * down.out + j], b_bits[j * 4 + i]);
+  auto f32 = Load(Adapter(TestLoraSpec(), "f32"));
+  ASSERT_TRUE(f32.ok());
+  EXPECT_FALSE((*f32)->layers[1][static_cast<size_t>(LoraTarget::kDown)].bf16());
+  EXPECT_EQ((*f32)->Factors(1, LoraTarget::kDown).dtype, kernels::cpu::LoraDType::kF32);
+}
+
+TEST_F(LoraAdapterTest, ProjectionAdaptedAloneAndFusedIsRejected) {
+  TestLoraSpec s;
+  s.targets = {"k_proj", "qkv_proj"};
+  ExpectError(Load(Adapter(s, "both")), "qkv_proj and k_proj both adapt layer 0's k_proj");
 }
 
 TEST_F(LoraAdapterTest, RankAboveTheLimitIsRejected) {
