@@ -1,5 +1,5 @@
 // AVX2 + FMA blocks of the LoRA update (kernels/cpu/lora.h), for CPUs
-// without AVX-512: 8 rank lanes or 8 output columns per ymm, up to four ymm
+// without AVX-512: 8 rank lanes or 8 output columns per ymm, two ymm
 // wide, up to four rows sharing each factor load. Tails use masked loads and
 // stores (bf16 tails go through a zeroed copy); bf16 factors are widened to
 // fp32 as they are loaded.
@@ -59,11 +59,13 @@ LLMSERVE_AVX2 void Shrink(const LoraFactors& f, const float* const* x, float* t,
     }
   }
   const __m256 scale = _mm256_set1_ps(f.scale);
+  // (A mask chosen per v would keep GCC from holding acc in registers.)
+#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < NV; ++v) {
-      _mm256_maskstore_ps(t + r * kMaxLoraRank + c0 + 8 * v, v == NV - 1 ? tail.mask : LowMask(8).mask,
-                          _mm256_mul_ps(acc[r][v], scale));
-    }
+    float* tr = t + r * kMaxLoraRank + c0;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV - 1; ++v) _mm256_storeu_ps(tr + 8 * v, _mm256_mul_ps(acc[r][v], scale));
+    _mm256_maskstore_ps(tr + 8 * (NV - 1), tail.mask, _mm256_mul_ps(acc[r][NV - 1], scale));
   }
 }
 
@@ -87,14 +89,17 @@ LLMSERVE_AVX2 void Expand(const LoraFactors& f, const float* t, float* const* y,
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(bv[v], ti, acc[r][v]);
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < NV; ++v) {
-      _mm256_maskstore_ps(y[r] + j0 + 8 * v, v == NV - 1 ? tail.mask : LowMask(8).mask, acc[r][v]);
-    }
+    float* yr = y[r] + j0;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV - 1; ++v) _mm256_storeu_ps(yr + 8 * v, acc[r][v]);
+    _mm256_maskstore_ps(yr + 8 * (NV - 1), tail.mask, acc[r][NV - 1]);
   }
 }
 
-// Op(start, lanes in its last ymm) over n lanes in steps of up to 4 ymm.
+// Op(start, lanes in its last ymm) over n lanes in steps of 2 ymm (four rows
+// of 4 ymm would need every one of the 16 ymm registers for accumulators).
 template <typename T, int MR, bool kShrink, typename P, typename Q>
 LLMSERVE_AVX2 void Walk(size_t n, const LoraFactors& f, P in, Q out) {
   auto op = [&]<int NV>(size_t c, size_t last) LLMSERVE_AVX2 {
@@ -105,15 +110,13 @@ LLMSERVE_AVX2 void Walk(size_t n, const LoraFactors& f, P in, Q out) {
     }
   };
   size_t c = 0;
-  for (; c + 32 <= n; c += 32) op.template operator()<4>(c, 8);
+  for (; c + 16 <= n; c += 16) op.template operator()<2>(c, 8);
   const size_t rest = n - c;
   if (rest == 0) return;
-  const size_t nv = (rest + 7) / 8, last = rest - 8 * (nv - 1);
-  switch (nv) {
-    case 1: op.template operator()<1>(c, last); break;
-    case 2: op.template operator()<2>(c, last); break;
-    case 3: op.template operator()<3>(c, last); break;
-    default: op.template operator()<4>(c, last); break;
+  if (rest > 8) {
+    op.template operator()<2>(c, rest - 8);
+  } else {
+    op.template operator()<1>(c, rest);
   }
 }
 

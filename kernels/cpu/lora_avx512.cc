@@ -50,11 +50,13 @@ LLMSERVE_AVX512 void Shrink(const LoraFactors& f, const float* const* x, float* 
     }
   }
   const __m512 scale = _mm512_set1_ps(f.scale);
+  // (A mask chosen per v would keep GCC from holding acc in registers.)
+#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < NV; ++v) {
-      _mm512_mask_storeu_ps(t + r * kMaxLoraRank + c0 + 16 * v, v == NV - 1 ? tail : LowMask(16),
-                            _mm512_mul_ps(acc[r][v], scale));
-    }
+    float* tr = t + r * kMaxLoraRank + c0;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(tr + 16 * v, _mm512_mul_ps(acc[r][v], scale));
+    _mm512_mask_storeu_ps(tr + 16 * (NV - 1), tail, _mm512_mul_ps(acc[r][NV - 1], scale));
   }
 }
 
@@ -63,25 +65,40 @@ LLMSERVE_AVX512 void Shrink(const LoraFactors& f, const float* const* x, float* 
 template <typename T, int MR, int NV>
 LLMSERVE_AVX512 void Expand(const LoraFactors& f, const float* t, float* const* y, size_t j0, size_t last) {
   const __mmask16 tail = LowMask(last);
+  const size_t rank = f.rank, out = f.out;
   __m512 acc[MR][NV];
+#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       acc[r][v] = v == NV - 1 ? _mm512_maskz_loadu_ps(tail, y[r] + j0 + 16 * v) : _mm512_loadu_ps(y[r] + j0 + 16 * v);
     }
   }
+  // Each rank term reads one 64-column run of a different row of Bᵀ: the
+  // run two steps of j0 ahead is requested now, as no hardware prefetcher
+  // follows rank-many strided streams.
   const T* b = static_cast<const T*>(f.b_t) + j0;
-  for (size_t i = 0; i < f.rank; ++i, b += f.out) {
+  for (size_t i = 0; i < rank; ++i, b += out) {
+#pragma GCC unroll 4
+    for (size_t line = 0; line < sizeof(T); ++line) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + 128) + 64 * line, _MM_HINT_T0);
+    }
     __m512 bv[NV];
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = v == NV - 1 ? Load16(b + 16 * v, tail) : Load16(b + 16 * v);
+#pragma GCC unroll 4
     for (int r = 0; r < MR; ++r) {
       const __m512 ti = _mm512_set1_ps(t[r * kMaxLoraRank + i]);
+#pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(bv[v], ti, acc[r][v]);
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < NV; ++v) {
-      _mm512_mask_storeu_ps(y[r] + j0 + 16 * v, v == NV - 1 ? tail : LowMask(16), acc[r][v]);
-    }
+    float* yr = y[r] + j0;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(yr + 16 * v, acc[r][v]);
+    _mm512_mask_storeu_ps(yr + 16 * (NV - 1), tail, acc[r][NV - 1]);
   }
 }
 
