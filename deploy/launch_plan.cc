@@ -77,6 +77,7 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
   if (!options_.chat_template.empty()) argv.push_back("--chat-template-source=" + options_.chat_template);
   if (!config_.model().tokenizer().empty()) argv.push_back("--tokenizer=" + config_.model().tokenizer());
   if (config_.lora().enable_lora()) argv.push_back("--enable-lora");
+  if (config_.lora().enable_lora()) argv.push_back("--max-loras=" + std::to_string(config_.lora().max_loras()));
   if (config_.lora().enable_lora() && config_.lora().modules_size() > 0) {
     nlohmann::json modules = nlohmann::json::array();
     for (const auto& m : config_.lora().modules())

@@ -16,6 +16,7 @@ DEFINE_string(lora_modules, "",
 DEFINE_bool(enable_lora, false,
             "The engines serve LoRA adapters (set by llmserve serve). With VLLM_ALLOW_RUNTIME_LORA_UPDATING=true "
             "in the environment, /v1/load_lora_adapter and /v1/unload_lora_adapter change them at run time.");
+DEFINE_int32(max_loras, 1, "The engines' --max-loras (set by llmserve serve; shown by vllm:lora_requests_info).");
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on.");
 DEFINE_string(api_key, "", "If set, /v1/* requests must send 'Authorization: Bearer KEY'.");
@@ -78,6 +79,7 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.served_model_name = FLAGS_served_model_name;
   o.lora_modules_json = FLAGS_lora_modules;
   o.enable_lora = FLAGS_enable_lora;
+  o.max_loras = FLAGS_max_loras;
   o.runtime_lora_updating = serving::RuntimeLoraUpdatingAllowed();
   o.host = FLAGS_host;
   o.port = static_cast<uint16_t>(FLAGS_port);

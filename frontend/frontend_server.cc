@@ -105,7 +105,8 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
     LOG(WARNING) << "no usable chat template (" << t.status().message() << "); /v1/chat/completions will answer 400";
   }
   metrics_ = std::make_unique<metrics::FrontendMetrics>(
-      metrics::FrontendMetricsConfig{options_.served_model_name, options_.engine_ranks});
+      metrics::FrontendMetricsConfig{options_.served_model_name, options_.engine_ranks,
+                                     options_.enable_lora ? std::max(options_.max_loras, 1) : 0});
   EngineCoreClient::Options client_options{options_.client_index, options_.input_address, options_.output_address,
                                            options_.engine_ranks};
   client_options.coordinator_address = options_.coordinator_address;

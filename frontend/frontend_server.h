@@ -32,6 +32,7 @@ struct FrontendServerOptions {
   std::string served_model_name;  // the model's name in the API; "": the model directory's name
   std::string lora_modules_json;  // LoRA adapters (openai::ParseLoraCards); "": none
   bool enable_lora = false;          // --enable-lora: the engines serve LoRA adapters
+  int32_t max_loras = 1;             // --max-loras (label max_lora of vllm:lora_requests_info)
   bool runtime_lora_updating = false;  // VLLM_ALLOW_RUNTIME_LORA_UPDATING: /v1/(un)load_lora_adapter (with enable_lora)
   std::string host = "0.0.0.0";   // address the HTTP server listens on
   uint16_t port = 8000;           // 0: an ephemeral port (see FrontendServer::port)

@@ -1,5 +1,7 @@
 #include "frontend/metrics/frontend_metrics.h"
 
+#include <chrono>
+
 namespace llmserve::frontend::metrics {
 
 namespace {
@@ -113,6 +115,12 @@ FrontendMetrics::FrontendMetrics(FrontendMetricsConfig config) : config_(std::mo
     exposed_names_.push_back(f->exposed_name());
   cache_config_info_ = std::make_unique<CacheConfigInfo>(registry_);
   exposed_names_.push_back("vllm:cache_config_info");
+  if (config_.max_loras > 0) {
+    lora_requests_info_ = std::make_unique<LoraRequestsInfo>(registry_, config_.max_loras, [] {
+      return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    });
+    exposed_names_.push_back("vllm:lora_requests_info");
+  }
   for (uint32_t rank : config_.engine_ranks) ForEngine(rank);
 }
 
@@ -156,6 +164,7 @@ void FrontendMetrics::RecordSchedulerStats(uint32_t engine, const proto::Schedul
   s.prefix_hits->Inc(static_cast<double>(stats.prefix_cache_hits));
   s.preemptions->Inc(static_cast<double>(stats.num_preemptions));
   for (int32_t tokens : stats.iteration_tokens) s.iteration_tokens->Observe(tokens);
+  if (lora_requests_info_ != nullptr) lora_requests_info_->Stamp();
   if (stats.spec_decoding_stats) {
     SpecDecodeMetrics* spec;
     {

@@ -9,7 +9,9 @@
 //  - each request's timing and token counts, measured by a RequestTracker as
 //    its outputs reach this frontend;
 //  - each engine's ReadyResponse: its cache configuration and KV block count
-//    (vllm:cache_config_info, cache_config_info.h).
+//    (vllm:cache_config_info, cache_config_info.h);
+//  - with LoRA on, the requests' adapters as RequestTrackers follow them
+//    (vllm:lora_requests_info, lora_requests_info.h).
 // Every series has the labels model_name and engine (the DP rank); series of
 // the ranks given at construction exist (at zero) from the start, others
 // appear when a rank first reports. All methods are thread-safe; the record
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "frontend/metrics/cache_config_info.h"
+#include "frontend/metrics/lora_requests_info.h"
 #include "frontend/metrics/registry.h"
 #include "frontend/metrics/spec_decode_metrics.h"
 #include "proto/engine_core_output.h"
@@ -33,6 +36,7 @@ namespace llmserve::frontend::metrics {
 struct FrontendMetricsConfig {
   std::string model_name;              // the served model name (label model_name)
   std::vector<uint32_t> engine_ranks;  // DP ranks whose series exist from the start
+  int32_t max_loras = 0;               // >0: LoRA is on (--max-loras): vllm:lora_requests_info exists
 };
 
 // What a finished request measured (vLLM's FinishedRequestStats). The engine
@@ -75,7 +79,10 @@ class FrontendMetrics {
   void RecordEngineReady(uint32_t engine, const proto::CacheConfig& cache, uint64_t num_kv_blocks) {
     cache_config_info_->EngineReady(engine, cache, num_kv_blocks);
   }
-  // One SchedulerStats report from engine `engine`.
+  // vllm:lora_requests_info, or null without LoRA.
+  LoraRequestsInfo* lora_requests_info() const { return lora_requests_info_.get(); }
+  // One SchedulerStats report from engine `engine` (it also stamps
+  // vllm:lora_requests_info's current series, as vLLM does every step).
   void RecordSchedulerStats(uint32_t engine, const proto::SchedulerStats& stats);
   // A request's first token arrived: counts its prompt tokens and observes TTFT.
   void RecordFirstToken(uint32_t engine, int32_t prompt_tokens, double time_to_first_token_s);
@@ -139,6 +146,7 @@ class FrontendMetrics {
   Family<Histogram>* http_duration_;
   Histogram* http_duration_highr_;
   std::unique_ptr<CacheConfigInfo> cache_config_info_;
+  std::unique_ptr<LoraRequestsInfo> lora_requests_info_;
   Family<Histogram>* request_prompt_tokens_ = nullptr;      // registered by AddLengthSeries, guarded by mu_
   Family<Histogram>* request_generation_tokens_ = nullptr;
   Family<Histogram>* params_max_tokens_ = nullptr;

@@ -1,17 +1,27 @@
 #include "frontend/metrics/request_tracker.h"
 
+#include <utility>
+
 namespace llmserve::frontend::metrics {
 
 namespace {
 constexpr int32_t kEventQueued = 1;
 constexpr int32_t kEventScheduled = 2;
+constexpr int32_t kEventPreempted = 3;
 
 double Seconds(RequestTracker::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 }  // namespace
 
 RequestTracker::RequestTracker(FrontendMetrics* metrics, int32_t prompt_tokens, Clock::time_point arrival,
                                TrackedParams params)
-    : metrics_(metrics), prompt_tokens_(prompt_tokens), arrival_(arrival), params_(params) {}
+    : metrics_(metrics), prompt_tokens_(prompt_tokens), arrival_(arrival), params_(std::move(params)) {
+  if (metrics_ != nullptr && !params_.lora_name.empty()) lora_ = metrics_->lora_requests_info();
+  if (lora_ != nullptr) lora_->Arrived(params_.lora_name);
+}
+
+RequestTracker::~RequestTracker() {
+  if (lora_ != nullptr && !finished_) lora_->Finished(params_.lora_name, running_);
+}
 
 void RequestTracker::OnRouted(uint32_t engine) { engine_.store(engine, std::memory_order_relaxed); }
 
@@ -23,6 +33,10 @@ void RequestTracker::OnOutput(const proto::EngineCoreOutput& output, uint32_t en
     // The first of each: a preempted request is queued and scheduled again.
     if (e.type == kEventQueued && queued_ts_ == 0.0) queued_ts_ = e.timestamp;
     if (e.type == kEventScheduled && scheduled_ts_ == 0.0) scheduled_ts_ = e.timestamp;
+    if (lora_ != nullptr && e.type == kEventScheduled && !running_) lora_->Scheduled(params_.lora_name);
+    if (lora_ != nullptr && e.type == kEventPreempted && running_) lora_->Preempted(params_.lora_name);
+    if (e.type == kEventScheduled) running_ = true;
+    if (e.type == kEventPreempted) running_ = false;
   }
   const auto n = static_cast<int32_t>(output.new_token_ids.size());
   if (n == 0) return;
@@ -40,6 +54,7 @@ void RequestTracker::OnOutput(const proto::EngineCoreOutput& output, uint32_t en
 void RequestTracker::OnFinished(proto::FinishReason reason, Clock::time_point now) {
   if (!metrics_ || finished_) return;
   finished_ = true;
+  if (lora_ != nullptr) lora_->Finished(params_.lora_name, running_);
   const int64_t engine = engine_.load(std::memory_order_relaxed);
   if (engine < 0) return;
   FinishedRequest r;

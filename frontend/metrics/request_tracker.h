@@ -6,12 +6,15 @@
 //  - the engine's monotonic clock (EngineCoreOutputs.timestamp and the
 //    QUEUED/SCHEDULED/PREEMPTED event stamps) for inter-token latency and the
 //    queue, prefill, decode and inference phases, as differences only.
-// A tracker without metrics does nothing. Not thread-safe except OnRouted:
+// An adapter request also moves between waiting and running in
+// vllm:lora_requests_info (lora_requests_info.h). A tracker without metrics
+// does nothing. Not thread-safe except OnRouted:
 // the owner serialises the other calls.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "frontend/metrics/frontend_metrics.h"
 #include "proto/engine_core_output.h"
@@ -23,6 +26,7 @@ struct TrackedParams {
   int32_t n = 1;
   int32_t max_tokens = 0;     // as the engine applies it
   int32_t max_model_len = 0;  // the engines' (0: unknown)
+  std::string lora_name;      // its LoRA adapter ("": the base model)
 };
 
 class RequestTracker {
@@ -33,6 +37,10 @@ class RequestTracker {
   // `prompt_tokens` counts once the first token arrives; `arrival` is when the frontend accepted the request.
   RequestTracker(FrontendMetrics* metrics, int32_t prompt_tokens, Clock::time_point arrival,
                  TrackedParams params = {});
+  // A tracker dropped before OnFinished ends its request's LoRA state.
+  ~RequestTracker();
+  RequestTracker(const RequestTracker&) = delete;
+  RequestTracker& operator=(const RequestTracker&) = delete;
 
   // The engine the request was sent to (any thread).
   void OnRouted(uint32_t engine);
@@ -54,6 +62,10 @@ class RequestTracker {
   std::atomic<int64_t> engine_{-1};
   int32_t generated_ = 0;
   bool finished_ = false;
+  // Where vllm:lora_requests_info counts it (null: no adapter or no LoRA);
+  // running between SCHEDULED and PREEMPTED or the finish.
+  LoraRequestsInfo* lora_ = nullptr;
+  bool running_ = false;
   // Engine-clock stamps; 0 = not seen.
   double queued_ts_ = 0.0;
   double scheduled_ts_ = 0.0;

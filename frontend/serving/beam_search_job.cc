@@ -157,7 +157,7 @@ void BeamSearchJob::SubmitStep(size_t p) {
     const std::string id = r.request_id;
     auto tracker = std::make_unique<metrics::RequestTracker>();
     if (context_.metrics) {
-      const metrics::TrackedParams tracked{1, 1, context_.engine->max_model_len()};
+      const metrics::TrackedParams tracked{1, 1, context_.engine->max_model_len(), spec_.lora_name.value_or("")};
       tracker = std::make_unique<metrics::RequestTracker>(
           context_.metrics, static_cast<int32_t>(live[b].tokens.size()), metrics::RequestTracker::Clock::now(), tracked);
     }

@@ -90,7 +90,7 @@ void GenerationJob::Start() {
       choice->stop_strings = params.stop;
       choice->stop_token_ids = params.stop_token_ids;
       const metrics::TrackedParams tracked{n, params.max_tokens.value_or(sc.max_model_len - sc.prompt_tokens),
-                                                    sc.max_model_len};
+                                                    sc.max_model_len, spec_.lora_name.value_or("")};
       choice->tracker = context_.metrics ? std::make_unique<metrics::RequestTracker>(
                                                context_.metrics, sc.prompt_tokens, arrival, tracked)
                                          : std::make_unique<metrics::RequestTracker>();

@@ -3,7 +3,8 @@
 // of vLLM's forms). The official client sees each adapter in the model list
 // with its parent, picks one with `model`, gets answers that differ from the
 // base model's and from each other, and the same greedy answer whichever
-// adapters share its steps; an unknown model is still a 404.
+// adapters share its steps; an unknown model is still a 404;
+// vllm:lora_requests_info shows which adapters ran.
 // Run by ctest:
 //   node --test tests/e2e/lora_serve.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, before, after } from 'node:test';
@@ -19,6 +20,7 @@ const work = mkdtempSync(join(tmpdir(), 'llmserve-lora-'));
 const model = join(work, 'm');
 let server;
 let client;
+let port;
 
 before(async () => {
   const make = (args) => execFileSync(join(bin, 'llmserve'), ['make-model', ...args], { stdio: 'ignore' });
@@ -26,7 +28,7 @@ before(async () => {
   make(['--lora-adapter', join(work, 'sql'), '--base', model, '--lora-rank', '8', '--std', '0.08', '--seed', '1']);
   make(['--lora-adapter', join(work, 'chat'), '--base', model, '--lora-rank', '16', '--lora-targets',
         'q_proj,v_proj,down_proj', '--std', '0.08', '--seed', '2']);
-  const port = await freePort();
+  port = await freePort();
   server = startServe(model, port, ['--enable-lora', '--max-loras', '2', '--max-lora-rank', '16', '--lora-modules',
                                     `sql=${join(work, 'sql')}`,
                                     JSON.stringify({ name: 'chat', path: join(work, 'chat'), base_model_name: 'tiny' })]);
@@ -65,6 +67,23 @@ test('each adapter answers differently, alike alone and in a mixed batch', async
   const names = ['sql', 'tiny', 'chat', 'sql', 'chat', 'tiny'];
   const batch = await Promise.all(names.map((n) => complete(n, prompt)));
   names.forEach((n, i) => assert.equal(batch[i], alone[n], `${n} in a batch`));
+});
+
+test('vllm:lora_requests_info saw the adapters run and now lists none', async () => {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const series = text.split('\n').filter((l) => l.startsWith('vllm:lora_requests_info{')).map((l) => {
+    const labels = Object.fromEntries([...l.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    return { labels, value: Number(l.slice(l.lastIndexOf(' ') + 1)) };
+  });
+  assert.ok(series.length > 0, text);
+  for (const s of series) assert.equal(s.labels.max_lora, '2');
+  const ran = new Set(series.flatMap((s) => s.labels.running_lora_adapters.split(',')).filter((n) => n));
+  assert.deepEqual([...ran].sort(), ['chat', 'sql']);
+  // The current state (greatest time): every request has finished.
+  const latest = series.reduce((a, b) => (b.value > a.value ? b : a));
+  assert.equal(latest.labels.running_lora_adapters, '');
+  assert.equal(latest.labels.waiting_lora_adapters, '');
+  assert.ok(Math.abs(latest.value - Date.now() / 1000) < 600, 'the value is Unix seconds');
 });
 
 // Greedy token ids for a token-id prompt, as the served adapter picks them.

@@ -137,7 +137,7 @@ proto::EngineCoreOutput Output(int tokens, std::vector<proto::EngineCoreEvent> e
 TEST(RequestTracker, OneRequestMovesEveryFamilyByTheExpectedAmount) {
   FrontendMetrics m({"tiny", {0, 1}});
   const auto t0 = RequestTracker::Clock::now();
-  RequestTracker r(&m, /*prompt_tokens=*/7, t0, {.n = 2, .max_tokens = 30, .max_model_len = 100});
+  RequestTracker r(&m, /*prompt_tokens=*/7, t0, {.n = 2, .max_tokens = 30, .max_model_len = 100, .lora_name = ""});
   r.OnRouted(1);
   // Engine clock: queued 100.0, scheduled 100.5, first token 101.0, then 101.25, 101.75.
   r.OnOutput(Output(1, {{1, 100.0}, {2, 100.5}}), 1, 101.0, t0 + milliseconds(30));
