@@ -250,7 +250,8 @@ std::vector<EngineSnapshot> FrontendMetrics::Snapshot() const {
   for (const auto& [engine, s] : engines_) {
     out.push_back(EngineSnapshot{engine, s->running->value(), s->waiting->value(), s->kv_usage->value(),
                                  s->prompt_tokens->value(), s->generation_tokens->value(),
-                                 s->prefix_queries->value(), s->prefix_hits->value()});
+                                 s->prefix_queries->value(), s->prefix_hits->value(), std::nullopt});
+    if (spec_decode_ != nullptr) out.back().spec = spec_decode_->Totals(engine);
   }
   return out;
 }

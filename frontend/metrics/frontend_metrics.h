@@ -66,6 +66,7 @@ struct EngineSnapshot {
   double running = 0, waiting = 0, kv_usage = 0;  // the engine's last report
   double prompt_tokens = 0, generation_tokens = 0;
   double prefix_queries = 0, prefix_hits = 0;
+  std::optional<SpecDecodeTotals> spec;  // set once the engine reported speculative decoding
 };
 
 class FrontendMetrics {

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "frontend/metrics/spec_decode_log.h"
+
 namespace llmserve::frontend::metrics {
 
 std::vector<StatsLine> StatsLog::Lines(const std::vector<EngineSnapshot>& now, double seconds) {
@@ -22,7 +24,12 @@ std::vector<StatsLine> StatsLog::Lines(const std::vector<EngineSnapshot>& now, d
                   "Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
                   prefix_.c_str(), s.engine, prompt / span, generated / span, static_cast<int>(s.running),
                   static_cast<int>(s.waiting), s.kv_usage * 100.0, p.hit_rate * 100.0);
-    lines.push_back(StatsLine{text, !has_tokens && !p.had_tokens});
+    const bool idle = !has_tokens && !p.had_tokens;
+    lines.push_back(StatsLine{text, idle});
+    if (s.spec) {
+      if (auto spec = SpecDecodeLogLine(p.spec, *s.spec, span)) lines.push_back(StatsLine{prefix_ + *spec, idle});
+      p.spec = *s.spec;
+    }
     p.had_tokens = has_tokens;
     p.snapshot = s;
   }

@@ -6,7 +6,9 @@
 // (vLLM's wording, so log parsers written for vLLM keep working; the KV cache
 // is wherever the engine keeps it). Throughputs are over the interval, from
 // this frontend's requests; the hit rate is over the interval's prefix-cache
-// queries (the previous value when there were none). StatsLog turns
+// queries (the previous value when there were none). An engine that verified
+// drafts in the interval gets vLLM's "SpecDecoding metrics: ..." line after
+// its own (spec_decode_log.h). StatsLog turns
 // snapshots into lines; StatsLogger prints them every interval.
 
 #include <chrono>
@@ -31,12 +33,14 @@ class StatsLog {
  public:
   // `prefix` goes before each line (e.g. "API server 1: "), may be empty.
   explicit StatsLog(std::string prefix = "") : prefix_(std::move(prefix)) {}
-  // One line per engine in `now`, `seconds` after the previous call.
+  // One line per engine in `now` (two for one that verified drafts),
+  // `seconds` after the previous call.
   std::vector<StatsLine> Lines(const std::vector<EngineSnapshot>& now, double seconds);
 
  private:
   struct Previous {
     EngineSnapshot snapshot;
+    SpecDecodeTotals spec;  // the speculative decoding totals at the last call
     double hit_rate = 0.0;
     bool had_tokens = true;  // the first interval is never idle
   };
