@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/status_or.h"
+#include "deploy/bench/spec_decode_stats.h"
 
 namespace llmserve::deploy::bench {
 
@@ -73,6 +74,7 @@ struct BenchmarkMetrics {
   std::vector<int64_t> output_lens;     // per request; 0 for failed ones
   int64_t structured_requests = 0;      // requests that carried a --structured-output constraint
   int64_t structured_valid = 0;         // of those, answers that satisfied it
+  std::optional<SpecDecodeSummary> spec_decode;  // from the server's /metrics, when it speculated during the run
 };
 
 // Linear-interpolation percentile (p in [0, 100]) of `values`; 0 when empty.

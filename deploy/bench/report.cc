@@ -103,6 +103,15 @@ nlohmann::json ResultJson(const ServeBenchOptions& o, const RunFacts& f, const B
     j["structured_requests"] = m.structured_requests;
     j["structured_valid"] = m.structured_valid;
   }
+  if (m.spec_decode) {
+    const SpecDecodeSummary& sd = *m.spec_decode;
+    j["spec_decode_acceptance_rate"] = sd.acceptance_rate;
+    j["spec_decode_acceptance_length"] = sd.acceptance_length;
+    j["spec_decode_num_drafts"] = sd.num_drafts;
+    j["spec_decode_draft_tokens"] = sd.draft_tokens;
+    j["spec_decode_accepted_tokens"] = sd.accepted_tokens;
+    j["spec_decode_per_position_acceptance_rates"] = sd.per_position_acceptance_rates;
+  }
   for (const auto& t : kTitles) {
     if (!Selected(o, t.name)) continue;
     const MetricStats& s = Stats(m, t.name);
@@ -173,6 +182,19 @@ std::string ResultTable(const ServeBenchOptions& o, const RunFacts& f, const Ben
     row(Cat({"Mean ", t.upper, " (ms):"}), num(s.mean_ms));
     row(Cat({"Median ", t.upper, " (ms):"}), num(s.median_ms));
     for (const auto& [p, v] : s.percentiles_ms) row(Cat({"P", PercentileName(p), " ", t.upper, " (ms):"}), num(v));
+  }
+  if (m.spec_decode) {
+    const SpecDecodeSummary& sd = *m.spec_decode;
+    out += Centered("Speculative Decoding", '-') + "\n";
+    row("Acceptance rate (%):", num(sd.acceptance_rate));
+    row("Acceptance length:", num(sd.acceptance_length));
+    row("Drafts:", std::to_string(sd.num_drafts));
+    row("Draft tokens:", std::to_string(sd.draft_tokens));
+    row("Accepted tokens:", std::to_string(sd.accepted_tokens));
+    if (!sd.per_position_acceptance_rates.empty()) out += "Per-position acceptance (%):\n";
+    for (size_t i = 0; i < sd.per_position_acceptance_rates.size(); ++i) {
+      row(Cat({"  Position ", std::to_string(i), ":"}), num(sd.per_position_acceptance_rates[i] * 100.0));
+    }
   }
   out += std::string(50, '=') + "\n";
   return out;

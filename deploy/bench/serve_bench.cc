@@ -17,6 +17,7 @@
 #include "deploy/bench/load_runner.h"
 #include "deploy/bench/progress_bar.h"
 #include "deploy/bench/report.h"
+#include "deploy/bench/spec_decode_stats.h"
 
 namespace llmserve::deploy::bench {
 namespace {
@@ -214,8 +215,11 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
               << (o.max_concurrency ? std::to_string(o.max_concurrency) : std::string("None")) << std::endl;
   }
   LLMSERVE_RETURN_IF_ERROR(ReadyCheckAndWarmUp(o, endpoint, requests.front(), load));
+  // vLLM's bench reads the spec decode counters around the measured run only (not the warm-up).
+  const std::optional<SpecDecodeCounters> spec_before = FetchSpecDecodeCounters(endpoint);
   LLMSERVE_ASSIGN_OR_RETURN(LoadResult run, RunLoad(endpoint, requests, load));
   bar.Finish();
+  const std::optional<SpecDecodeCounters> spec_after = FetchSpecDecodeCounters(endpoint);
 
   // Output tokens: the server's usage when it reported it, else count the text.
   size_t by_usage = 0, by_tokenizer = 0;
@@ -238,6 +242,7 @@ StatusOr<ServeBenchResult> RunServeBenchmark(const ServeBenchOptions& o) {
   ServeBenchResult result;
   result.metrics = ComputeMetrics(run.outputs, run.duration_s, o.metric_percentiles, o.goodput);
   CountStructuredOutputs(plan, run.outputs, &result.metrics);
+  result.metrics.spec_decode = SummarizeSpecDecode(spec_before, spec_after);
   result.json = ResultJson(o, facts, result.metrics, run.outputs);
   if (!o.quiet) {
     size_t shown = 0;
