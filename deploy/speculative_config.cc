@@ -15,7 +15,7 @@ namespace {
 
 constexpr char kPrefix[] = "--speculative-config: ";
 constexpr char kSupported[] = "llmserve implements method \"ngram\" (keys num_speculative_tokens, "
-                              "prompt_lookup_min, prompt_lookup_max)";
+                              "prompt_lookup_min, prompt_lookup_max, disable_by_batch_size)";
 
 // vLLM's method names that llmserve does not implement (yet).
 constexpr std::string_view kOtherMethods[] = {
@@ -75,13 +75,20 @@ Status ParseSpeculativeConfig(const std::string& json, proto::SpeculativeConfig*
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     if (key != "method" && key != "model" && key != "num_speculative_tokens" && key != "prompt_lookup_min" &&
-        key != "prompt_lookup_max")
+        key != "prompt_lookup_max" && key != "disable_by_batch_size")
       return Error("key \"" + key + "\" is not supported; " + kSupported);
   }
   std::optional<uint32_t> k, lo, hi;
   LLMSERVE_RETURN_IF_ERROR(PositiveInt(j, "num_speculative_tokens", &k));
   LLMSERVE_RETURN_IF_ERROR(PositiveInt(j, "prompt_lookup_min", &lo));
   LLMSERVE_RETURN_IF_ERROR(PositiveInt(j, "prompt_lookup_max", &hi));
+  std::optional<uint32_t> disable_by;
+  if (auto it = j.find("disable_by_batch_size"); it != j.end() && !it->is_null()) {
+    // vLLM: a threshold of 1 would never speculate, so it must be > 1.
+    if (!it->is_number_integer() || it->get<int64_t>() < 2 || it->get<int64_t>() > (int64_t{1} << 30))
+      return Error("disable_by_batch_size must be an integer > 1, got " + it->dump());
+    disable_by = static_cast<uint32_t>(it->get<int64_t>());
+  }
   if (!k) return Error("num_speculative_tokens is required for method ngram");
   if (!lo && !hi) lo = hi = 5u;  // vLLM's defaults
   if (!lo) lo = hi;
@@ -92,6 +99,7 @@ Status ParseSpeculativeConfig(const std::string& json, proto::SpeculativeConfig*
   out->set_num_speculative_tokens(*k);
   out->set_prompt_lookup_min(*lo);
   out->set_prompt_lookup_max(*hi);
+  if (disable_by) out->set_disable_by_batch_size(*disable_by);
   return Status::Ok();
 }
 

@@ -109,6 +109,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     ec.scheduler.num_speculative_tokens = static_cast<int32_t>(spec.num_speculative_tokens());
     ec.scheduler.ngram.min_n = static_cast<int32_t>(spec.prompt_lookup_min());
     ec.scheduler.ngram.max_n = static_cast<int32_t>(spec.prompt_lookup_max());
+    ec.scheduler.spec_disable_by_batch_size = static_cast<int32_t>(spec.disable_by_batch_size());
     if (ec.scheduler.num_speculative_tokens < 1)
       return Status::InvalidArgument("speculative decoding needs num_speculative_tokens >= 1");
   }

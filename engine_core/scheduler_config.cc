@@ -20,6 +20,7 @@ Status SchedulerConfig::Validate() const {
   if (max_waiting_requests < 0) return Status::InvalidArgument("max_waiting_requests must be >= 0");
   if (num_lookahead_tokens < 0) return Status::InvalidArgument("num_lookahead_tokens must be >= 0");
   if (num_speculative_tokens < 0) return Status::InvalidArgument("num_speculative_tokens must be >= 0");
+  if (spec_disable_by_batch_size < 0) return Status::InvalidArgument("spec_disable_by_batch_size must be >= 0");
   if (num_speculative_tokens > 0 && (ngram.min_n < 1 || ngram.max_n < ngram.min_n))
     return Status::InvalidArgument("the n-gram proposer needs 1 <= prompt_lookup_min <= prompt_lookup_max");
   if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len - 1)

@@ -35,6 +35,9 @@ struct SchedulerConfig {
   // Speculative decoding with the n-gram proposer: on when num_speculative_tokens > 0.
   int32_t num_speculative_tokens = 0;     // drafts per decode step at most (0: off)
   NgramConfig ngram;                      // the proposer's suffix lengths
+  // >0: no drafts are proposed while at least this many requests run
+  // (vLLM's disable_by_batch_size).
+  int32_t spec_disable_by_batch_size = 0;
 
   // InvalidArgument naming the first bad field, or Ok.
   Status Validate() const;

@@ -128,6 +128,12 @@ void Scheduler::RollBackRejected(Request& r, int32_t num_drafts, size_t num_samp
 void Scheduler::ProposeDrafts(Request& r) {
   r.spec_token_ids.clear();
   if (r.structured_output != nullptr) return;  // drafts would need the grammar's check
+  // vLLM's disable_by_batch_size: a large batch gains little from drafts.
+  // (Requests finishing in this update still count: the next step may be one
+  // smaller, and then goes without drafts once.)
+  if (config_.spec_disable_by_batch_size > 0 &&
+      running_.size() >= static_cast<size_t>(config_.spec_disable_by_batch_size))
+    return;
   // A step verifying d drafts emits up to d + 1 tokens at positions up to
   // num_tokens - 1 + d: stay within max_tokens and max_model_len.
   const int32_t max_drafts = std::min({config_.num_speculative_tokens, r.stop.max_tokens - r.num_output_tokens() - 1,

@@ -68,5 +68,16 @@ TEST(SpeculativeConfig, BadValuesAreErrors) {
               HasSubstr("does not go with method ngram"));
 }
 
+TEST(SpeculativeConfig, DisableByBatchSize) {
+  EXPECT_EQ(Parsed(R"({"method": "ngram", "num_speculative_tokens": 2})").disable_by_batch_size(), 0u);
+  EXPECT_EQ(Parsed(R"({"method": "ngram", "num_speculative_tokens": 2, "disable_by_batch_size": 8})")
+                .disable_by_batch_size(),
+            8u);
+  EXPECT_THAT(Error(R"({"method": "ngram", "num_speculative_tokens": 2, "disable_by_batch_size": 1})"),
+              HasSubstr("disable_by_batch_size must be an integer > 1, got 1"));
+  EXPECT_THAT(Error(R"({"method": "ngram", "num_speculative_tokens": 2, "disable_by_batch_size": "8"})"),
+              HasSubstr("disable_by_batch_size must be an integer > 1"));
+}
+
 }  // namespace speculative_config_test
 }  // namespace llmserve::deploy

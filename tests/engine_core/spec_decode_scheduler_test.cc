@@ -205,5 +205,30 @@ TEST(SpecDecodeScheduler, AStopTokenAmongAcceptedDraftsEndsTheOutput) {
   EXPECT_EQ(out.at("a").stop_token_id, 77);
 }
 
+// disable_by_batch_size: while as many requests run as the threshold, no
+// drafts are proposed or verified; once the batch is smaller they come back.
+TEST(SpecDecodeScheduler, NoDraftsWhileTheBatchReachesDisableByBatchSize) {
+  SchedulerConfig sc = SpecConfig(3);
+  sc.spec_disable_by_batch_size = 2;
+  auto s = MakeScheduler(sc, 64);
+  ASSERT_TRUE(s->AddRequest(Req("a", {1, 2, 1, 2, 1})).ok());
+  ASSERT_TRUE(s->AddRequest(Req("b", {3, 4, 3}, /*max_tokens=*/2)).ok());
+  const proto::SchedulerOutput* so = &s->Schedule();
+  s->UpdateFromOutput(*so, Reply({{"a", {2}}, {"b", {4}}}));
+  // Without the threshold both would hold drafts here ([1 2 1] and [3 4 ...]).
+  EXPECT_TRUE(s->FindRequest("a")->spec_token_ids.empty());
+  EXPECT_TRUE(s->FindRequest("b")->spec_token_ids.empty());
+  so = &s->Schedule();
+  EXPECT_TRUE(so->scheduled_spec_decode_tokens.empty());
+  EXPECT_EQ(so->total_num_scheduled_tokens, 2);
+  s->UpdateFromOutput(*so, Reply({{"a", {1}}, {"b", {3}}}));  // b is done (2 tokens)
+  ASSERT_EQ(s->FindRequest("b"), nullptr);
+  so = &s->Schedule();
+  s->UpdateFromOutput(*so, Reply({{"a", {2}}}));
+  EXPECT_EQ(s->FindRequest("a")->spec_token_ids, (std::vector<int32_t>{1, 2, 1}));  // alone: drafts again
+  so = &s->Schedule();
+  EXPECT_EQ(so->scheduled_spec_decode_tokens.at("a"), (std::vector<int32_t>{1, 2, 1}));
+}
+
 }  // namespace spec_decode_scheduler_test
 }  // namespace llmserve::engine_core
