@@ -76,7 +76,11 @@ std::optional<SpecDecodeCounters> FetchSpecDecodeCounters(const Endpoint& endpoi
 
 std::optional<SpecDecodeSummary> SummarizeSpecDecode(const std::optional<SpecDecodeCounters>& before,
                                                      const std::optional<SpecDecodeCounters>& after) {
-  if (!before || !after) return std::nullopt;
+  if (!after) return std::nullopt;
+  // A server registers the counters with its first report of speculation
+  // (llmserve's frontend does): none before the run means zeros.
+  const SpecDecodeCounters zero;
+  if (!before) return SummarizeSpecDecode(zero, after);
   const double drafts = after->num_drafts - before->num_drafts;
   const double drafted = after->num_draft_tokens - before->num_draft_tokens;
   const double accepted = after->num_accepted_tokens - before->num_accepted_tokens;

@@ -41,8 +41,9 @@ std::optional<SpecDecodeCounters> ParseSpecDecodeCounters(const std::string& met
 // cannot be read or has none.
 std::optional<SpecDecodeCounters> FetchSpecDecodeCounters(const Endpoint& endpoint);
 
-// The run's figures from the counters before and after it; none when either
-// is missing or no draft token was verified in between.
+// The run's figures from the counters before and after it; none when `after`
+// is missing or no draft token was verified in between. Missing `before`
+// counts as zeros (a server may register the counters with its first draft).
 std::optional<SpecDecodeSummary> SummarizeSpecDecode(const std::optional<SpecDecodeCounters>& before,
                                                      const std::optional<SpecDecodeCounters>& after);
 

@@ -57,6 +57,20 @@ TEST(BenchSpecDecode, TheRunsFiguresAreTheDifference) {
   EXPECT_EQ(s->per_position_acceptance_rates, (std::vector<double>{0.8, 0.5, 0.2}));
 }
 
+// A fresh llmserve server registers the counters with its first draft: a run
+// that starts before it still gets its figures.
+TEST(BenchSpecDecode, CountersMissingBeforeTheRunCountFromZero) {
+  frontend::metrics::FrontendMetrics server(frontend::metrics::FrontendMetricsConfig{"m", {0}});
+  const auto before = ParseSpecDecodeCounters(server.Render());
+  ASSERT_FALSE(before.has_value());
+  server.RecordSchedulerStats(0, SpecStatsReport(4, 8, 6, {4, 2}));
+  const auto s = SummarizeSpecDecode(before, ParseSpecDecodeCounters(server.Render()));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->num_drafts, 4);
+  EXPECT_DOUBLE_EQ(s->acceptance_length, 2.5);
+  EXPECT_EQ(s->per_position_acceptance_rates, (std::vector<double>{1.0, 0.5}));
+}
+
 TEST(BenchSpecDecode, TableAndJsonCarryTheFigures) {
   ServeBenchOptions o;
   RunFacts f;
