@@ -46,8 +46,9 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   }
   rc.dummy_weights = model.load_format() == "dummy";
   const auto& spec = config.speculative();
-  if (!spec.method().empty() && spec.method() != "ngram")
-    return Status::InvalidArgument("speculative decoding method '" + spec.method() + "' is not supported (only ngram)");
+  if (!spec.method().empty() && spec.method() != "ngram" && spec.method() != "suffix")
+    return Status::InvalidArgument("speculative decoding method '" + spec.method() +
+                                   "' is not supported (only ngram and suffix)");
   if (!spec.method().empty() && rc.device == "cuda")
     return Status::InvalidArgument(
         "speculative decoding runs on the CPU backend only so far: use --device cpu or drop --speculative-config");
@@ -105,7 +106,12 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     ec.scheduler.max_loras = static_cast<int32_t>(config.lora().max_loras());
     for (const auto& m : config.lora().modules()) ec.lora_modules.push_back({m.name(), m.path(), m.base_model_name()});
   }
-  if (spec.method() == "ngram") {
+  if (spec.method() == "ngram" || spec.method() == "suffix") {
+    ec.scheduler.suffix_decoding = spec.method() == "suffix";
+    ec.scheduler.suffix.max_tree_depth = static_cast<int32_t>(spec.suffix_decoding_max_tree_depth());
+    ec.scheduler.suffix.max_cached_requests = static_cast<int32_t>(spec.suffix_decoding_max_cached_requests());
+    ec.scheduler.suffix.max_spec_factor = spec.suffix_decoding_max_spec_factor();
+    ec.scheduler.suffix.min_token_prob = spec.suffix_decoding_min_token_prob();
     ec.scheduler.num_speculative_tokens = static_cast<int32_t>(spec.num_speculative_tokens());
     ec.scheduler.ngram.min_n = static_cast<int32_t>(spec.prompt_lookup_min());
     ec.scheduler.ngram.max_n = static_cast<int32_t>(spec.prompt_lookup_max());

@@ -34,6 +34,9 @@ Scheduler::Scheduler(const SchedulerConfig& config, const KVCacheConfig& kv_conf
     : config_(config), kv_(kv_config), waiting_(config.policy, &requests_) {
   decision_.reserve(static_cast<size_t>(config.max_num_seqs));
   running_.reserve(static_cast<size_t>(config.max_num_seqs));
+  if (config.num_speculative_tokens > 0 && config.suffix_decoding) {
+    suffix_ = std::make_unique<SuffixProposer>(config.suffix);
+  }
 }
 
 double Scheduler::Now() {
@@ -127,6 +130,7 @@ void Scheduler::ReleaseFinished(int32_t handle) {
     --num_constrained_;
   }
   EraseMapEntry(handle);
+  if (suffix_ != nullptr) suffix_->Finish(r->request_id);
   kv_.Free(*r);
   if (static_cast<size_t>(r->client_index) >= finished_for_clients_.size()) {
     finished_for_clients_.resize(static_cast<size_t>(r->client_index) + 1);

@@ -183,6 +183,7 @@ class Scheduler final {
   std::unordered_map<std::string, int32_t> id_to_handle_;
   WaitingQueue waiting_;
   std::vector<int32_t> running_;  // in admission order
+  std::unique_ptr<SuffixProposer> suffix_;  // with suffix decoding only
   uint64_t next_sequence_number_ = 0;
   int64_t step_ = 0;
 

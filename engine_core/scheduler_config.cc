@@ -21,7 +21,12 @@ Status SchedulerConfig::Validate() const {
   if (num_lookahead_tokens < 0) return Status::InvalidArgument("num_lookahead_tokens must be >= 0");
   if (num_speculative_tokens < 0) return Status::InvalidArgument("num_speculative_tokens must be >= 0");
   if (spec_disable_by_batch_size < 0) return Status::InvalidArgument("spec_disable_by_batch_size must be >= 0");
-  if (num_speculative_tokens > 0 && (ngram.min_n < 1 || ngram.max_n < ngram.min_n))
+  const bool prob_ok = suffix.min_token_prob >= 0 && suffix.min_token_prob <= 1;
+  if (suffix_decoding &&
+      (suffix.max_tree_depth < 1 || suffix.max_cached_requests < 0 || !(suffix.max_spec_factor >= 0) || !prob_ok))
+    return Status::InvalidArgument("suffix decoding needs max_tree_depth >= 1, max_cached_requests >= 0, "
+                                   "max_spec_factor >= 0 and min_token_prob in [0, 1]");
+  if (num_speculative_tokens > 0 && !suffix_decoding && (ngram.min_n < 1 || ngram.max_n < ngram.min_n))
     return Status::InvalidArgument("the n-gram proposer needs 1 <= prompt_lookup_min <= prompt_lookup_max");
   if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len - 1)
     return Status::InvalidArgument(

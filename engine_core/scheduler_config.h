@@ -6,6 +6,7 @@
 
 #include "base/status_or.h"
 #include "engine_core/ngram_proposer.h"
+#include "engine_core/suffix_proposer.h"
 
 namespace llmserve::engine_core {
 
@@ -32,9 +33,12 @@ struct SchedulerConfig {
   bool reserve_full_prompt = true;        // admit only when the whole prompt's blocks fit
   int32_t num_lookahead_tokens = 0;       // extra KV slots per step (speculative decoding)
   bool log_stats = true;                  // record request events and attach SchedulerStats
-  // Speculative decoding with the n-gram proposer: on when num_speculative_tokens > 0.
+  // Speculative decoding: on when num_speculative_tokens > 0, with the
+  // n-gram proposer or, when `suffix_decoding`, the suffix decoding one.
   int32_t num_speculative_tokens = 0;     // drafts per decode step at most (0: off)
-  NgramConfig ngram;                      // the proposer's suffix lengths
+  NgramConfig ngram;                      // the n-gram proposer's suffix lengths
+  bool suffix_decoding = false;           // vLLM's method "suffix" instead of "ngram"
+  SuffixDecodingConfig suffix;            // its knobs
   // >0: no drafts are proposed while at least this many requests run
   // (vLLM's disable_by_batch_size).
   int32_t spec_disable_by_batch_size = 0;

@@ -138,7 +138,11 @@ void Scheduler::ProposeDrafts(Request& r) {
   // num_tokens - 1 + d: stay within max_tokens and max_model_len.
   const int32_t max_drafts = std::min({config_.num_speculative_tokens, r.stop.max_tokens - r.num_output_tokens() - 1,
                                        config_.max_model_len - r.num_tokens()});
-  ProposeNgram(r.all_token_ids(), config_.ngram, max_drafts, &r.spec_token_ids);
+  if (suffix_ != nullptr) {
+    suffix_->Propose(r.request_id, r.all_token_ids(), r.num_prompt_tokens(), max_drafts, &r.spec_token_ids);
+  } else {
+    ProposeNgram(r.all_token_ids(), config_.ngram, max_drafts, &r.spec_token_ids);
+  }
 }
 
 [[gnu::always_inline]] inline void Scheduler::ApplySampled(int32_t handle, size_t row, int32_t num_drafts,

@@ -40,10 +40,10 @@ TEST(SpeculativeConfig, NgramWithVllmDefaults) {
 }
 
 TEST(SpeculativeConfig, OtherMethodsNameWhatIsSupported) {
-  for (const char* m : {"suffix", "draft_model", "eagle", "eagle3", "mtp", "deepseek_mtp"}) {
+  for (const char* m : {"draft_model", "eagle", "eagle3", "mtp", "deepseek_mtp"}) {
     const std::string e = Error(std::string(R"({"method": ")") + m + R"(", "num_speculative_tokens": 2})");
     EXPECT_THAT(e, HasSubstr(std::string("method \"") + m + "\" is not supported yet"));
-    EXPECT_THAT(e, HasSubstr("llmserve implements method \"ngram\""));
+    EXPECT_THAT(e, HasSubstr("llmserve implements methods \"ngram\""));
   }
   EXPECT_THAT(Error(R"({"method": "magic", "num_speculative_tokens": 2})"), HasSubstr("unknown method \"magic\""));
   EXPECT_THAT(Error(R"({"model": "org/draft-0.5b", "num_speculative_tokens": 2})"),
@@ -77,6 +77,41 @@ TEST(SpeculativeConfig, DisableByBatchSize) {
               HasSubstr("disable_by_batch_size must be an integer > 1, got 1"));
   EXPECT_THAT(Error(R"({"method": "ngram", "num_speculative_tokens": 2, "disable_by_batch_size": "8"})"),
               HasSubstr("disable_by_batch_size must be an integer > 1"));
+}
+
+TEST(SpeculativeConfig, SuffixWithVllmDefaults) {
+  auto c = Parsed(R"({"method": "suffix"})");
+  EXPECT_EQ(c.method(), "suffix");
+  EXPECT_EQ(c.suffix_decoding_max_tree_depth(), 24u);
+  EXPECT_EQ(c.num_speculative_tokens(), 24u);  // vLLM: the tree depth when not given
+  EXPECT_EQ(c.suffix_decoding_max_cached_requests(), 10000u);
+  EXPECT_DOUBLE_EQ(c.suffix_decoding_max_spec_factor(), 1.0);
+  EXPECT_DOUBLE_EQ(c.suffix_decoding_min_token_prob(), 0.1);
+  c = Parsed(R"({"method": "suffix", "num_speculative_tokens": 8, "suffix_decoding_max_tree_depth": 32,
+                 "suffix_decoding_max_cached_requests": 0, "suffix_decoding_max_spec_factor": 2.5,
+                 "suffix_decoding_min_token_prob": 0.25, "disable_by_batch_size": 4})");
+  EXPECT_EQ(c.num_speculative_tokens(), 8u);
+  EXPECT_EQ(c.suffix_decoding_max_tree_depth(), 32u);
+  EXPECT_EQ(c.suffix_decoding_max_cached_requests(), 0u);
+  EXPECT_DOUBLE_EQ(c.suffix_decoding_max_spec_factor(), 2.5);
+  EXPECT_DOUBLE_EQ(c.suffix_decoding_min_token_prob(), 0.25);
+  EXPECT_EQ(c.disable_by_batch_size(), 4u);
+}
+
+TEST(SpeculativeConfig, SuffixBadValuesAreErrors) {
+  EXPECT_THAT(Error(R"({"method": "suffix", "suffix_decoding_min_token_prob": 1.5})"),
+              HasSubstr("suffix_decoding_min_token_prob must be a number from 0 to 1"));
+  EXPECT_THAT(Error(R"({"method": "suffix", "suffix_decoding_max_tree_depth": 0})"),
+              HasSubstr("suffix_decoding_max_tree_depth must be an integer from 1"));
+  EXPECT_THAT(Error(R"({"method": "suffix", "suffix_decoding_max_cached_requests": 1.5})"),
+              HasSubstr("suffix_decoding_max_cached_requests must be an integer"));
+  EXPECT_THAT(Error(R"({"method": "suffix", "suffix_decoding_max_spec_factor": -1})"),
+              HasSubstr("suffix_decoding_max_spec_factor must be a number from 0"));
+  EXPECT_THAT(Error(R"({"method": "suffix", "prompt_lookup_min": 2})"),
+              HasSubstr("key \"prompt_lookup_min\" is not supported for method suffix"));
+  EXPECT_THAT(Error(R"({"method": "ngram", "num_speculative_tokens": 2, "suffix_decoding_max_tree_depth": 8})"),
+              HasSubstr("key \"suffix_decoding_max_tree_depth\" is not supported for method ngram"));
+  EXPECT_THAT(Error(R"({"method": "suffix", "model": "org/x"})"), HasSubstr("does not go with method suffix"));
 }
 
 }  // namespace speculative_config_test

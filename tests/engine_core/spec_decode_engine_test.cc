@@ -36,8 +36,10 @@ class SpecDecodeEngineTest : public ::testing::TestWithParam<kernels::cpu::Matmu
     dir_ = nullptr;
   }
 
-  // Runs `requests` to completion in one engine; k = 0 turns speculation off.
-  GenerateResult Generate(const std::vector<proto::EngineCoreRequest>& requests, int32_t k, int32_t budget = 256) {
+  // Runs `requests` to completion in one engine; k = 0 turns speculation off;
+  // `suffix` picks suffix decoding instead of the n-gram proposer.
+  GenerateResult Generate(const std::vector<proto::EngineCoreRequest>& requests, int32_t k, int32_t budget = 256,
+                          bool suffix = false) {
     worker::ModelRunnerConfig rc;
     rc.model_dir = *dir_ / "m";
     rc.precision = GetParam();
@@ -55,6 +57,7 @@ class SpecDecodeEngineTest : public ::testing::TestWithParam<kernels::cpu::Matmu
     ec.scheduler.max_model_len = 160;
     ec.scheduler.num_speculative_tokens = k;
     ec.scheduler.ngram = NgramConfig{1, 3};
+    ec.scheduler.suffix_decoding = suffix;
     ec.kv.block_size = 4;
     ec.kv.num_blocks = 400;
     auto core = EngineCore::Create(ec, std::make_unique<InProcExecutor>(std::move(runner).value()));
@@ -135,6 +138,29 @@ TEST_P(SpecDecodeEngineTest, GreedyInAMixedBatchWithChunkedPrefillIsBitwiseTheSa
     }
     EXPECT_EQ(on.tokens.at("r").size(), 30u);
     ExpectVerifiedSomeDrafts(on.stats);
+  }
+}
+
+// Suffix decoding (drafts from the request's own tokens and from the other
+// requests' outputs): the same bits, alone and in the mixed batch.
+TEST_P(SpecDecodeEngineTest, GreedyWithSuffixDecodingIsBitwiseTheSame) {
+  const std::vector<proto::EngineCoreRequest> alone = {Request("a", Repeating(0, 4), 60)};
+  const GenerateResult off = Generate(alone, 0), on = Generate(alone, 5, 256, /*suffix=*/true);
+  EXPECT_EQ(on.tokens, off.tokens);
+  ExpectVerifiedSomeDrafts(on.stats);
+  std::vector<int32_t> long_prompt = Repeating(5, 9);
+  for (int32_t i = 0; i < 20; ++i) long_prompt.push_back(300 + i);
+  const std::vector<proto::EngineCoreRequest> mixed = {
+      Request("a", Repeating(0, 3), 50), Request("b", Repeating(1, 2), 40),
+      Request("r", Repeating(2, 3), 30, /*temperature=*/1.0), Request("c", long_prompt, 45),
+      Request("d", {5, 6, 7, 8}, 35), Request("e", Repeating(0, 3), 50)};
+  for (int32_t budget : {256, 13}) {
+    const GenerateResult base = Generate(mixed, 0, budget), spec = Generate(mixed, 4, budget, /*suffix=*/true);
+    for (const char* id : {"a", "b", "c", "d", "e"}) {
+      EXPECT_EQ(spec.tokens.at(id), base.tokens.at(id)) << "request " << id << ", budget " << budget;
+    }
+    EXPECT_EQ(spec.tokens.at("r").size(), 30u);
+    ExpectVerifiedSomeDrafts(spec.stats);
   }
 }
 
