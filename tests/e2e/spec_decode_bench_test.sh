@@ -3,7 +3,7 @@
 # proposer (tiny random-weight Qwen3 on 127.0.0.1, greedy, whose outputs
 # repeat themselves), `llmserve bench serve` printing and saving the
 # acceptance figures it read from /metrics before and after the run, and the
-# server's periodic "SpecDecoding metrics: ..." log line.
+# server's periodic "SpecDecoding metrics: ..." log line; then suffix decoding.
 set -euo pipefail
 bin=$1
 . "$(dirname "$0")/../common/wait_until.sh"
@@ -84,3 +84,28 @@ assert j["spec_decode_acceptance_length"] > 1.5, j["spec_decode_acceptance_lengt
 print("spec decode bench e2e: all checks passed")
 PY
 grep -m1 "SpecDecoding metrics:" "$tmp/server.log"
+
+# Suffix decoding served the same way: its drafts come from the request's own
+# tokens and the other requests' outputs.
+kill -TERM "$server_pid"
+wait_until 10 gone "$server_pid" || { echo "the ngram server did not stop"; exit 1; }
+port=$(free_port)
+"$bin/llmserve" serve "$tmp/tiny" --host 127.0.0.1 --port "$port" --served-model-name tiny --max-model-len 512 \
+  --kv-cache-memory 64M --max-num-seqs 16 --dtype float32 \
+  --speculative-config '{"method": "suffix", "num_speculative_tokens": 6}' > "$tmp/suffix.log" 2>&1 &
+server_pid=$!
+url="http://127.0.0.1:$port"
+wait_until 90 healthy_or_gone || { cat "$tmp/suffix.log"; echo "suffix server not healthy in 90 s"; exit 1; }
+if gone "$server_pid"; then cat "$tmp/suffix.log"; echo "suffix server exited early"; exit 1; fi
+"$bin/llmserve" bench serve --base-url "$url" --model tiny --tokenizer "$tmp/tiny" --random-input-len 32 \
+  --random-output-len 48 --num-prompts 6 --max-concurrency 2 --temperature 0 --seed 3 \
+  --save-result --result-filename "$tmp/suffix.json" --request-timeout 120 > "$tmp/suffix.txt"
+/usr/bin/python3 - "$tmp" <<'PY'
+import json, sys
+j = json.load(open(f"{sys.argv[1]}/suffix.json"))
+assert j["completed"] == 6 and j["failed"] == 0, j
+assert j["spec_decode_num_drafts"] > 0, j
+assert len(j["spec_decode_per_position_acceptance_rates"]) <= 6, j
+assert j["spec_decode_acceptance_length"] > 1.5, j["spec_decode_acceptance_length"]
+print("suffix decoding served: acceptance length %.2f" % j["spec_decode_acceptance_length"])
+PY
