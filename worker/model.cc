@@ -168,6 +168,27 @@ void Model::Mlp(const LayerWeights& w, size_t t) {
   if (lora) row_loras_->Apply(loras_, layer_, LoraTarget::kDown, act_.data(), ff, proj_.data(), h, *pool_);
 }
 
+kernels::cpu::PagedAttentionBatch Model::AttentionBatch(const ForwardBatch& b, bool sampled_only) {
+  cpu::PagedAttentionBatch ab;
+  ab.tokens = b.num_tokens();
+  ab.positions = b.positions.data();
+  ab.token_request = token_request_.data();
+  ab.block_tables = b.block_tables.data();
+  ab.block_table_stride = b.block_table_stride;
+  if (!sampled_only) return ab;
+  const size_t n = b.logits_indices.size();
+  sampled_positions_.resize(n);
+  sampled_requests_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    sampled_positions_[i] = b.positions[b.logits_indices[i]];
+    sampled_requests_[i] = token_request_[b.logits_indices[i]];
+  }
+  ab.tokens = n;
+  ab.positions = sampled_positions_.data();
+  ab.token_request = sampled_requests_.data();
+  return ab;
+}
+
 void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool sampled_only) {
   if (config_.has_mla()) {
     MlaLayer(index, b, cache, sampled_only);
@@ -219,24 +240,10 @@ void Model::Layer(size_t index, const ForwardBatch& b, KvCache& cache, bool samp
                              cache.values(index));
     }
   });
-  cpu::PagedAttentionBatch ab;
-  ab.tokens = t;
-  ab.positions = b.positions.data();
-  ab.token_request = token_request_.data();
-  ab.block_tables = b.block_tables.data();
-  ab.block_table_stride = b.block_table_stride;
+  const cpu::PagedAttentionBatch ab = AttentionBatch(b, sampled_only);
   if (sampled_only) {  // the sampled rows' queries, moved to the front
-    const size_t n = b.logits_indices.size();
-    sampled_positions_.resize(n);
-    sampled_requests_.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      sampled_positions_[i] = b.positions[b.logits_indices[i]];
-      sampled_requests_[i] = token_request_[b.logits_indices[i]];
-    }
+    const size_t n = ab.tokens;
     MoveRowsToFront(qkv_.data(), qkv_stride, nh * hd, b.logits_indices);
-    ab.tokens = n;
-    ab.positions = sampled_positions_.data();
-    ab.token_request = sampled_requests_.data();
     if (lora) {
       sampled_lora_slot_.resize(n);
       for (size_t i = 0; i < n; ++i) sampled_lora_slot_[i] = token_lora_slot_[b.logits_indices[i]];

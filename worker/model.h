@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/thread_pool.h"
 #include "base/status_or.h"
@@ -79,6 +80,11 @@ class Model {
   // Checks batch.request_lora and groups the token rows by adapter.
   Status PrepareLora(const ForwardBatch& batch);
   bool lora_active() const { return !token_loras_.empty(); }
+  // The attention rows of a layer: all of the batch's tokens, or with
+  // `sampled_only` its sampled rows (their positions and requests gathered
+  // into sampled_positions_ / sampled_requests_; the caller moves their
+  // queries to the front).
+  kernels::cpu::PagedAttentionBatch AttentionBatch(const ForwardBatch& batch, bool sampled_only);
   // Layer for DeepSeek's multi-head latent attention (model_mla.cc), the
   // same contract as Layer.
   void MlaLayer(size_t index, const ForwardBatch& batch, KvCache& cache, bool sampled_only);

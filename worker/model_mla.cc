@@ -107,25 +107,8 @@ void Model::MlaLayer(size_t index, const ForwardBatch& b, KvCache& cache, bool s
       cpu::WriteMlaCacheToken(kv, b.slot_mapping[i], shape, cache.keys(index));
     }
   });
-  cpu::PagedAttentionBatch ab;
-  ab.tokens = t;
-  ab.positions = b.positions.data();
-  ab.token_request = token_request_.data();
-  ab.block_tables = b.block_tables.data();
-  ab.block_table_stride = b.block_table_stride;
-  if (sampled_only) {  // the sampled rows' queries, moved to the front
-    const size_t n = b.logits_indices.size();
-    sampled_positions_.resize(n);
-    sampled_requests_.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      sampled_positions_[i] = b.positions[b.logits_indices[i]];
-      sampled_requests_[i] = token_request_[b.logits_indices[i]];
-    }
-    MoveRowsToFront(mla_q_.data(), q_stride, q_stride, b.logits_indices);
-    ab.tokens = n;
-    ab.positions = sampled_positions_.data();
-    ab.token_request = sampled_requests_.data();
-  }
+  const cpu::PagedAttentionBatch ab = AttentionBatch(b, sampled_only);
+  if (sampled_only) MoveRowsToFront(mla_q_.data(), q_stride, q_stride, b.logits_indices);
   const size_t n = ab.tokens;
   // Each head's query into latent space (W_UK), beside its rotated rotary part.
   for (size_t h = 0; h < nh; ++h) {
