@@ -9,6 +9,7 @@
 set -euo pipefail
 bin=$1
 . "$(dirname "$0")/../common/wait_until.sh"
+. "$(dirname "$0")/../common/free_port.sh"
 tmp=$(mktemp -d)
 server_pid=""
 cleanup() {
@@ -19,24 +20,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-free_port() {
-  # Below the ephemeral range (32768+), so no outgoing connection of a test
-  # running beside this one takes it before the server binds it.
-  /usr/bin/python3 -c '
-import random, socket
-for _ in range(50):
-    port = random.randrange(20000, 32000)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(port)
-    break'
-}
 
 "$bin/llmserve" make-model --preset tiny --arch qwen3 --out "$tmp/tiny" --seed 7 >/dev/null
 port=$(free_port)
