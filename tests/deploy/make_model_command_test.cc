@@ -127,7 +127,11 @@ TEST(MakeModelCommand, WritesMixtureOfExpertsModels) {
   EXPECT_EQ(m->moe.intermediate_size, m->intermediate_size);
   EXPECT_TRUE(m->moe.norm_topk_prob);
   EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "mixtral", "--experts", "2", "--experts-per-tok", "3"}), 1);
-  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "mixtral", "--format", "gguf"}), 1);  // not exported yet
+  // GGUF holds Mixtral (llama with experts); not weights it would renormalise, nor DeepSeek.
+  EXPECT_EQ(MakeModel({"--out", dir + "/g", "--arch", "mixtral", "--vocab", "300", "--format", "gguf"}), 0);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "qwen3_moe", "--norm-topk-prob", "false", "--format", "gguf"}),
+            1);
+  EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "deepseek_v3", "--format", "gguf"}), 1);
   EXPECT_EQ(MakeModel({"--out", dir + "/x", "--arch", "qwen3", "--preset", "qwen3-30b-a3b"}), 2);
   std::filesystem::remove_all(dir);
 }
