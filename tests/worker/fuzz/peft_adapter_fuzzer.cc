@@ -100,7 +100,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& layer : a.layers) {
       for (const LoraProjection& p : layer) {
         if (p.empty()) continue;
-        f::FuzzRequire(p.in > 0 && p.out > 0 && p.a_t.size() == p.in * a.rank && p.b_t.size() == a.rank * p.out,
+        const size_t a_size = p.bf16() ? p.a_t16.size() : p.a_t.size();
+        const size_t b_size = p.bf16() ? p.b_t16.size() : p.b_t.size();
+        f::FuzzRequire(p.in > 0 && p.out > 0 && a_size == p.in * a.rank && b_size == a.rank * p.out,
                        "factors of the wrong size");
       }
     }
