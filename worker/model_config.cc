@@ -194,9 +194,9 @@ Status ParseMla(const nlohmann::json& j, const std::string& source, ModelConfig*
   a.v_head_dim = Or<size_t>(j, "v_head_dim", 0);
   a.rope_interleave = Or<bool>(j, "rope_interleave", true);
   if (a.kv_lora_rank == 0 || a.qk_nope_head_dim == 0 || a.v_head_dim == 0 || a.qk_rope_head_dim == 0 ||
-      a.qk_rope_head_dim % 2 != 0) {
+      a.qk_rope_head_dim % 2 != 0 || a.qk_rope_head_dim > kMaxMlaRopeDim) {
     return Status::InvalidArgument(source + ": kv_lora_rank, qk_nope_head_dim and v_head_dim must be positive and "
-                                   "qk_rope_head_dim positive and even");
+                                   "qk_rope_head_dim even, in [2, " + std::to_string(kMaxMlaRopeDim) + "]");
   }
   c->head_dim = a.qk_rope_head_dim;  // the rotary embedding's dimension
   c->num_kv_heads = c->num_heads;    // each head has its K and V (made from the shared latent)

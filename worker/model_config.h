@@ -51,6 +51,9 @@ struct MoeConfig {
 // DeepSeek's multi-head latent attention: K and V of every head come from a
 // per-token latent of kv_lora_rank values (plus one shared rotary key of
 // qk_rope_head_dim), which is all the KV cache holds.
+// The widest rotary part of an MLA head (MlaLayer reorders it on the stack).
+inline constexpr size_t kMaxMlaRopeDim = 512;
+
 struct MlaConfig {
   size_t q_lora_rank = 0;        // 0: q_proj straight from the hidden state
   size_t kv_lora_rank = 0;       // 0: not MLA

@@ -18,27 +18,29 @@ namespace llmserve::worker {
 using kernels::cpu::LinearWeight;
 using kernels::cpu::WeightDType;
 
-size_t ModelWeights::matmul_bytes() const {
-  size_t n = lm_head.bytes();
-  for (const auto& l : layers) {
-    n += l.qkv.bytes() + l.o.bytes() + l.mla.bytes() + l.gate_up.bytes() + l.down.bytes() + l.moe.bytes();
-  }
-  return n;
-}
+namespace {
 
-double ExpectedStepBytes(const ModelWeights& w, const MoeConfig& moe, size_t tokens) {
+// Packed matmul bytes of `w` with each held expert counted `expert_share` times.
+double MatmulBytes(const ModelWeights& w, double expert_share) {
   double bytes = static_cast<double>(w.lm_head.bytes());
-  const double miss = moe.num_experts == 0 ? 1.0
-                                           : 1.0 - static_cast<double>(moe.num_experts_per_tok) /
-                                                       static_cast<double>(moe.num_experts);
-  const double touched = 1.0 - std::pow(miss, static_cast<double>(tokens));
   for (const auto& l : w.layers) {
     bytes += static_cast<double>(l.qkv.bytes() + l.o.bytes() + l.mla.bytes() + l.gate_up.bytes() + l.down.bytes());
     if (l.moe.empty()) continue;
     bytes += static_cast<double>(l.moe.router.bytes() + l.moe.shared.gate_up.bytes() + l.moe.shared.down.bytes());
-    for (const auto& e : l.moe.experts) bytes += touched * static_cast<double>(e.gate_up.bytes() + e.down.bytes());
+    for (const auto& e : l.moe.experts) bytes += expert_share * static_cast<double>(e.gate_up.bytes() + e.down.bytes());
   }
   return bytes;
+}
+
+}  // namespace
+
+size_t ModelWeights::matmul_bytes() const { return static_cast<size_t>(MatmulBytes(*this, 1.0)); }
+
+double ExpectedStepBytes(const ModelWeights& w, const MoeConfig& moe, size_t tokens) {
+  const double miss = moe.num_experts == 0 ? 1.0
+                                           : 1.0 - static_cast<double>(moe.num_experts_per_tok) /
+                                                       static_cast<double>(moe.num_experts);
+  return MatmulBytes(w, 1.0 - std::pow(miss, static_cast<double>(tokens)));
 }
 
 StatusOr<ShardDims> ComputeShardDims(const ModelConfig& c, size_t tp_rank, size_t tp_size, bool expert_parallel,

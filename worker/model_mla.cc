@@ -40,7 +40,7 @@ float MlaSoftmaxScale(const ModelConfig& c) {
 // layout) is then the rotate-half rotation ApplyRopeToken does. q and k are
 // reordered alike, so their dot products do not change.
 void Deinterleave(float* x, size_t n) {
-  float tmp[512];
+  float tmp[kMaxMlaRopeDim];
   for (size_t i = 0; i < n / 2; ++i) {
     tmp[i] = x[2 * i];
     tmp[n / 2 + i] = x[2 * i + 1];
@@ -74,7 +74,7 @@ void Model::MlaLayer(size_t index, const ForwardBatch& b, KvCache& cache, bool s
   const size_t latent = a.latent_dim(), rank = a.kv_lora_rank, vd = a.v_head_dim;
   const size_t first = w.qkv.rows(), q_rows = first - latent, q_stride = nh * qk;
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  CHECK_LE(rope, 512u);
+  CHECK_LE(rope, kMaxMlaRopeDim);  // ParseModelConfig refuses wider
 
   layer_ = index;
   NormThenApply(w.input_norm, w.qkv, t, qkv_.data());

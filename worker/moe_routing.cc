@@ -111,13 +111,4 @@ void RouteTokens(const float* logits, size_t tokens, const RoutingRule& r, int32
   }
 }
 
-void TopKRouting(const float* logits, size_t tokens, size_t num_experts, size_t k, bool renormalize,
-                 int32_t* experts, float* weights) {
-  RoutingRule r;
-  r.num_experts = num_experts;
-  r.k = k;
-  r.renormalize = renormalize;
-  RouteTokens(logits, tokens, r, experts, weights);
-}
-
 }  // namespace llmserve::worker

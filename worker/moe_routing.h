@@ -36,10 +36,4 @@ RoutingRule RoutingRuleOf(const MoeConfig& config, const float* bias);
 // other rows.
 void RouteTokens(const float* logits, size_t tokens, const RoutingRule& rule, int32_t* experts, float* weights);
 
-// RouteTokens with a softmax, no groups, no bias and scale 1 (Qwen3-MoE with
-// `renormalize` = norm_topk_prob; Mixtral with true, where it equals a
-// softmax over the top-k logits).
-void TopKRouting(const float* logits, size_t tokens, size_t num_experts, size_t k, bool renormalize,
-                 int32_t* experts, float* weights);
-
 }  // namespace llmserve::worker

@@ -173,6 +173,17 @@ TEST(MoeModel, DeepseekCacheHoldsOnlyTheLatent) {
   EXPECT_NE(st.message().find("fp8 KV cache is not supported"), std::string::npos) << st.ToString();
 }
 
+// A rotary part wider than MlaLayer takes is a config error, not a crash.
+TEST(MoeModel, DeepseekTooWideRotaryPartIsAConfigError) {
+  ScratchDir dir;
+  auto s = testing::TinySpec("deepseek_v2", 27);
+  s.qk_rope_head_dim = 2 * kMaxMlaRopeDim;
+  ASSERT_TRUE(WriteTestModel(s, dir / "m", /*with_weights=*/false).ok());
+  const auto config = LoadModelConfig(dir / "m");
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("qk_rope_head_dim"), std::string::npos) << config.status().ToString();
+}
+
 // A request's logits are bitwise the same alone and in batches with others
 // (which change which rows each expert gets), at both matmul precisions.
 class MoeInvarianceTest : public ::testing::TestWithParam<kernels::cpu::MatmulPrecision> {};

@@ -11,6 +11,17 @@
 namespace llmserve::worker {
 namespace {
 
+// RouteTokens with a softmax, no groups, no bias and scale 1: Qwen3-MoE's rule
+// (`renormalize` = norm_topk_prob), and Mixtral's with renormalize true.
+void TopKRouting(const float* logits, size_t tokens, size_t num_experts, size_t k, bool renormalize,
+                 int32_t* experts, float* weights) {
+  RoutingRule r;
+  r.num_experts = num_experts;
+  r.k = k;
+  r.renormalize = renormalize;
+  RouteTokens(logits, tokens, r, experts, weights);
+}
+
 TEST(MoeRouting, PicksTheLargestInDescendingOrder) {
   const std::vector<float> logits = {0.5f, 2.0f, -1.0f, 1.0f};
   std::vector<int32_t> ids(2);
