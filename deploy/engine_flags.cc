@@ -7,6 +7,7 @@
 
 #include "deploy/kv_events_config.h"
 #include "deploy/lora_flags.h"
+#include "deploy/pooler_config.h"
 #include "deploy/speculative_config.h"
 #include "worker/expert_placement.h"
 #include "worker/quantization_config.h"
@@ -81,6 +82,18 @@ DEFINE_string(kv_events_config, "",
               "\"replay_endpoint\": \"tcp://*:5558\"}' (also buffer_steps, hwm, max_queue_size, topic). Each engine "
               "publishes BlockStored / BlockRemoved / AllBlocksCleared batches in vLLM's msgpack layout; DP rank r "
               "uses tcp port + r.");
+DEFINE_string(runner, "auto",
+              "auto or generate (the model generates text), or pooling (it embeds: /v1/embeddings and /pooling "
+              "answer, the generation endpoints do not; the CPU backend only). auto is generate.");
+DEFINE_string(convert, "auto", "auto, none, or embed (= --runner pooling: a decoder served as an embedding model).");
+DEFINE_string(task, "auto", "Deprecated vLLM spelling: embed = --runner pooling, generate = --runner generate.");
+DEFINE_string(pooler_config, "",
+              "The pooling runner's pooler, as JSON with vLLM's PoolerConfig keys: '{\"pooling_type\": \"MEAN\", "
+              "\"normalize\": true}'. pooling_type is LAST (the last prompt token's final hidden state, the "
+              "default), MEAN (the mean over the prompt; turns prefix caching off) or CLS (the first token's; "
+              "likewise); normalize (default true) L2-normalizes embeddings unless a request says otherwise. A "
+              "sentence-transformers model directory (modules.json) supplies its own defaults.");
+DEFINE_string(override_pooler_config, "", "vLLM's older spelling of --pooler-config (applied before it).");
 DEFINE_double(shutdown_timeout, 30, "Seconds a draining engine may spend finishing requests on SIGTERM.");
 
 namespace llmserve::deploy {
@@ -190,6 +203,12 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   LLMSERVE_RETURN_IF_ERROR(ParseSpeculativeConfig(FLAGS_speculative_config, config->mutable_speculative()));
   LLMSERVE_RETURN_IF_ERROR(ParseKVEventsConfig(FLAGS_kv_events_config, config->mutable_kv_events()));
   LLMSERVE_RETURN_IF_ERROR(LoraConfigFromFlags(name, config->mutable_lora()));
+  LLMSERVE_RETURN_IF_ERROR(ResolvePoolingRunner(
+      {FLAGS_runner, FLAGS_convert, FLAGS_task, FLAGS_pooler_config, FLAGS_override_pooler_config}, model_dir, model));
+  if (model->has_pooler()) {
+    if (FLAGS_device == "cuda") return Status::InvalidArgument("--runner pooling runs on the CPU backend only: use --device cpu");
+    parallel->set_device("cpu");
+  }
   return Status::Ok();
 }
 

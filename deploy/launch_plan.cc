@@ -84,6 +84,10 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
       modules.push_back({{"name", m.name()}, {"path", m.path()}, {"base_model_name", m.base_model_name()}});
     argv.push_back("--lora-modules=" + modules.dump());
   }
+  if (config_.model().has_pooler()) {
+    argv.push_back("--runner=pooling");
+    argv.push_back(config_.model().pooler().normalize() ? "--pooler_normalize" : "--nopooler_normalize");
+  }
   argv.push_back("--allowed-origins=" + options_.allowed_origins);
   argv.push_back("--allowed-methods=" + options_.allowed_methods);
   argv.push_back("--allowed-headers=" + options_.allowed_headers);

@@ -45,6 +45,10 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     rc.enforce_eager = model.enforce_eager();
   }
   rc.dummy_weights = model.load_format() == "dummy";
+  if (model.has_pooler()) {
+    LLMSERVE_ASSIGN_OR_RETURN(const worker::PoolingType pooling, worker::ParsePoolingType(model.pooler().pooling_type()));
+    rc.pooling = pooling;
+  }
   const auto& spec = config.speculative();
   if (!spec.method().empty() && spec.method() != "ngram" && spec.method() != "suffix")
     return Status::InvalidArgument("speculative decoding method '" + spec.method() +
@@ -99,6 +103,7 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.scheduler.max_model_len = static_cast<int32_t>(built.max_model_len);
   ec.scheduler.long_prefill_token_threshold = static_cast<int32_t>(config.scheduler().long_prefill_token_threshold());
   ec.scheduler.enable_chunked_prefill = config.scheduler().enable_chunked_prefill();
+  ec.scheduler.pooling_runner = rc.pooling.has_value();
   ec.scheduler.policy = config.scheduler().policy() == proto::SchedulerConfig::PRIORITY ? SchedulingPolicy::kPriority
                                                                                          : SchedulingPolicy::kFcfs;
   ec.scheduler.max_waiting_requests = static_cast<int32_t>(config.scheduler().max_waiting_requests());
@@ -122,6 +127,11 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
   ec.kv.block_size = static_cast<int32_t>(rc.block_size);
   ec.kv.max_model_len = static_cast<int32_t>(built.max_model_len);
   ec.kv.enable_prefix_caching = config.cache().enable_prefix_caching();
+  if (ec.kv.enable_prefix_caching && rc.pooling && *rc.pooling != worker::PoolingType::kLast) {
+    // MEAN and CLS pooling read every prompt position's hidden state (vLLM turns it off too).
+    LOG(INFO) << "Prefix caching is off: " << model.pooler().pooling_type() << " pooling reads the whole prompt";
+    ec.kv.enable_prefix_caching = false;
+  }
   ec.kv.hash_algo = config.cache().prefix_caching_hash_algo() == "xxhash" ? HashAlgo::kXxHash : HashAlgo::kSha256;
   ec.kv.num_blocks = static_cast<int32_t>(config.cache().num_kv_blocks_override());
   const proto::KVEventsConfig& kv_events = config.kv_events();

@@ -76,6 +76,7 @@ StatusOr<std::unique_ptr<Request>> Request::Create(int32_t handle, proto::Engine
   r->lora_name = req.lora_name.value_or("");
   r->cache_salt = req.cache_salt.value_or("");
   r->sampling_params = std::move(req.sampling_params);
+  r->pooling_params = std::move(req.pooling_params);
   return r;
 }
 

@@ -130,6 +130,7 @@ class alignas(64) Request final {
   std::string cache_salt;          // part of the first block hash; isolates tenants
   const StopConditions stop;       // when to finish (CheckStop reads the copies above)
   proto::SamplingParams sampling_params;  // as the client sent them (for the workers)
+  std::optional<proto::PoolingParams> pooling_params;  // set: a pooling request (finishes with its prefill)
   std::unique_ptr<StructuredOutputRequest> structured_output;  // set when the output is constrained
   std::vector<int32_t> spec_token_ids;  // speculative drafts to verify next step (decoding only)
 };

@@ -67,6 +67,12 @@ Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
   if (id_to_handle_.count(request.request_id) != 0) {
     return Status::InvalidArgument("request id '" + request.request_id + "' is already in use");
   }
+  if (request.pooling_params.has_value() != config_.pooling_runner) {
+    return Status::InvalidArgument(config_.pooling_runner
+                                       ? "this engine runs a pooling model (--runner pooling): it embeds, it does "
+                                         "not generate"
+                                       : "this engine generates: pooling requests need --runner pooling");
+  }
   if (request.sampling_params.structured_outputs && structured_ == nullptr) {
     return Status::InvalidArgument("this engine does not serve structured outputs");
   }

@@ -165,6 +165,9 @@ class Scheduler final {
   // conditions and fills its output slot; a finished one joins finished_handles_.
   // `num_drafts` drafts were verified: the rejected ones' KV is given back.
   void ApplySampled(int32_t handle, size_t row, int32_t num_drafts, const proto::ModelRunnerOutput& model_output);
+  // A pooling request whose prompt this step finished: its pooled vector
+  // (in model_output.pooler_output) goes out and it finishes.
+  void FinishPooled(int32_t handle, const proto::ModelRunnerOutput& model_output);
   // Speculative decoding: rolls back the KV of drafts the workers rejected
   // (sampled.size() - 1 of `num_drafts` were accepted) and counts them.
   void RollBackRejected(Request& r, int32_t num_drafts, size_t num_sampled);

@@ -47,6 +47,7 @@ void Scheduler::BuildOutput() {
       } else {
         n.lora_name = r.lora_name;
       }
+      n.pooling_params = r.pooling_params;
       continue;
     }
     // Decode steps list the same requests in the same slots: skip the copy.

@@ -25,6 +25,7 @@ struct SchedulerConfig {
   int32_t max_model_len = 2048;           // prompt + output tokens at most
   int32_t long_prefill_token_threshold = 0;  // >0: prefill chunks at most this long
   bool enable_chunked_prefill = true;     // split prompts across steps
+  bool pooling_runner = false;            // --runner pooling: every request pools its prompt, none generates
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   int32_t max_waiting_requests = 0;       // >0: AddRequest beyond this is ResourceExhausted
   // >0: distinct LoRA adapters among running requests at most (--max-loras);

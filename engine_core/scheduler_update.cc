@@ -72,12 +72,13 @@ proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
   // field by field (assigning a fresh struct costs a fifth of a 1024-request
   // step). The size check stops the build when the wire struct grows a field
   // that must be reset here too.
-  static_assert(sizeof(proto::EngineCoreOutput) == 352,
+  static_assert(sizeof(proto::EngineCoreOutput) == 384,
                 "proto::EngineCoreOutput changed: reset the new field in Scheduler::NextOutput "
                 "and update this size");
   proto::EngineCoreOutput& out = v[used];
   out.new_logprobs.reset();
   out.new_prompt_logprobs.reset();
+  out.pooling_output.reset();
   out.finish_reason.reset();
   out.stop_token_id.reset();
   out.stop_string.reset();
@@ -151,7 +152,11 @@ void Scheduler::ProposeDrafts(Request& r) {
   const std::vector<int32_t>& sampled = model_output.sampled_token_ids[row];
   if (num_drafts > 0) RollBackRejected(r, num_drafts, sampled.size());
   // A partial prefill chunk samples nothing (anything sampled is discarded).
-  if (sampled.empty() || r.num_computed_tokens < r.num_tokens()) return;
+  if (sampled.empty() || r.num_computed_tokens < r.num_tokens()) {
+    // Only steps that finish a pooling request's prompt carry pooler output.
+    if (!model_output.pooler_output.empty()) FinishPooled(handle, model_output);
+    return;
+  }
 
   const int32_t before = r.num_tokens();
   bool stopped = false;
@@ -200,6 +205,23 @@ void Scheduler::ProposeDrafts(Request& r) {
     if (r.stop_reason >= 0) out.stop_token_id = r.stop_reason;
     finished_handles_.push_back(handle);
   }
+}
+
+void Scheduler::FinishPooled(int32_t handle, const proto::ModelRunnerOutput& model_output) {
+  Request& r = *requests_[handle];
+  auto it = model_output.pooler_output.find(r.request_id);
+  if (it == model_output.pooler_output.end() || r.num_computed_tokens < r.num_prompt_tokens()) return;
+  r.status = RequestStatus::kFinishedStopped;
+  proto::EngineCoreOutput& out = NextOutput(r.client_index);
+  out.request_id.assign(r.request_id);
+  out.new_token_ids.clear();
+  out.pooling_output = it->second;
+  out.finish_reason = proto::FinishReason::kStop;
+  out.num_cached_tokens = std::max(r.num_cached_tokens, 0);
+  for (const RequestEvent& e : r.events)
+    out.events.push_back(proto::EngineCoreEvent{static_cast<int32_t>(e.type), e.timestamp});
+  r.events.clear();
+  finished_handles_.push_back(handle);
 }
 
 void Scheduler::HandOverOutputs(std::vector<ClientOutputs>* outputs) {

@@ -17,6 +17,10 @@ DEFINE_bool(enable_lora, false,
             "The engines serve LoRA adapters (set by llmserve serve). With VLLM_ALLOW_RUNTIME_LORA_UPDATING=true "
             "in the environment, /v1/load_lora_adapter and /v1/unload_lora_adapter change them at run time.");
 DEFINE_int32(max_loras, 1, "The engines' --max-loras (set by llmserve serve; shown by vllm:lora_requests_info).");
+DEFINE_string(runner, "generate",
+              "generate, or pooling: the engines embed (set by llmserve serve from its --runner / --convert / "
+              "--task); /v1/embeddings and /pooling answer and the generation endpoints do not.");
+DEFINE_bool(pooler_normalize, true, "With --runner pooling: L2-normalize embeddings unless a request says otherwise.");
 DEFINE_string(host, "0.0.0.0", "Address the HTTP server listens on.");
 DEFINE_int32(port, 8000, "Port the HTTP server listens on.");
 DEFINE_string(api_key, "", "If set, /v1/* requests must send 'Authorization: Bearer KEY'.");
@@ -123,6 +127,10 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.request_log.outputs = FLAGS_enable_log_outputs;
   if (FLAGS_max_log_len >= 0) o.request_log.max_log_len = FLAGS_max_log_len;
   o.generation_config = FLAGS_generation_config;
+  if (FLAGS_runner != "generate" && FLAGS_runner != "pooling")
+    return Status::InvalidArgument("--runner must be generate or pooling, got '" + FLAGS_runner + "'");
+  o.pooling_runner = FLAGS_runner == "pooling";
+  o.pooler_normalize = FLAGS_pooler_normalize;
   o.override_generation_config = FLAGS_override_generation_config;
   LLMSERVE_RETURN_IF_ERROR(o.Validate());
   return flags;

@@ -16,6 +16,7 @@
 #include "frontend/openai/info_routes.h"
 #include "frontend/openai/structured_outputs_request.h"
 #include "frontend/serving/chat_output.h"
+#include "frontend/serving/embedding_routes.h"
 #include "frontend/serving/generation_routes.h"
 #include "frontend/serving/lora_routes.h"
 #include "frontend/serving/response_routes.h"
@@ -44,6 +45,23 @@ void WaitUntilRouting(const EngineCoreClient& engine, uint32_t size, std::chrono
     if (exact && routed == size && !engine.scaling()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+// The pooling runner's facts: config.json's matryoshka keys say whether a
+// request's `dimensions` may truncate (an unreadable file: it may not).
+serving::PoolingServing LoadPoolingServing(const std::string& model_dir, bool normalize) {
+  serving::PoolingServing pooling;
+  pooling.enabled = true;
+  pooling.normalize = normalize;
+  std::ifstream in(model_dir + "/config.json");
+  const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object()) return pooling;
+  pooling.matryoshka = config.value("is_matryoshka", false);
+  auto dims = config.find("matryoshka_dimensions");
+  if (dims != config.end() && dims->is_array())
+    for (const auto& d : *dims)
+      if (d.is_number_integer()) pooling.matryoshka_dimensions.push_back(d.get<int32_t>());
+  return pooling;
 }
 
 }  // namespace
@@ -156,6 +174,7 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
   serving_.reasoning_parser = options_.reasoning_parser;
   serving_.request_log = options_.request_log;
   serving_.responses = &responses_;
+  if (options_.pooling_runner) serving_.pooling = LoadPoolingServing(options_.model_dir, options_.pooler_normalize);
   serving_.parse_options.return_tokens_as_token_ids = options_.return_tokens_as_token_ids;
   if (options_.log_stats_interval_s > 0) {
     const std::string prefix =
@@ -214,6 +233,7 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
   };
   openai::RegisterElasticRoutes(elastic, &router);
   serving::RegisterGenerationRoutes(serving_, &router);
+  serving::RegisterEmbeddingRoutes(serving_, &router);
   serving::RegisterStoredResponseRoutes(&responses_, &router);
   if (loras_->runtime_updating()) {
     LOG(WARNING) << "LoRA dynamic loading & unloading is enabled in the API server. This should ONLY be used for "

@@ -65,6 +65,8 @@ struct FrontendServerOptions {
   serving::RequestLogOptions request_log;            // request and output log lines
   std::string generation_config = "auto";           // sampling defaults: auto (the model's), vllm (none) or a folder
   std::string override_generation_config;            // JSON object of defaults over those; "": none
+  bool pooling_runner = false;                       // the engines embed (--runner pooling)
+  bool pooler_normalize = true;                      // with pooling_runner: normalize unless a request says
 
   // InvalidArgument naming the first option a user got wrong.
   Status Validate() const;

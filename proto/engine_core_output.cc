@@ -103,7 +103,7 @@ struct EngineCoreOutputFields {
     field("new_token_ids", s.new_token_ids, wire::kRequired);
     field("new_logprobs", s.new_logprobs);
     field("new_prompt_logprobs_tensors", s.new_prompt_logprobs);
-    field("pooling_output", wire::Nil());
+    field("pooling_output", s.pooling_output);
     field("finish_reason", s.finish_reason);
     field("stop_reason", StopReason(s));
     field("events", wire::NilOrList(s.events));

@@ -50,6 +50,9 @@ struct EngineCoreOutput {
   // top-k; sent once, with the first output token, when the request asked
   // for prompt_logprobs.
   std::optional<Logprobs> new_prompt_logprobs;
+  // A pooling request's pooled hidden state (hidden_size floats, before
+  // truncation and normalization), sent once, with its finish.
+  std::optional<std::vector<float>> pooling_output;
   std::optional<FinishReason> finish_reason;  // set once, on the last output
   // The stop token id or stop string that ended the request, if any.
   std::optional<int32_t> stop_token_id;

@@ -24,7 +24,7 @@ struct EngineCoreRequestFields {
     field("prompt_token_ids", s.prompt_token_ids, wire::kRequired);
     field("mm_features", wire::Nil(), wire::kRequired);
     field("sampling_params", s.sampling_params, wire::kRequired);
-    field("pooling_params", wire::Nil(), wire::kRequired);
+    field("pooling_params", s.pooling_params, wire::kRequired);
     field("arrival_time", s.arrival_time, wire::kRequired);
     field("lora_request", s.lora_name);
     field("cache_salt", s.cache_salt);

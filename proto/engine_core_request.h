@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/pooling_params.h"
 #include "proto/sampling_params.h"
 #include "base/status.h"
 #include "proto/wire_codec.h"
@@ -34,8 +35,8 @@ struct EngineCoreRequest {
   std::string request_id;                  // 1: unique within the deployment
   std::vector<int32_t> prompt_token_ids;   // 2
   // 3: mm_features (nil: no multimodal inputs)
-  SamplingParams sampling_params;          // 4
-  // 5: pooling_params (nil)
+  SamplingParams sampling_params;          // 4 (a pooling request: unused, max_tokens 1)
+  std::optional<PoolingParams> pooling_params;  // 5: set = a pooling request (an embedding)
   double arrival_time = 0.0;               // 6: seconds since the epoch, frontend clock
   std::optional<std::string> lora_name;    // 7: lora_request (its name); nil = base model
   std::optional<std::string> cache_salt;   // 8: isolates prefix-cache reuse

@@ -16,6 +16,7 @@ struct ModelRunnerOutputFields {
     field("num_nans_in_logits", s.num_nans_in_logits);
     field("error", s.error);
     field("prompt_logprobs_dict", s.prompt_logprobs);
+    field("pooler_output", s.pooler_output);
   }
 };
 

@@ -27,6 +27,9 @@ struct ModelRunnerOutput {
   // that asked for prompt_logprobs, sent once, in the step that finishes its
   // prefill (the step that samples its first token).
   std::map<std::string, Logprobs> prompt_logprobs;
+  // vLLM's pooler_output, keyed by request: the pooled hidden state of each
+  // pooling request whose prefill this step finished.
+  std::map<std::string, std::vector<float>> pooler_output;
 
   bool operator==(const ModelRunnerOutput&) const = default;
 };

@@ -20,6 +20,7 @@ struct NewRequestDataFields {
     field("block_ids", s.block_ids);
     field("num_computed_tokens", s.num_computed_tokens);
     field("lora_request", s.lora_name);
+    field("pooling_params", s.pooling_params);
   }
 };
 

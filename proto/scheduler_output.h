@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/pooling_params.h"
 #include "proto/sampling_params.h"
 #include "base/status.h"
 #include "proto/wire_codec.h"
@@ -25,6 +26,7 @@ struct NewRequestData {
   std::vector<std::vector<int32_t>> block_ids;  // one list per KV-cache group
   int32_t num_computed_tokens = 0;              // prefix-cache hit
   std::optional<std::string> lora_name;
+  std::optional<PoolingParams> pooling_params;  // set: pool the prompt instead of sampling
 
   bool operator==(const NewRequestData&) const = default;
 };

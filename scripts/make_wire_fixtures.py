@@ -154,6 +154,7 @@ ENGINE_CORE_OUTPUTS = [  # array, omit_defaults
 NEW_REQUEST_DATA = [
     ("req_id", ""), ("prompt_token_ids", []), ("sampling_params", {}), ("block_ids", []),
     ("num_computed_tokens", 0), ("lora_request", None),
+    ("pooling_params", None),  # PoolingParams (an array) of a pooling request
 ]
 CACHED_REQUEST_DATA = [
     ("req_ids", []), ("resumed_req_ids", []), ("new_token_ids", []), ("all_token_ids", {}),
@@ -171,6 +172,7 @@ MODEL_RUNNER_OUTPUT = [
     ("req_ids", []), ("sampled_token_ids", []), ("logprobs", []),
     ("num_nans_in_logits", 0), ("error", None),
     ("prompt_logprobs_dict", {}),  # request id -> LogprobsLists of the whole prompt
+    ("pooler_output", {}),  # request id -> pooled hidden state (float32 list)
 ]
 
 # Enum values on the wire: FinishReason, StatusCode (our extension), RequestOutputKind.
@@ -192,7 +194,7 @@ def cached_request_data(**kw): return array_like(CACHED_REQUEST_DATA, kw, omit_d
 
 def engine_core_request(**kw):
     placeholders = {"mm_features": None, "pooling_params": None}
-    return array_like(ENGINE_CORE_REQUEST, kw | placeholders, omit_defaults=True)
+    return array_like(ENGINE_CORE_REQUEST, placeholders | kw, omit_defaults=True)
 
 
 def engine_core_output(**kw):

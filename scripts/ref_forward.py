@@ -408,8 +408,9 @@ def mlp_block(cfg, arch, W, x, p, mm, l):
     return moe_mlp(cfg, arch, x, p, mm)
 
 
-def forward(cfg, W, toks, quantizers=None, kv_cache_dtype=None):
+def forward(cfg, W, toks, quantizers=None, kv_cache_dtype=None, final_hidden=False):
     """quantizers: weight name -> the function its activations pass through first.
+    final_hidden: return every position's final-normed hidden state instead of its logits.
     kv_cache_dtype fp8_e4m3 / fp8_e5m2: K and V pass through an fp8 cache (divided by the
     layer's self_attn.k_scale / v_scale, 1 where absent, rounded, multiplied back)."""
     quantizers = quantizers or {}
@@ -478,6 +479,8 @@ def forward(cfg, W, toks, quantizers=None, kv_cache_dtype=None):
         h = h + o
         h = h + mlp_block(cfg, arch, W, rms(h, W[p + "post_attention_layernorm.weight"], eps), p, mm, l)
     x = rms(h, W["model.norm.weight"], eps)
+    if final_hidden:
+        return x.astype(np.float32)
     head = "lm_head.weight"
     if head not in W or cfg.get("tie_word_embeddings", False):
         head = "model.embed_tokens.weight"

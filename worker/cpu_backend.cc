@@ -92,4 +92,9 @@ StatusOr<ForwardOutput> CpuBackend::Forward(const ForwardBatch& batch, const std
   return out;
 }
 
+StatusOr<const float*> CpuBackend::ForwardHidden(const ForwardBatch& batch) {
+  LLMSERVE_RETURN_IF_ERROR(model_->ForwardHidden(batch, *cache_, &hidden_));
+  return static_cast<const float*>(hidden_.data());
+}
+
 }  // namespace llmserve::worker

@@ -31,6 +31,7 @@ class CpuBackend : public ForwardBackend {
   bool kv_cache_ready() const override { return cache_ != nullptr; }
   // Samples nothing itself: every row's logits come back.
   StatusOr<ForwardOutput> Forward(const ForwardBatch& batch, const std::vector<DeviceSampling>& sampling) override;
+  StatusOr<const float*> ForwardHidden(const ForwardBatch& batch) override;
 
   Model& model() { return *model_; }
 
@@ -40,6 +41,7 @@ class CpuBackend : public ForwardBackend {
   kernels::cpu::ThreadPool* pool_;
   std::unique_ptr<KvCache> cache_;
   std::vector<float> logits_;
+  std::vector<float> hidden_;  // ForwardHidden's rows
 };
 
 // Physical memory available to this process: RAM, capped by a cgroup limit.

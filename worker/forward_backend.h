@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/status.h"
 #include "base/status_or.h"
 #include "worker/forward_batch.h"
 #include "worker/model_config.h"
@@ -64,6 +65,12 @@ class ForwardBackend {
   // `sampling` (empty, or one per logits row) marks, and returns the rest's
   // logits.
   virtual StatusOr<ForwardOutput> Forward(const ForwardBatch& batch, const std::vector<DeviceSampling>& sampling) = 0;
+  // The pooling runner's forward: writes the batch's K/V and returns the
+  // final-normed hidden states of its logits rows [rows × hidden_size] in
+  // host memory the backend owns, valid until the next call.
+  virtual StatusOr<const float*> ForwardHidden(const ForwardBatch& /*batch*/) {
+    return Status::Unimplemented("the pooling runner (--runner pooling) runs on the CPU only (--device cpu)");
+  }
 };
 
 }  // namespace llmserve::worker

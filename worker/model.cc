@@ -318,6 +318,37 @@ void Model::EmbedGgufRows(const common::gguf::GgufTensorInfo& table, const int32
 }
 
 Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
+  LLMSERVE_RETURN_IF_ERROR(ForwardToFinalNorm(b, cache));
+  const size_t nl = b.logits_indices.size();
+  const size_t local = shard_.vocab_end - shard_.vocab_begin, vpr = shard_.vocab_per_rank, vocab = config_.vocab_size;
+  logits->resize(nl * vocab);
+  if (shard_.tp_size == 1) {
+    weights_.lm_head.Apply(final_.data(), nl, logits->data(), *pool_);
+    return Status::Ok();
+  }
+  // Vocab-parallel: each rank computes its rows, padded to vpr, then all_gather.
+  std::vector<float> mine(nl * local);
+  weights_.lm_head.Apply(final_.data(), nl, mine.data(), *pool_);
+  std::fill(local_logits_.begin(), local_logits_.end(), 0.f);
+  for (size_t i = 0; i < nl; ++i) std::copy_n(&mine[i * local], local, &local_logits_[i * vpr]);
+  LLMSERVE_RETURN_IF_ERROR(comm_->AllGather(local_logits_.data(), nl * vpr, gathered_.data()));
+  for (size_t r = 0; r < shard_.tp_size; ++r) {
+    const size_t begin = std::min(vocab, r * vpr), end = std::min(vocab, begin + vpr);
+    for (size_t i = 0; i < nl; ++i) {
+      std::copy_n(&gathered_[(r * nl + i) * vpr], end - begin, logits->data() + i * vocab + begin);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Model::ForwardHidden(const ForwardBatch& b, KvCache& cache, std::vector<float>* hidden) {
+  LLMSERVE_RETURN_IF_ERROR(ForwardToFinalNorm(b, cache));
+  const size_t n = b.logits_indices.size() * config_.hidden_size;
+  hidden->assign(final_.begin(), final_.begin() + static_cast<std::ptrdiff_t>(n));
+  return Status::Ok();
+}
+
+Status Model::ForwardToFinalNorm(const ForwardBatch& b, KvCache& cache) {
   const auto& cs = cache.shape();
   const KvCacheShape expected = CacheShape(cs.num_blocks, cs.block_size, cs.dtype);
   if (cs.num_layers != expected.num_layers || cs.num_kv_heads != expected.num_kv_heads ||
@@ -371,24 +402,6 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
     std::copy_n(hidden_.data() + src * h, h, final_.data() + i * h);
   }
   cpu::RmsNorm(final_.data(), h, weights_.final_norm.data(), final_.data(), h, nl, h, eps, *pool_);
-  const size_t local = shard_.vocab_end - shard_.vocab_begin, vpr = shard_.vocab_per_rank, vocab = config_.vocab_size;
-  logits->resize(nl * vocab);
-  if (shard_.tp_size == 1) {
-    weights_.lm_head.Apply(final_.data(), nl, logits->data(), *pool_);
-    return Status::Ok();
-  }
-  // Vocab-parallel: each rank computes its rows, padded to vpr, then all_gather.
-  std::vector<float> mine(nl * local);
-  weights_.lm_head.Apply(final_.data(), nl, mine.data(), *pool_);
-  std::fill(local_logits_.begin(), local_logits_.end(), 0.f);
-  for (size_t i = 0; i < nl; ++i) std::copy_n(&mine[i * local], local, &local_logits_[i * vpr]);
-  LLMSERVE_RETURN_IF_ERROR(comm_->AllGather(local_logits_.data(), nl * vpr, gathered_.data()));
-  for (size_t r = 0; r < shard_.tp_size; ++r) {
-    const size_t begin = std::min(vocab, r * vpr), end = std::min(vocab, begin + vpr);
-    for (size_t i = 0; i < nl; ++i) {
-      std::copy_n(&gathered_[(r * nl + i) * vpr], end - begin, logits->data() + i * vocab + begin);
-    }
-  }
   return Status::Ok();
 }
 

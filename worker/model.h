@@ -44,6 +44,10 @@ class Model {
   // Runs the batch: writes every token's K/V into `cache`, and fills
   // logits [batch.logits_indices.size() × vocab_size] (full vocabulary).
   Status Forward(const ForwardBatch& batch, KvCache& cache, std::vector<float>* logits);
+  // Runs the batch as Forward does, but fills `hidden` with the final-normed
+  // hidden states of the batch.logits_indices rows [rows × hidden_size]
+  // instead of logits (the pooling runner's input).
+  Status ForwardHidden(const ForwardBatch& batch, KvCache& cache, std::vector<float>* hidden);
 
   // Reads the PEFT adapter in `dir` as `name` (LoadLoraAdapter's checks)
   // and returns its slot, which ForwardBatch::request_lora names. A name
@@ -66,6 +70,8 @@ class Model {
 
  private:
   Model() = default;
+  // Forward up to the final norm: final_ holds the logits_indices rows, normed.
+  Status ForwardToFinalNorm(const ForwardBatch& batch, KvCache& cache);
   // One layer up to the o projection (in proj_). With `sampled_only`, the
   // rows past the K/V cache write are those of batch.logits_indices, in
   // that order (rows 0..n-1 of attn_ and proj_).

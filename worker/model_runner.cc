@@ -212,6 +212,14 @@ Status ModelRunner::ValidateDiff(const proto::SchedulerOutput& step) const {
       return Status::InvalidArgument("request " + nr.req_id + ": no LoRA adapter named '" + *nr.lora_name +
                                      "' is loaded");
     }
+    if (nr.pooling_params.has_value() != config_.pooling.has_value()) {
+      return Status::InvalidArgument("request " + nr.req_id +
+                                     (config_.pooling ? ": this worker runs the pooling runner; the request does not pool"
+                                                      : ": pooling_params need the pooling runner (--runner pooling)"));
+    }
+    // MEAN and CLS read the prompt from its first position: no prefix-cache hits.
+    if (config_.pooling && *config_.pooling != PoolingType::kLast && nr.num_computed_tokens > 0)
+      return Status::InvalidArgument("request " + nr.req_id + ": MEAN / CLS pooling needs the whole prompt computed");
     known.insert(nr.req_id);
   }
   const auto& c = step.scheduled_cached_reqs;
@@ -273,6 +281,8 @@ void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step, const std::map<s
     if (auto slot = lora_slots.find(nr.req_id); slot != lora_slots.end()) st.lora_slot = slot->second;
     if (nr.sampling_params.prompt_logprobs && *nr.sampling_params.prompt_logprobs >= 0)
       st.prompt_logprobs.emplace(*nr.sampling_params.prompt_logprobs, st.prompt_tokens.size());
+    if (nr.pooling_params && config_.pooling)
+      st.pooler.emplace(*config_.pooling, backend_->config().hidden_size, st.prompt_tokens.size());
     EraseRequest(nr.req_id);
     requests_[nr.req_id] = std::move(st);
   }
@@ -308,6 +318,7 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
   LLMSERVE_ASSIGN_OR_RETURN(auto lora_slots, AcquireLoras(step));
   // Lengths are checked against the state the diff produces before anything changes.
   ApplyDiff(step, lora_slots);
+  if (config_.pooling) return RunPooling(step);
   ForwardBatch batch;
   std::vector<std::string> ids;
   std::vector<bool> samples;

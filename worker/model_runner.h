@@ -28,6 +28,7 @@
 #include "worker/lora_cache.h"
 #include "worker/model.h"
 #include "worker/prompt_logprobs.h"
+#include "worker/prompt_pooler.h"
 #include "worker/sampler.h"
 #include "worker/sampling_params.h"
 
@@ -64,6 +65,9 @@ struct ModelRunnerConfig {
   std::vector<LoraModule> lora_modules;
   LoraLimits lora_limits;
   size_t max_cpu_loras = 0;  // adapters resident at once (LoraCache); 0: no limit
+  // Set: the pooling runner (--runner pooling): requests are pooled prompts,
+  // nothing is sampled.
+  std::optional<PoolingType> pooling;
 };
 
 class ModelRunner {
@@ -113,6 +117,8 @@ class ModelRunner {
     int32_t lora_slot = -1;  // its LoRA adapter in the model, or -1
     // Set from admission until its prefill ends when it asked for prompt_logprobs.
     std::optional<PromptLogprobsCollector> prompt_logprobs;
+    // Set for a pooling request (the pooling runner).
+    std::optional<PromptPooler> pooler;
     size_t num_tokens() const { return prompt_tokens.size() + output_tokens.size(); }
     int32_t token(size_t i) const {
       return i < prompt_tokens.size() ? prompt_tokens[i] : output_tokens[i - prompt_tokens.size()];
@@ -138,6 +144,10 @@ class ModelRunner {
   // Drops request `id`'s state and its adapter hold.
   void EraseRequest(const std::string& id);
   StatusOr<proto::ModelRunnerOutput> Run(const proto::SchedulerOutput& step);
+  // Run's pooling-runner half (model_runner_pooling.cc), on an applied diff:
+  // forwards the prompt chunks and pools their hidden states; a request
+  // whose prefill ends gets its vector in pooler_output.
+  StatusOr<proto::ModelRunnerOutput> RunPooling(const proto::SchedulerOutput& step);
   // Runs the batch and samples its sampled rows (`ids[r]` samples where
   // samples[r]; with drafts[r] non-null it verifies them with the rejection
   // sampler): on the device where the backend can, else on the host. One

@@ -76,6 +76,7 @@ ModelRunnerConfig RunnerConfig(const proto::EngineConfig& config, uint32_t rank,
   rc.memory_fraction = WorkerMemoryFraction(config.cache(), rc.device, world_size, ranks_on_node);
   rc.enforce_eager = config.model().enforce_eager();
   rc.dummy_weights = config.model().load_format() == "dummy";
+  if (config.model().has_pooler()) rc.pooling = ParsePoolingType(config.model().pooler().pooling_type()).value();
   if (config.lora().enable_lora()) {
     rc.lora_limits.max_rank = config.lora().max_lora_rank();
     rc.max_cpu_loras = config.lora().max_cpu_loras();

@@ -16,63 +16,11 @@
 #include "frontend/serving/generation_job.h"
 #include "frontend/serving/ignored_fields_log.h"
 #include "frontend/serving/response_routes.h"
+#include "frontend/serving/route_checks.h"
 
 namespace llmserve::frontend::serving {
 
 namespace {
-
-// The LoRA adapter `model` names, if it names one (the served model's name never does).
-std::optional<std::string> AdapterOf(const ServingContext& ctx, const std::string& model) {
-  if (!openai::CheckModel(model, ctx.served_model_names).has_value()) return std::nullopt;
-  if (ctx.loras != nullptr && ctx.loras->Serves(model)) return model;
-  return std::nullopt;
-}
-
-// 404 unless `model` is unset, the served model or one of its LoRA adapters.
-openai::MaybeError CheckServedModel(const ServingContext& ctx, const std::optional<std::string>& model) {
-  if (model && AdapterOf(ctx, *model)) return std::nullopt;
-  return openai::CheckModel(model, ctx.served_model_names);
-}
-
-using openai::MaybeError;
-
-void Reply(http::ResponseWriter& w, const openai::ApiError& e) { w.Respond(openai::ErrorResponse(e)); }
-
-MaybeError CheckEngines(const ServingContext& ctx) {
-  if (ctx.engine->IsDead()) return openai::MakeError(503, "The engine is dead; the server cannot serve requests.");
-  if (!ctx.engine->IsReady()) return openai::MakeError(503, "The engines are still starting; try again shortly.");
-  return std::nullopt;
-}
-
-// Token ids as the client gave them must exist in the vocabulary.
-MaybeError CheckTokenIds(const ServingContext& ctx, const std::vector<int32_t>& ids) {
-  for (int32_t id : ids)
-    if (id < 0 || id >= ctx.tokenizer->vocab_size())
-      return openai::BadRequest("Token id " + std::to_string(id) + " is out of vocabulary", "prompt");
-  return std::nullopt;
-}
-
-// Renders a chat prompt with the model's template (or the request's own).
-MaybeError RenderChat(const ServingContext& ctx, const nlohmann::json& messages, bool add_generation_prompt,
-                      const nlohmann::json& tools, const nlohmann::json& kwargs,
-                      const std::optional<std::string>& custom_template, std::string* prompt) {
-  std::optional<ChatTemplate> custom;
-  const ChatTemplate* tmpl = ctx.chat_template;
-  if (custom_template) {
-    auto parsed = ChatTemplate::FromSource(*custom_template,
-                                           ctx.chat_template ? ctx.chat_template->special_tokens()
-                                                             : std::vector<std::pair<std::string, std::string>>{});
-    if (!parsed.ok()) return openai::BadRequest("chat_template: " + parsed.status().message(), "chat_template");
-    custom = std::move(parsed).value();
-    tmpl = &*custom;
-  }
-  if (!tmpl)
-    return openai::BadRequest("The model has no chat template; use /v1/completions or pass chat_template.");
-  auto rendered = tmpl->Render(messages, add_generation_prompt, tools, kwargs);
-  if (!rendered.ok()) return openai::BadRequest(rendered.status().message(), "messages");
-  *prompt = std::move(rendered).value();
-  return std::nullopt;
-}
 
 // Runs a completion or chat request: vLLM's beam search above the engine, or
 // one engine request per choice.
@@ -89,6 +37,7 @@ void StartJob(const ServingContext& ctx, JobSpec spec, std::shared_ptr<http::Res
 void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
                        std::shared_ptr<http::ResponseWriter> w) {
   openai::CompletionRequest cr;
+  if (auto e = CheckRunnerServes(ctx, false, "Completions")) return Reply(*w, *e);
   if (auto e = openai::ParseCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
   WarnIgnoredFields(cr.ignored_fields);
   if (auto e = CheckServedModel(ctx, cr.model)) return Reply(*w, *e);
@@ -116,7 +65,7 @@ void HandleCompletions(const ServingContext& ctx, const http::HttpRequest& req,
 }
 
 // How the choices' text becomes messages: tool calls and reasoning.
-MaybeError ChatOutputFor(const ServingContext& ctx, openai::ChatCompletionRequest& cr, const std::string& prompt,
+openai::MaybeError ChatOutputFor(const ServingContext& ctx, openai::ChatCompletionRequest& cr, const std::string& prompt,
                          JobSpec* spec) {
   ChatOutputOptions& o = spec->chat_output;
   o.tool_mode = openai::ModeOf(cr.tools, cr.tool_choice);
@@ -160,6 +109,7 @@ std::string ChatEcho(const openai::ChatCompletionRequest& cr) {
 
 void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::shared_ptr<http::ResponseWriter> w) {
   openai::ChatCompletionRequest cr;
+  if (auto e = CheckRunnerServes(ctx, false, "Chat Completions")) return Reply(*w, *e);
   if (auto e = openai::ParseChatCompletionRequest(req.body, ctx.parse_options, &cr)) return Reply(*w, *e);
   WarnIgnoredFields(cr.ignored_fields);
   if (auto e = CheckServedModel(ctx, cr.model)) return Reply(*w, *e);
@@ -193,6 +143,7 @@ void HandleChat(const ServingContext& ctx, const http::HttpRequest& req, std::sh
 void HandleResponses(const ServingContext& ctx, const http::HttpRequest& req,
                      std::shared_ptr<http::ResponseWriter> w) {
   openai::ResponsesRequest rr;
+  if (auto e = CheckRunnerServes(ctx, false, "Responses")) return Reply(*w, *e);
   if (auto e = openai::ParseResponsesRequest(req.body, ctx.parse_options, &rr)) return Reply(*w, *e);
   WarnIgnoredFields(rr.ignored_fields);
   if (auto e = CheckServedModel(ctx, rr.model)) return Reply(*w, *e);

@@ -19,6 +19,14 @@
 
 namespace llmserve::frontend::serving {
 
+// The pooling runner's facts (--runner pooling), for /v1/embeddings and /pooling.
+struct PoolingServing {
+  bool enabled = false;                         // the engines embed; the generation endpoints answer 400
+  bool normalize = true;                        // requests that do not say: L2-normalize
+  bool matryoshka = false;                      // config.json's is_matryoshka: `dimensions` may truncate
+  std::vector<int32_t> matryoshka_dimensions;   // config.json's; non-empty: the only `dimensions` allowed
+};
+
 struct ServingContext {
   EngineClient* engine = nullptr;                         // routes requests to engine cores
   const common::tokenizer::Tokenizer* tokenizer = nullptr;
@@ -33,6 +41,7 @@ struct ServingContext {
   std::string reasoning_parser;                           // --reasoning-parser; "": no reasoning split
   RequestLogOptions request_log;                          // --enable-log-requests / --enable-log-outputs
   ResponseStore* responses = nullptr;                     // stored /v1/responses conversations
+  PoolingServing pooling;
 };
 
 }  // namespace llmserve::frontend::serving

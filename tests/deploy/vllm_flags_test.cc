@@ -101,12 +101,12 @@ TEST(VllmFlags, RejectedFlagsAreErrors) {
 }
 
 TEST(VllmFlags, RejectedFlagsAskingForTheDefaultAreWarnings) {
-  Filtered f = Filter({"--no-enable-sleep-mode", "-pp", "1", "--runner=generate", "--tokenizer-mode", "auto", "M"});
+  Filtered f = Filter({"--no-enable-sleep-mode", "-pp", "1", "--model-impl=auto", "--tokenizer-mode", "auto", "M"});
   ASSERT_TRUE(f.status.ok()) << f.status.message();
   EXPECT_THAT(f.args, ElementsAre("M"));
   EXPECT_THAT(f.warnings, ElementsAre("--no-enable-sleep-mode has no effect on llmserve: llmserve does that anyway",
                                       "--pipeline-parallel-size 1 has no effect on llmserve: llmserve does that anyway",
-                                      "--runner generate has no effect on llmserve: llmserve does that anyway",
+                                      "--model-impl auto has no effect on llmserve: llmserve does that anyway",
                                       "--tokenizer-mode auto has no effect on llmserve: llmserve does that anyway"));
 }
 
