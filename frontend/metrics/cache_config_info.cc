@@ -55,7 +55,7 @@ std::vector<std::string> CacheConfigInfoLabelValues(const proto::CacheConfig& ca
 
 CacheConfigInfo::CacheConfigInfo(Registry& registry)
     : family_(&registry.AddGauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
-                                 CacheConfigInfoLabelNames())) {}
+                                 CacheConfigInfoLabelNames(), GaugeMerge::kLocal)) {}
 
 void CacheConfigInfo::EngineReady(uint32_t engine, const proto::CacheConfig& cache, uint64_t num_kv_blocks) {
   std::lock_guard<std::mutex> lock(mu_);

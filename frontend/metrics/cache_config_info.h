@@ -7,7 +7,9 @@
 // server, which adds every engine's num_gpu_blocks together at the handshake,
 // num_gpu_blocks is the total over the engines that announced themselves, on
 // every series; num_cpu_blocks is "None" there too. Fields that llmserve has
-// no counterpart for carry vLLM's defaults.
+// no counterpart for carry vLLM's defaults. Every API server of a deployment
+// hears every engine's ReadyResponse, so a merged scrape shows the scraped
+// server's own series (GaugeMerge::kLocal), once.
 
 #include <cstdint>
 #include <map>

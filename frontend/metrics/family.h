@@ -3,8 +3,8 @@
 // type, fixed label names). Series are created on first use of a label-value
 // tuple and live as long as the family, so callers may keep the reference
 // Labels() returns and update it without any lookup on their hot path.
-// Rendering writes the family's HELP/TYPE lines and samples in text format,
-// series ordered by label values.
+// Collect() copies the values out (series ordered by label values) for the
+// text format and for API servers that merge their scrapes.
 
 #include <map>
 #include <memory>
@@ -14,20 +14,18 @@
 #include <vector>
 
 #include "frontend/metrics/counter.h"
+#include "frontend/metrics/family_snapshot.h"
 #include "frontend/metrics/gauge.h"
 #include "frontend/metrics/histogram.h"
 
 namespace llmserve::frontend::metrics {
 
-enum class MetricType { kCounter, kGauge, kHistogram };
-
-// "counter", "gauge", "histogram": the TYPE line's word.
-const char* MetricTypeName(MetricType type);
-
 // What all families share; the Registry keeps them through this base.
 class FamilyBase {
  public:
-  FamilyBase(std::string name, std::string help, std::vector<std::string> label_names, MetricType type);
+  // `merge` matters for gauges only.
+  FamilyBase(std::string name, std::string help, std::vector<std::string> label_names, MetricType type,
+             GaugeMerge merge = GaugeMerge::kFreshest);
   virtual ~FamilyBase() = default;
   FamilyBase(const FamilyBase&) = delete;
   FamilyBase& operator=(const FamilyBase&) = delete;
@@ -40,14 +38,14 @@ class FamilyBase {
   const std::vector<std::string>& label_names() const { return label_names_; }
   MetricType type() const { return type_; }
 
+  // Every series' values as of now, ascending by label values.
+  virtual FamilySnapshot Collect() const = 0;
   // Appends the HELP and TYPE lines and every series' samples.
-  void Render(std::string* out) const;
+  void Render(std::string* out) const { RenderFamily(Collect(), out); }
 
  protected:
-  // Appends every series' sample lines.
-  virtual void RenderSamples(std::string* out) const = 0;
-  // Label (name, value) pairs for one series.
-  std::vector<std::pair<std::string, std::string>> Pairs(const std::vector<std::string>& values) const;
+  // The family's description, with no series.
+  FamilySnapshot EmptySnapshot() const;
 
  private:
   std::string name_;
@@ -55,25 +53,24 @@ class FamilyBase {
   std::string help_;
   std::vector<std::string> label_names_;
   MetricType type_;
+  GaugeMerge merge_;
 };
 
-// Sample lines of one series, per metric kind.
-void RenderSeries(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
-                  const Counter& series, std::string* out);
-void RenderSeries(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
-                  const Gauge& series, std::string* out);
-void RenderSeries(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
-                  const Histogram& series, std::string* out);
+// One series' values, per metric kind (label values left empty).
+SeriesSnapshot SnapshotOf(const Counter& series);
+SeriesSnapshot SnapshotOf(const Gauge& series);
+SeriesSnapshot SnapshotOf(const Histogram& series);
 
 template <class T>
 class Family final : public FamilyBase {
   static_assert(std::is_same_v<T, Counter> || std::is_same_v<T, Gauge> || std::is_same_v<T, Histogram>);
 
  public:
-  // `bounds` is used by histograms only.
+  // `bounds` is used by histograms only, `merge` by gauges only.
   Family(std::string name, std::string help, std::vector<std::string> label_names,
-         std::shared_ptr<const std::vector<double>> bounds = nullptr)
-      : FamilyBase(std::move(name), std::move(help), std::move(label_names), TypeOf()), bounds_(std::move(bounds)) {}
+         std::shared_ptr<const std::vector<double>> bounds = nullptr, GaugeMerge merge = GaugeMerge::kFreshest)
+      : FamilyBase(std::move(name), std::move(help), std::move(label_names), TypeOf(), merge),
+        bounds_(std::move(bounds)) {}
 
   // The series with these label values (one per label name, in order),
   // created at zero on first use. The reference stays valid for the family's life.
@@ -91,9 +88,16 @@ class Family final : public FamilyBase {
     if constexpr (std::is_same_v<T, Gauge>) return MetricType::kGauge;
     return MetricType::kHistogram;
   }
-  void RenderSamples(std::string* out) const override {
+  FamilySnapshot Collect() const override {
+    FamilySnapshot snapshot = EmptySnapshot();
+    if (bounds_ != nullptr) snapshot.bounds = *bounds_;
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [values, series] : series_) RenderSeries(exposed_name(), Pairs(values), *series, out);
+    snapshot.series.reserve(series_.size());
+    for (const auto& [values, series] : series_) {
+      snapshot.series.push_back(SnapshotOf(*series));
+      snapshot.series.back().label_values = values;
+    }
+    return snapshot;
   }
 
   std::shared_ptr<const std::vector<double>> bounds_;

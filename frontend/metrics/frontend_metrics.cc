@@ -6,6 +6,10 @@ namespace llmserve::frontend::metrics {
 
 namespace {
 
+double UnixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // Bucket bounds as vLLM's PrometheusStatLogger sets them (vllm/v1/metrics/loggers.py).
 const std::vector<double> kTimeToFirstTokenBuckets = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,
                                                       0.25,  0.5,   0.75, 1.0,  2.5,  5.0,  7.5,  10.0,
@@ -60,6 +64,7 @@ struct FrontendMetrics::EngineSeries {
   Histogram* request_prompt_tokens = nullptr;  // set by AddLengthSeries
   Histogram* request_generation_tokens = nullptr;
   Histogram* params_max_tokens = nullptr;
+  ReportStamp gauges_stamp;  // the report that set running, waiting and kv_usage (guarded by mu_)
 };
 
 FrontendMetrics::FrontendMetrics(FrontendMetricsConfig config) : config_(std::move(config)) {
@@ -116,9 +121,7 @@ FrontendMetrics::FrontendMetrics(FrontendMetricsConfig config) : config_(std::mo
   cache_config_info_ = std::make_unique<CacheConfigInfo>(registry_);
   exposed_names_.push_back("vllm:cache_config_info");
   if (config_.max_loras > 0) {
-    lora_requests_info_ = std::make_unique<LoraRequestsInfo>(registry_, config_.max_loras, [] {
-      return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    });
+    lora_requests_info_ = std::make_unique<LoraRequestsInfo>(registry_, config_.max_loras, UnixSeconds);
     exposed_names_.push_back("vllm:lora_requests_info");
   }
   for (uint32_t rank : config_.engine_ranks) ForEngine(rank);
@@ -157,9 +160,13 @@ void FrontendMetrics::EngineSeriesDeleter::operator()(EngineSeries* s) const { d
 
 void FrontendMetrics::RecordSchedulerStats(uint32_t engine, const proto::SchedulerStats& stats) {
   EngineSeries& s = ForEngine(engine);
-  s.running->Set(stats.num_running_reqs);
-  s.waiting->Set(stats.num_waiting_reqs);
-  s.kv_usage->Set(stats.kv_cache_usage);
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // Collect sees the three gauges and their stamp together
+    s.running->Set(stats.num_running_reqs);
+    s.waiting->Set(stats.num_waiting_reqs);
+    s.kv_usage->Set(stats.kv_cache_usage);
+    s.gauges_stamp = ReportStamp{stats.step_counter, UnixSeconds()};
+  }
   s.prefix_queries->Inc(static_cast<double>(stats.prefix_cache_queries));
   s.prefix_hits->Inc(static_cast<double>(stats.prefix_cache_hits));
   s.preemptions->Inc(static_cast<double>(stats.num_preemptions));
@@ -177,19 +184,25 @@ void FrontendMetrics::RecordSchedulerStats(uint32_t engine, const proto::Schedul
     }
     spec->Record(engine, *stats.spec_decoding_stats);
   }
+  Changed();
 }
 
 void FrontendMetrics::RecordFirstToken(uint32_t engine, int32_t prompt_tokens, double time_to_first_token_s) {
   EngineSeries& s = ForEngine(engine);
   s.prompt_tokens->Inc(prompt_tokens);
   s.ttft->Observe(time_to_first_token_s);
+  Changed();
 }
 
 void FrontendMetrics::RecordGenerationTokens(uint32_t engine, int32_t count) {
   ForEngine(engine).generation_tokens->Inc(count);
+  Changed();
 }
 
-void FrontendMetrics::RecordInterTokenLatency(uint32_t engine, double seconds) { ForEngine(engine).itl->Observe(seconds); }
+void FrontendMetrics::RecordInterTokenLatency(uint32_t engine, double seconds) {
+  ForEngine(engine).itl->Observe(seconds);
+  Changed();
+}
 
 void FrontendMetrics::AddLengthSeries(uint32_t engine, int32_t max_model_len, EngineSeries& s) {
   const std::vector<std::string> labels = {"model_name", "engine"};
@@ -227,6 +240,7 @@ void FrontendMetrics::RecordFinished(uint32_t engine, const FinishedRequest& req
   if (request.decode_s) s.decode->Observe(*request.decode_s);
   if (request.inference_s) s.inference->Observe(*request.inference_s);
   if (request.time_per_output_token_s) s.tpot->Observe(*request.time_per_output_token_s);
+  Changed();
 }
 
 void FrontendMetrics::RecordHttpRequest(const std::string& handler, const std::string& method, int status,
@@ -237,11 +251,32 @@ void FrontendMetrics::RecordHttpRequest(const std::string& handler, const std::s
   http_requests_->Labels({handler, method, group}).Inc();
   http_duration_->Labels({handler, method}).Observe(seconds);
   http_duration_highr_->Observe(seconds);
+  Changed();
+}
+
+void FrontendMetrics::RecordEngineReady(uint32_t engine, const proto::CacheConfig& cache, uint64_t num_kv_blocks) {
+  cache_config_info_->EngineReady(engine, cache, num_kv_blocks);
+  Changed();
 }
 
 std::vector<std::string> FrontendMetrics::ExposedNames() const {
   std::lock_guard<std::mutex> lock(mu_);
   return exposed_names_;
+}
+
+std::vector<FamilySnapshot> FrontendMetrics::Collect() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<FamilySnapshot> families = registry_.Collect();
+  std::map<std::string, ReportStamp> stamps;  // by the engine label's value
+  for (const auto& [engine, s] : engines_) stamps[std::to_string(engine)] = s->gauges_stamp;
+  for (FamilySnapshot& f : families) {
+    if (f.name != running_->name() && f.name != waiting_->name() && f.name != kv_usage_->name()) continue;
+    for (SeriesSnapshot& series : f.series) {
+      auto it = stamps.find(series.label_values[1]);  // labels: model_name, engine
+      if (it != stamps.end()) series.stamp = it->second;
+    }
+  }
+  return families;
 }
 
 std::vector<EngineSnapshot> FrontendMetrics::Snapshot() const {

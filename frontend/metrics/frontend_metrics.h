@@ -16,7 +16,14 @@
 // the ranks given at construction exist (at zero) from the start, others
 // appear when a rank first reports. All methods are thread-safe; the record
 // calls are a map lookup under a short mutex plus atomic adds.
+//
+// An engine sends each SchedulerStats report to one API server only (the
+// first it has outputs for), so with several API servers the counters fed by
+// reports add up exactly across them, and the engine gauges are the freshest
+// report's: Collect() stamps them with the engine's step counter and the time
+// they arrived (ReportStamp) for the merge (snapshot_merge.h).
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -77,9 +84,7 @@ class FrontendMetrics {
 
   // Engine `engine` announced itself with `cache` and `num_kv_blocks` KV
   // blocks (its ReadyResponse): sets vllm:cache_config_info.
-  void RecordEngineReady(uint32_t engine, const proto::CacheConfig& cache, uint64_t num_kv_blocks) {
-    cache_config_info_->EngineReady(engine, cache, num_kv_blocks);
-  }
+  void RecordEngineReady(uint32_t engine, const proto::CacheConfig& cache, uint64_t num_kv_blocks);
   // vllm:lora_requests_info, or null without LoRA.
   LoraRequestsInfo* lora_requests_info() const { return lora_requests_info_.get(); }
   // One SchedulerStats report from engine `engine` (it also stamps
@@ -108,8 +113,14 @@ class FrontendMetrics {
   // Every engine's figures, by rank.
   std::vector<EngineSnapshot> Snapshot() const;
 
+  // Every family's values as of now; the engine gauges' series carry the
+  // stamp of the report that set them.
+  std::vector<FamilySnapshot> Collect() const;
   // The whole scrape in Prometheus text format.
-  std::string Render() const { return registry_.Render(); }
+  std::string Render() const { return RenderFamilies(Collect()); }
+  // Grows with every record call (after its values changed): a publisher of
+  // snapshots compares it with the value it last published at.
+  uint64_t changes() const { return changes_.load(std::memory_order_acquire); }
   // The exposed names of every family (counters with "_total"), for checks.
   std::vector<std::string> ExposedNames() const;
 
@@ -121,6 +132,7 @@ class FrontendMetrics {
   struct EngineSeriesDeleter {
     void operator()(EngineSeries* s) const;
   };
+  void Changed() { changes_.fetch_add(1, std::memory_order_release); }
 
   FrontendMetricsConfig config_;
   Registry registry_;
@@ -155,6 +167,7 @@ class FrontendMetrics {
   std::vector<std::string> exposed_names_;
   mutable std::mutex mu_;
   std::map<uint32_t, std::unique_ptr<EngineSeries, EngineSeriesDeleter>> engines_;
+  std::atomic<uint64_t> changes_{0};
 };
 
 }  // namespace llmserve::frontend::metrics

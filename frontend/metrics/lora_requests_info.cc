@@ -6,7 +6,8 @@ namespace llmserve::frontend::metrics {
 
 LoraRequestsInfo::LoraRequestsInfo(Registry& registry, int32_t max_loras, Clock clock)
     : family_(&registry.AddGauge("vllm:lora_requests_info", "Running stats on lora requests.",
-                                 {"max_lora", "waiting_lora_adapters", "running_lora_adapters"})),
+                                 {"max_lora", "waiting_lora_adapters", "running_lora_adapters"},
+                                 GaugeMerge::kMax)),
       max_loras_(std::to_string(max_loras)),
       clock_(std::move(clock)) {}
 

@@ -10,7 +10,10 @@
 // The frontend follows each adapter request through its engine events (what
 // vLLM's output processor does): it waits from its arrival, runs from a
 // SCHEDULED event, waits again after PREEMPTED, and leaves at its finish.
-// Without --enable-lora the family is not registered.
+// Without --enable-lora the family is not registered. Each API server follows
+// its own requests; a scrape merged over several shows every server's series,
+// one per label set with the latest time (GaugeMerge::kMax; vLLM sums them,
+// which makes a sum of Unix times of a state two servers shared).
 
 #include <cstdint>
 #include <functional>

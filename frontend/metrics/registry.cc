@@ -17,10 +17,12 @@ Family<Counter>& Registry::AddCounter(std::string name, std::string help, std::v
   return ref;
 }
 
-Family<Gauge>& Registry::AddGauge(std::string name, std::string help, std::vector<std::string> label_names) {
+Family<Gauge>& Registry::AddGauge(std::string name, std::string help, std::vector<std::string> label_names,
+                                  GaugeMerge merge) {
   std::lock_guard<std::mutex> lock(mu_);
   CheckNew(name);
-  auto family = std::make_unique<Family<Gauge>>(std::move(name), std::move(help), std::move(label_names));
+  auto family =
+      std::make_unique<Family<Gauge>>(std::move(name), std::move(help), std::move(label_names), nullptr, merge);
   Family<Gauge>& ref = *family;
   families_.push_back(std::move(family));
   return ref;
@@ -38,10 +40,11 @@ Family<Histogram>& Registry::AddHistogram(std::string name, std::string help, st
   return ref;
 }
 
-std::string Registry::Render() const {
+std::vector<FamilySnapshot> Registry::Collect() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string out;
-  for (const auto& f : families_) f->Render(&out);
+  std::vector<FamilySnapshot> out;
+  out.reserve(families_.size());
+  for (const auto& f : families_) out.push_back(f->Collect());
   return out;
 }
 
