@@ -4,10 +4,15 @@
 
 namespace llmserve::frontend::metrics {
 
+void RegisterMetricsRoute(std::function<std::string()> scrape, http::Router* router) {
+  router->Add("GET", "/metrics",
+              [scrape = std::move(scrape)](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
+                w->Respond(http::HttpResponse::Make(200, kTextContentType, scrape()));
+              });
+}
+
 void RegisterMetricsRoute(const FrontendMetrics* metrics, http::Router* router) {
-  router->Add("GET", "/metrics", [metrics](http::HttpRequest, std::shared_ptr<http::ResponseWriter> w) {
-    w->Respond(http::HttpResponse::Make(200, kTextContentType, metrics->Render()));
-  });
+  RegisterMetricsRoute([metrics] { return metrics->Render(); }, router);
 }
 
 }  // namespace llmserve::frontend::metrics
