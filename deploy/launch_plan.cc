@@ -73,6 +73,7 @@ std::vector<std::string> LaunchPlan::FrontendArgv(uint32_t index, int data_paral
       "--engine-ranks=" + ranks,
       "--max-request-body-bytes=" + std::to_string(options_.max_request_body_bytes),
       "--max-logprobs=" + std::to_string(options_.max_logprobs)};
+  if (!plan_.metrics_dir.empty()) argv.push_back("--metrics-dir=" + plan_.metrics_dir);
   if (!options_.api_key.empty()) argv.push_back("--api-key=" + options_.api_key);
   if (!options_.chat_template.empty()) argv.push_back("--chat-template-source=" + options_.chat_template);
   if (!config_.model().tokenizer().empty()) argv.push_back("--tokenizer=" + config_.model().tokenizer());

@@ -57,6 +57,7 @@ Status MakeServePlan(const ServeFlags& f, const std::string& run_dir, ServePlan*
     plan->frontend_inputs.push_back(endpoint("frontend" + std::to_string(i) + "-in", 3 + 2 * i));
     plan->frontend_outputs.push_back(endpoint("frontend" + std::to_string(i) + "-out", 4 + 2 * i));
   }
+  if (plan->api_server_count > 1) plan->metrics_dir = run_dir + "/metrics";
   plan->run_coordinator = (f.data_parallel_size > 1 || f.elastic) && !f.headless;
   if (f.elastic && !f.headless) plan->control_address = "ipc://" + run_dir + "/control";
   if (plan->run_coordinator) {

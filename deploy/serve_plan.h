@@ -48,10 +48,14 @@ struct ServePlan {
   std::string coordinator_engine_stats_address;
   // Elastic scaling: the launcher's control ROUTER frontends send scale requests to (IPC).
   std::string control_address;  // "" without elastic scaling
+  // With several API servers: the folder where they share metric snapshots, so that each one's
+  // /metrics shows them all ("" with one, which shows its own).
+  std::string metrics_dir;
 };
 
 // Validates the flag combination and lays out the node's processes. `run_dir`
-// holds the IPC socket paths when every engine is local.
+// holds the IPC socket paths when every engine is local, and the API servers'
+// metric snapshots.
 Status MakeServePlan(const ServeFlags& flags, const std::string& run_dir, ServePlan* plan);
 
 }  // namespace llmserve::deploy

@@ -26,6 +26,9 @@ DEFINE_int32(port, 8000, "Port the HTTP server listens on.");
 DEFINE_string(api_key, "", "If set, /v1/* requests must send 'Authorization: Bearer KEY'.");
 DEFINE_int32(client_index, 0, "Index of this frontend among the API servers (--api-server-count).");
 DEFINE_int32(api_server_count, 1, "Number of API servers sharing the engines.");
+DEFINE_string(metrics_dir, "",
+              "Folder where the API servers of one deployment share their metric snapshots, so that each one's "
+              "/metrics shows them all (set by llmserve serve with --api-server-count > 1); \"\": only this one's.");
 DEFINE_string(input_address, "tcp://127.0.0.1:*", "Address to bind for requests to engines (ROUTER).");
 DEFINE_string(output_address, "tcp://127.0.0.1:*", "Address to bind for outputs from engines (PULL).");
 DEFINE_string(engine_ranks, "0", "Comma-separated data-parallel ranks this frontend routes to.");
@@ -90,6 +93,7 @@ StatusOr<FrontendFlags> FrontendFlagsFromCommandLine() {
   o.api_key = FLAGS_api_key;
   o.client_index = FLAGS_client_index;
   o.api_server_count = FLAGS_api_server_count;
+  o.metrics_dir = FLAGS_metrics_dir;
   o.input_address = FLAGS_input_address;
   o.output_address = FLAGS_output_address;
   auto ranks = ParseRanks(FLAGS_engine_ranks);

@@ -25,6 +25,10 @@ namespace llmserve::frontend {
 
 namespace {
 
+// How often an API server sharing its port republishes its metric values when they changed: a scrape
+// answered by another server shows them at most about this late.
+constexpr std::chrono::milliseconds kMetricsPublishInterval{50};
+
 // The model directory's last component ("/models/qwen3/" -> "qwen3").
 std::string DirectoryName(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -125,6 +129,12 @@ Status FrontendServer::StartEngineSide(zmq::context_t& context) {
   metrics_ = std::make_unique<metrics::FrontendMetrics>(
       metrics::FrontendMetricsConfig{options_.served_model_name, options_.engine_ranks,
                                      options_.enable_lora ? std::max(options_.max_loras, 1) : 0});
+  if (!options_.metrics_dir.empty()) {
+    auto directory = metrics::SnapshotDirectory::Open(options_.metrics_dir, options_.client_index);
+    if (!directory.ok()) return directory.status();
+    merged_scrape_ = std::make_unique<metrics::MergedScrape>(metrics_.get(), std::move(directory).value(),
+                                                             kMetricsPublishInterval);
+  }
   EngineCoreClient::Options client_options{options_.client_index, options_.input_address, options_.output_address,
                                            options_.engine_ranks};
   client_options.coordinator_address = options_.coordinator_address;
@@ -240,7 +250,11 @@ http::Router FrontendServer::MakeRouter(zmq::context_t& context) {
                     "local development!";
     serving::RegisterLoraRoutes(loras_.get(), &router);
   }
-  metrics::RegisterMetricsRoute(metrics_.get(), &router);
+  if (merged_scrape_) {
+    metrics::RegisterMetricsRoute([scrape = merged_scrape_.get()] { return scrape->Render(); }, &router);
+  } else {
+    metrics::RegisterMetricsRoute(metrics_.get(), &router);
+  }
   return router;
 }
 
@@ -251,6 +265,7 @@ void FrontendServer::Stop() {
   if (http_) http_->Stop();
   scale_control_.reset();
   if (client_) client_->Stop();
+  merged_scrape_.reset();  // its last snapshot holds everything this server counted
 }
 
 }  // namespace llmserve::frontend

@@ -19,6 +19,7 @@
 #include "frontend/engine_core_client.h"
 #include "frontend/http/http_server.h"
 #include "frontend/metrics/frontend_metrics.h"
+#include "frontend/metrics/merged_scrape.h"
 #include "frontend/metrics/stats_log.h"
 #include "frontend/scale_control_client.h"
 #include "frontend/serving/serving_context.h"
@@ -39,6 +40,7 @@ struct FrontendServerOptions {
   std::string api_key;            // "": /v1/* needs no Authorization header
   int32_t client_index = 0;       // this server's index among the API servers
   int32_t api_server_count = 1;   // API servers sharing the engines (> 1: SO_REUSEPORT)
+  std::string metrics_dir;         // API servers' shared metric snapshots: /metrics shows all; "": this one's
   std::string input_address = "tcp://127.0.0.1:*";   // bound: requests to engines (ROUTER)
   std::string output_address = "tcp://127.0.0.1:*";  // bound: outputs from engines (PULL)
   std::vector<uint32_t> engine_ranks = {0};          // data-parallel ranks routed to
@@ -109,6 +111,7 @@ class FrontendServer {
   std::optional<ChatTemplate> chat_template_;
   std::unique_ptr<tool_parsers::ToolParser> tool_parser_;  // null without --enable-auto-tool-choice
   std::unique_ptr<metrics::FrontendMetrics> metrics_;  // this server's requests and the engine stats sent to it
+  std::unique_ptr<metrics::MergedScrape> merged_scrape_;  // null without options_.metrics_dir
   std::unique_ptr<EngineCoreClient> client_;
   serving::ResponseStore responses_;                    // /v1/responses' previous_response_id
   std::unique_ptr<serving::RuntimeLoras> loras_;        // the LoRA adapters served now

@@ -52,6 +52,8 @@ TEST(LaunchPlan, SingleNodeRunsOneFrontendAndOneEngine) {
                            [](const std::string& a) { return a.rfind("--coordinator-address", 0) == 0; }));
   EXPECT_FALSE(std::any_of(frontend.begin(), frontend.end(),
                            [](const std::string& a) { return a.rfind("--api-key", 0) == 0; }));
+  EXPECT_FALSE(std::any_of(frontend.begin(), frontend.end(),
+                           [](const std::string& a) { return a.rfind("--metrics-dir", 0) == 0; }));
   const proto::HandshakeReply reply = plan.HandshakeReply();
   EXPECT_EQ(reply.config().model().model_dir(), "/models/tiny");
   ASSERT_EQ(reply.addresses().inputs_size(), 1);
@@ -81,6 +83,7 @@ TEST(LaunchPlan, DataParallelHeadStartsTheCoordinatorFirst) {
   const auto frontend = plan.Argv(ChildId::Frontend(1), 4);
   EXPECT_TRUE(Has(frontend, "--client-index=1"));
   EXPECT_TRUE(Has(frontend, "--api-server-count=2"));
+  EXPECT_TRUE(Has(frontend, "--metrics-dir=/run/x/metrics"));
   EXPECT_TRUE(Has(frontend, "--engine-ranks=0,1,2,3"));
   EXPECT_TRUE(Has(frontend, "--api-key=k"));
   EXPECT_TRUE(Has(frontend, "--max-logprobs=7"));

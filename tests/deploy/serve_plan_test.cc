@@ -15,6 +15,7 @@ TEST(ServePlan, SingleNodeDefaults) {
   ASSERT_EQ(plan.frontend_inputs.size(), 1u);
   EXPECT_EQ(plan.frontend_inputs[0].address, "ipc:///run/x/frontend0-in");
   EXPECT_EQ(plan.frontend_outputs[0].bind, "ipc:///run/x/frontend0-out");
+  EXPECT_EQ(plan.metrics_dir, "") << "one API server shows its own metrics";
 }
 
 TEST(ServePlan, HeadNodeWithRemoteRanksUsesTcp) {
@@ -31,6 +32,7 @@ TEST(ServePlan, HeadNodeWithRemoteRanksUsesTcp) {
   EXPECT_EQ(plan.handshake_address, "tcp://10.0.0.1:13345");
   EXPECT_EQ(plan.handshake_bind, "tcp://*:13345");
   EXPECT_EQ(plan.api_server_count, 2);
+  EXPECT_EQ(plan.metrics_dir, "/r/metrics") << "API servers share metric snapshots on their node";
   // Engines on other nodes cannot reach ipc:// paths: every frontend socket they dial is TCP.
   ASSERT_EQ(plan.frontend_inputs.size(), 2u);
   EXPECT_EQ(plan.frontend_inputs[0].address, "tcp://10.0.0.1:13348");
