@@ -1,8 +1,10 @@
 // `llmserve serve --api-server-count 2`: both frontends listen on the one
 // --port (SO_REUSEPORT) and the kernel spreads connections over them. For
 // each new TCP connection the test finds, through /proc/net/tcp and
-// /proc/PID/fd, which frontend process accepted it, then sends a completion
-// on it: both frontends must answer, each with a correct response.
+// /proc/PID/fd, which frontend process accepted it, then sends a request on
+// it: both frontends must answer completions, each with a correct response,
+// and GET /metrics on either must count the requests of both, as one server
+// would (vLLM's multiprocess Prometheus mode).
 //   node --test tests/e2e/api_servers.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,9 +15,11 @@ import net from 'node:net';
 import OpenAI from 'openai';
 import { makeTinyModel, freePort, startServe, waitHealthy, stopServe, recordTree, raceTimeout, waitUntil, waitForLog }
   from './serve_harness.mjs';
+import { parsePrometheus, value } from './prometheus_text.mjs';
 
 const work = mkdtempSync(join(tmpdir(), 'llmserve-apiservers-'));
 let server;
+let completionsSent = 0;  // every completion this file had answered (200), whichever server took it
 
 before(async () => {
   makeTinyModel(join(work, 'tiny'), 5);
@@ -63,9 +67,9 @@ function ownerOf(inode, pids) {
   return null;
 }
 
-// Opens a connection, finds the frontend that accepted it, sends a completion
-// on it. Returns {pid, status, json}.
-async function completionOnNewConnection(frontends) {
+// Opens a connection, finds the frontend that accepted it, sends `method
+// path` (with a JSON `body` if given) on it. Returns {pid, status, text}.
+async function requestOnNewConnection(frontends, method, path, body = null) {
   const socket = net.connect(server.port, '127.0.0.1');
   await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
   // Accepting is the frontend's business: /proc shows when it has happened.
@@ -73,12 +77,11 @@ async function completionOnNewConnection(frontends) {
     const inode = serverSocketInode(server.port, socket.localPort);
     return inode ? ownerOf(inode, frontends) : null;
   }, 2_000);
-  const body = JSON.stringify({ model: 'tiny', prompt: 'Hello there', max_tokens: 5, temperature: 0, ignore_eos: true });
   const chunks = [];
   socket.on('data', (d) => chunks.push(d));
   const closed = new Promise((resolve) => socket.on('close', resolve));
-  socket.write(`POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
-             `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const content = body === null ? '' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+  socket.write(`${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${content}Connection: close\r\n\r\n${body ?? ''}`);
   await raceTimeout(closed, 30_000);
   socket.destroy();
   const raw = Buffer.concat(chunks).toString('utf8');
@@ -96,6 +99,14 @@ async function completionOnNewConnection(frontends) {
     }
     text = out;
   }
+  return { pid, status, text };
+}
+
+// A completion on a new connection. Returns {pid, status, json}.
+async function completionOnNewConnection(frontends) {
+  const body = JSON.stringify({ model: 'tiny', prompt: 'Hello there', max_tokens: 5, temperature: 0, ignore_eos: true });
+  const { pid, status, text } = await requestOnNewConnection(frontends, 'POST', '/v1/completions', body);
+  if (status === 200) completionsSent++;
   return { pid, status, json: status === 200 ? JSON.parse(text) : text };
 }
 
@@ -104,6 +115,7 @@ test('two API servers share one port and both answer', async () => {
   assert.equal(frontends.length, 2, server.log);
   const reference = await new OpenAI({ baseURL: `http://127.0.0.1:${server.port}/v1`, apiKey: 'unused', maxRetries: 0 })
     .completions.create({ model: 'tiny', prompt: 'Hello there', max_tokens: 5, temperature: 0, ignore_eos: true });
+  completionsSent++;
   const served = new Map(frontends.map((pid) => [pid, 0]));
   // Each connection lands on one frontend (hash of its ports): 40 tries all
   // landing on one of two would have probability 2^-39.
@@ -116,4 +128,65 @@ test('two API servers share one port and both answer', async () => {
     served.set(r.pid, served.get(r.pid) + 1);
   }
   for (const [pid, n] of served) assert.ok(n >= 2, `frontend ${pid} answered ${n} requests: ${[...served]}`);
+});
+
+// What one scrape says of the whole deployment, when idle after `completionsSent` completions.
+function deploymentFigures(text) {
+  const families = parsePrometheus(text);  // also: no series twice
+  const success = families.get('vllm:request_success_total').samples.reduce((sum, s) => sum + s.value, 0);
+  return {
+    success,
+    http: value(families, 'http_requests_total', { handler: '/v1/completions', method: 'POST', status: '2xx' }),
+    generated: value(families, 'vllm:generation_tokens_total', { engine: '0' }),
+    latencies: value(families, 'vllm:e2e_request_latency_seconds_count', { engine: '0' }),
+    running: value(families, 'vllm:num_requests_running', { engine: '0' }),
+    waiting: value(families, 'vllm:num_requests_waiting', { engine: '0' }),
+    cacheInfo: families.get('vllm:cache_config_info').samples.length,
+  };
+}
+
+test('/metrics on either API server counts the requests of both', async () => {
+  const frontends = recordTree(server).filter((p) => p.comm.startsWith('llmserve-fron')).map((p) => p.pid);
+  assert.equal(frontends.length, 2, server.log);
+  // Requests on new connections until each frontend has answered some (see above for the odds).
+  const served = new Map(frontends.map((pid) => [pid, 0]));
+  for (let i = 0; i < 40 && (i < 6 || [...served.values()].some((n) => n < 2)); i++) {
+    const r = await completionOnNewConnection(frontends);
+    assert.equal(r.status, 200, `frontend ${r.pid}: ${JSON.stringify(r.json)}`);
+    served.set(r.pid, served.get(r.pid) + 1);
+  }
+  for (const [pid, n] of served) assert.ok(n >= 2, `frontend ${pid} answered ${n} requests: ${[...served]}`);
+  const expected = { success: completionsSent, http: completionsSent, generated: 5 * completionsSent,
+                     latencies: completionsSent, running: 0, waiting: 0, cacheInfo: 1 };
+
+  // Every request has been answered; a server shows another's within a moment (it publishes its
+  // values when they change). Scrape on new connections until each server has shown the totals.
+  const scrapes = [];
+  const complete = new Set();
+  let lastSuccess = 0;
+  const scrape = async () => {
+    const r = await requestOnNewConnection(frontends, 'GET', '/metrics');
+    assert.equal(r.status, 200, r.text);
+    const figures = deploymentFigures(r.text);
+    // Counted totals never go down, whichever server answers.
+    assert.ok(figures.success >= lastSuccess, `request_success_total went down: ${lastSuccess} -> ${figures.success}`);
+    lastSuccess = figures.success;
+    scrapes.push({ pid: r.pid, ...figures });
+    return { pid: r.pid, figures };
+  };
+  const converged = await waitUntil(async () => {
+    const { pid, figures } = await scrape();
+    if (JSON.stringify(figures) === JSON.stringify(expected)) complete.add(pid);
+    return complete.size === frontends.length;
+  }, 30_000);
+  assert.ok(converged, `not every server showed ${JSON.stringify(expected)}:\n${JSON.stringify(scrapes.slice(-6))}`);
+
+  // From then on every scrape, on either server, shows them.
+  const after = new Map(frontends.map((pid) => [pid, 0]));
+  for (let i = 0; i < 40 && (i < 6 || [...after.values()].some((n) => n < 2)); i++) {
+    const { pid, figures } = await scrape();
+    assert.deepEqual(figures, expected, `scrape ${i} on frontend ${pid}`);
+    after.set(pid, after.get(pid) + 1);
+  }
+  for (const [pid, n] of after) assert.ok(n >= 2, `frontend ${pid} answered ${n} scrapes: ${[...after]}`);
 });
