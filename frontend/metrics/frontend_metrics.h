@@ -132,6 +132,7 @@ class FrontendMetrics {
   struct EngineSeriesDeleter {
     void operator()(EngineSeries* s) const;
   };
+  // Counts one record call, after its values changed.
   void Changed() { changes_.fetch_add(1, std::memory_order_release); }
 
   FrontendMetricsConfig config_;

@@ -107,7 +107,9 @@ StatusOr<std::unique_ptr<SnapshotDirectory>> SnapshotDirectory::Open(const std::
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     return Status::InvalidArgument("--metrics-dir " + dir + ": " + (ec ? ec.message() : "not a directory"));
-  const std::string name = kFilePrefix + std::to_string(index) + "-" + std::to_string(::getpid()) + kFileSuffix;
+  // The start time too: a restarted server that happened to get a dead one's pid must not overwrite its file.
+  const std::string name = kFilePrefix + std::to_string(index) + "-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(ProcessStartTicks(::getpid())) + kFileSuffix;
   return std::unique_ptr<SnapshotDirectory>(new SnapshotDirectory(dir, name));
 }
 

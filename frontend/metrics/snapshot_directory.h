@@ -1,12 +1,13 @@
 #pragma once
 // SnapshotDirectory: the folder where the API servers of one deployment (one
 // node's `llmserve serve --api-server-count N`) leave their metric snapshots,
-// one file per process, "api-server-<index>-<pid>.json". A process replaces
-// its own file atomically (written aside, then renamed over it), so a reader
-// sees one whole snapshot or the one before. Files stay after their process
+// one file per process, "api-server-<index>-<pid>-<start>.json". A process
+// replaces its own file atomically (written aside, then renamed over it), so a
+// reader sees one whole snapshot or the one before. Files stay after their process
 // exits: the merge keeps counting what it counted (snapshot_merge.h). A file
-// names its process by pid and start time, so that a pid reused by another
-// process does not make an exited server look running.
+// names its process by pid and start time (also inside, for readers), so
+// that a pid reused by another process neither overwrites an exited server's
+// file nor makes it look running.
 
 #include <memory>
 #include <string>

@@ -129,8 +129,10 @@ TEST_F(SnapshotDirTest, AStoppedServersCountsStay) {
 
 TEST_F(SnapshotDirTest, UnchangedValuesAreNotRepublished) {
   FrontendMetrics ma({"tiny", {0}}), mb({"tiny", {0}});
-  MergedScrape a(&ma, Open(0), kNoTimer, kNoTimer), b(&mb, Open(1), kNoTimer, kNoTimer);
-  const auto file = dir_ / ("api-server-1-" + std::to_string(::getpid()) + ".json");
+  auto dir_b = Open(1);
+  ASSERT_TRUE(dir_b);
+  const std::filesystem::path file = dir_b->path();
+  MergedScrape a(&ma, Open(0), kNoTimer, kNoTimer), b(&mb, std::move(dir_b), kNoTimer, kNoTimer);
   const auto written = std::filesystem::last_write_time(file);
   std::filesystem::remove(file);
   b.PublishIfChanged();
