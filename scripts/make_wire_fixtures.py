@@ -151,6 +151,10 @@ ENGINE_CORE_OUTPUTS = [  # array, omit_defaults
     ("utility_output", None), ("finished_requests", None), ("wave_complete", None),
     ("start_wave", None),
 ]
+POOLING_PARAMS = [  # array, omit_defaults, vLLM 0.11 PoolingParams order
+    ("truncate_prompt_tokens", None), ("dimensions", None), ("normalize", None), ("activation", None),
+    ("softmax", None), ("step_tag_id", None), ("returned_token_ids", None), ("task", "embed"),
+]
 NEW_REQUEST_DATA = [
     ("req_id", ""), ("prompt_token_ids", []), ("sampling_params", {}), ("block_ids", []),
     ("num_computed_tokens", 0), ("lora_request", None),
@@ -188,6 +192,7 @@ def event(**kw): return map_like(ENGINE_CORE_EVENT, kw)
 def scheduler_stats(**kw): return map_like(SCHEDULER_STATS, kw)
 def spec_decoding_stats(**kw): return dict(zip([n for n, _ in SPEC_DECODING_STATS], _values(SPEC_DECODING_STATS, kw)))
 def utility_output(**kw): return array_like(UTILITY_OUTPUT, kw, omit_defaults=False)
+def pooling_params(**kw): return array_like(POOLING_PARAMS, kw, omit_defaults=True)
 def new_request_data(**kw): return array_like(NEW_REQUEST_DATA, kw, omit_defaults=False)
 def cached_request_data(**kw): return array_like(CACHED_REQUEST_DATA, kw, omit_defaults=False)
 
@@ -277,6 +282,9 @@ def instances():
         "engine_core_request_cache_salt": engine_core_request(
             request_id="y", prompt_token_ids=[1, 2], sampling_params=sampling_params(top_k=5),
             arrival_time=2.5, cache_salt="tenant-7"),
+        "engine_core_request_pooling": engine_core_request(
+            request_id="embd-1-0", prompt_token_ids=[3, 4, 5], sampling_params=sampling_params(max_tokens=1),
+            pooling_params=pooling_params(dimensions=8, normalize=False), arrival_time=3.5),
         "engine_core_request_full": engine_core_request(
             request_id="cmpl-abc-0", prompt_token_ids=[785, 6722, 315, 9625, 374],
             sampling_params=sampling_params(temperature=0.0, max_tokens=64, stop=["END"]),
@@ -297,6 +305,9 @@ def instances():
         "engine_core_output_prompt_logprobs": engine_core_output(
             request_id="r5", new_token_ids=[9],
             new_prompt_logprobs_tensors=_prompt_logprobs_two_rows()),
+        "engine_core_output_pooling": engine_core_output(
+            request_id="embd-1-0", new_token_ids=[], pooling_output=[F32(0.5), F32(-1.25), F32(3.0)],
+            finish_reason=STOP),
         "engine_core_output_error": engine_core_output(
             request_id="r4", new_token_ids=[], finish_reason=ABORT,
             error_code=RESOURCE_EXHAUSTED, error_message="waiting queue is full (256 requests)"),

@@ -103,6 +103,13 @@ EngineCoreRequest CacheSaltRequest() {
   return r;
 }
 
+EngineCoreRequest PoolingRequest() {
+  EngineCoreRequest r = Request("embd-1-0", {3, 4, 5}, 3.5);
+  r.sampling_params.max_tokens = 1;
+  r.pooling_params = PoolingParams{.dimensions = 8, .normalize = false};
+  return r;
+}
+
 EngineCoreRequest FullRequest() {
   EngineCoreRequest r = Request("cmpl-abc-0", {785, 6722, 315, 9625, 374}, 1763769600.25);
   r.sampling_params.temperature = 0.0;
@@ -148,6 +155,14 @@ EngineCoreOutput OutputPromptLogprobs() {
   o.request_id = "r5";
   o.new_token_ids = {9};
   o.new_prompt_logprobs = PromptLogprobsTwoRows();
+  return o;
+}
+
+EngineCoreOutput OutputPooling() {
+  EngineCoreOutput o;
+  o.request_id = "embd-1-0";
+  o.pooling_output = std::vector<float>{0.5f, -1.25f, 3.0f};
+  o.finish_reason = FinishReason::kStop;
   return o;
 }
 
@@ -284,6 +299,7 @@ const std::vector<Golden>& Cases() {
       Case("sampling_params_choice", ChoiceSamplingParams()),
       Case("engine_core_request_minimal", Request("x", {1}, 1.0)),
       Case("engine_core_request_cache_salt", CacheSaltRequest()),
+      Case("engine_core_request_pooling", PoolingRequest()),
       Case("engine_core_request_full", FullRequest()),
       Case("utility_request", UtilityRequest{1, int64_t{1} << 33, "reset_prefix_cache", {"a", "b"}}),
       Case("start_dp_wave", StartDpWave{12, -1}),
@@ -294,6 +310,7 @@ const std::vector<Golden>& Cases() {
       Case("engine_core_output_stop_token", OutputStopToken()),
       Case("engine_core_output_stop_string", OutputStopString()),
       Case("engine_core_output_prompt_logprobs", OutputPromptLogprobs()),
+      Case("engine_core_output_pooling", OutputPooling()),
       Case("engine_core_output_error", OutputError()),
       Case("scheduler_stats", Stats()),
       Case("scheduler_stats_spec_decoding", SpecDecodingStatsOnly()),

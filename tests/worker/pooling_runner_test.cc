@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "tests/worker/chunked_prefill.h"
 #include "tests/worker/worker_test_util.h"
 #include "worker/model_runner.h"
 
@@ -24,12 +25,7 @@ class PoolingRunnerTest : public ::testing::TestWithParam<PoolingType> {
     dir_ = nullptr;
   }
 
-  struct Req {
-    std::string id;
-    std::vector<int32_t> prompt;
-    std::vector<size_t> chunks;  // prefill chunk sizes, cycled
-    int32_t first_block = 0;
-  };
+  using Req = testing::ChunkedRequest;
 
   // Prefills every request in `reqs` (each in its chunks, all in the same
   // steps) and returns the vector each reported.
@@ -47,39 +43,17 @@ class PoolingRunnerTest : public ::testing::TestWithParam<PoolingType> {
     EXPECT_TRUE(runner.ok()) << runner.status().ToString();
     EXPECT_TRUE((*runner)->InitializeKvCache(64).ok());
     std::map<std::string, std::vector<float>> got;
-    std::vector<size_t> done(reqs.size(), 0), chunk(reqs.size(), 0);
-    for (bool first = true;; first = false) {
-      proto::SchedulerOutput s;
-      for (size_t i = 0; i < reqs.size(); ++i) {
-        const Req& r = reqs[i];
-        if (done[i] == r.prompt.size()) continue;
-        const size_t n = std::min(r.chunks[chunk[i]++ % r.chunks.size()], r.prompt.size() - done[i]);
-        if (first) {
-          proto::NewRequestData nr;
-          nr.req_id = r.id;
-          nr.prompt_token_ids = r.prompt;
-          nr.sampling_params.max_tokens = 1;
-          nr.pooling_params.emplace();
-          nr.block_ids = {testing::Blocks(r.first_block, 8)};
-          s.scheduled_new_reqs.push_back(std::move(nr));
-        } else {
-          auto& cached = s.scheduled_cached_reqs;
-          cached.req_ids.push_back(r.id);
-          cached.num_computed_tokens.push_back(static_cast<int32_t>(done[i]));
-          cached.new_block_ids.emplace_back();
-        }
-        s.num_scheduled_tokens[r.id] = static_cast<int32_t>(n);
-        done[i] += n;
-      }
-      if (s.num_scheduled_tokens.empty()) break;
-      const proto::ModelRunnerOutput out = (*runner)->Execute(s);
-      EXPECT_FALSE(out.error.has_value()) << *out.error;
+    auto admit = [](size_t, proto::NewRequestData& nr) {
+      nr.sampling_params.max_tokens = 1;
+      nr.pooling_params.emplace();
+    };
+    testing::RunChunkedPrefill(**runner, reqs, admit, [&](const proto::ModelRunnerOutput& out) {
       for (const auto& tokens : out.sampled_token_ids) EXPECT_TRUE(tokens.empty()) << "a pooling step sampled";
       for (const auto& [id, v] : out.pooler_output) {
         EXPECT_EQ(got.count(id), 0u) << id << ": pooled twice";
         got[id] = v;
       }
-    }
+    });
     return got;
   }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 
+#include "tests/worker/chunked_prefill.h"
 #include "tests/worker/worker_test_util.h"
 #include "worker/model_runner.h"
 
@@ -55,34 +56,14 @@ class PromptLogprobsTest : public ::testing::Test {
                                                         std::map<std::string, proto::Logprobs>* first_tokens = nullptr) {
     auto runner = NewRunner();
     std::map<std::string, proto::Logprobs> got;
-    std::vector<size_t> done(reqs.size(), 0), chunk(reqs.size(), 0);
-    for (bool first = true;; first = false) {
-      proto::SchedulerOutput s;
-      for (size_t i = 0; i < reqs.size(); ++i) {
-        const Req& r = reqs[i];
-        if (done[i] == r.prompt.size()) continue;
-        const size_t n = std::min(r.chunks[chunk[i]++ % r.chunks.size()], r.prompt.size() - done[i]);
-        if (first) {
-          proto::NewRequestData nr;
-          nr.req_id = r.id;
-          nr.prompt_token_ids = r.prompt;
-          nr.sampling_params.temperature = 0.0;
-          nr.sampling_params.prompt_logprobs = r.prompt_logprobs;
-          nr.sampling_params.logprobs = 5;
-          nr.block_ids = {testing::Blocks(r.first_block, 8)};
-          s.scheduled_new_reqs.push_back(std::move(nr));
-        } else {
-          auto& c = s.scheduled_cached_reqs;
-          c.req_ids.push_back(r.id);
-          c.num_computed_tokens.push_back(static_cast<int32_t>(done[i]));
-          c.new_block_ids.emplace_back();
-        }
-        s.num_scheduled_tokens[r.id] = static_cast<int32_t>(n);
-        done[i] += n;
-      }
-      if (s.num_scheduled_tokens.empty()) break;
-      const proto::ModelRunnerOutput out = runner->Execute(s);
-      EXPECT_FALSE(out.error.has_value()) << *out.error;
+    std::vector<testing::ChunkedRequest> chunked;
+    for (const Req& r : reqs) chunked.push_back({r.id, r.prompt, r.chunks, r.first_block});
+    auto admit = [&](size_t i, proto::NewRequestData& nr) {
+      nr.sampling_params.temperature = 0.0;
+      nr.sampling_params.prompt_logprobs = reqs[i].prompt_logprobs;
+      nr.sampling_params.logprobs = 5;
+    };
+    testing::RunChunkedPrefill(*runner, chunked, admit, [&](const proto::ModelRunnerOutput& out) {
       for (size_t i = 0; first_tokens != nullptr && i < out.req_ids.size(); ++i) {
         if (!out.sampled_token_ids[i].empty()) (*first_tokens)[out.req_ids[i]] = *out.logprobs[i];
       }
@@ -90,7 +71,7 @@ class PromptLogprobsTest : public ::testing::Test {
         EXPECT_EQ(got.count(id), 0u) << id << ": prompt logprobs sent twice";
         got[id] = rows;
       }
-    }
+    });
     return got;
   }
 
