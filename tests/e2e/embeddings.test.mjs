@@ -3,7 +3,8 @@
 // and /pooling requests, on a tiny random-weight Qwen3 in float32 with
 // prompts prefilled in chunks of 3 tokens. The vectors are those of
 // scripts/ref_embed.py (numpy) over the same weights, normalized as asked;
-// a prompt embedded in a batch is bitwise the one embedded alone.
+// a prompt embedded in a batch is bitwise the one embedded alone. One server
+// runs its model on two tensor-parallel worker processes.
 // Run by ctest:
 //   node --test tests/e2e/embeddings.test.mjs   (LLMSERVE_BIN = the build's bin/)
 import { test, before, after } from 'node:test';
@@ -34,6 +35,7 @@ before(async () => {
                                        '--std', '0.15', '--norm-jitter', '0.2', '--out', model], { stdio: 'ignore' });
   await Promise.all([start('last', ['--runner', 'pooling']),
                      start('mean', ['--task', 'embed', '--pooler-config', '{"pooling_type": "MEAN", "normalize": false}']),
+                     start('tp', ['--runner', 'pooling', '--tensor-parallel-size', '2']),
                      start('generate', [])]);
 });
 
@@ -122,6 +124,13 @@ test('MEAN pooling from --task embed --pooler-config, not normalized', async (t)
   const res = await servers.mean.client.embeddings.create({ model: 'tiny', input: prompts, encoding_format: 'float' });
   const ref = reference('mean', prompts);
   for (let i = 0; i < prompts.length; ++i) assertClose(res.data[i].embedding, ref[i], `mean prompt ${i}`);
+});
+
+test('two tensor-parallel workers pool the same vectors (within float32 rounding)', async (t) => {
+  if (!haveNumpy()) return t.skip('/usr/bin/python3 with numpy is not available');
+  const res = await servers.tp.client.embeddings.create({ model: 'tiny', input: prompts, encoding_format: 'float' });
+  const ref = reference('last', prompts);
+  for (let i = 0; i < prompts.length; ++i) assertClose(res.data[i].embedding, normalized(ref[i]), `tp prompt ${i}`);
 });
 
 test('what a runner does not serve, and output-changing fields it cannot honour, are 400s', async () => {
