@@ -1,6 +1,7 @@
 #include "worker/cpu_backend.h"
 
 #include <glog/logging.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -82,6 +83,8 @@ Status CpuBackend::InitializeKvCache(size_t num_blocks) {
     return Status::ResourceExhausted("cannot allocate a KV cache of " + std::to_string(num_blocks) + " blocks (" +
                                      std::to_string(shape.bytes_per_block() * num_blocks) + " bytes)");
   }
+  // Loading and repacking the weights left freed heap pages behind: give them back.
+  malloc_trim(0);
   return Status::Ok();
 }
 
