@@ -72,7 +72,7 @@ proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
   // field by field (assigning a fresh struct costs a fifth of a 1024-request
   // step). The size check stops the build when the wire struct grows a field
   // that must be reset here too.
-  static_assert(sizeof(proto::EngineCoreOutput) == 384,
+  static_assert(sizeof(proto::EngineCoreOutput) == 416,
                 "proto::EngineCoreOutput changed: reset the new field in Scheduler::NextOutput "
                 "and update this size");
   proto::EngineCoreOutput& out = v[used];
@@ -86,6 +86,7 @@ proto::EngineCoreOutput& Scheduler::NextOutput(int32_t client) {
   out.num_cached_tokens = 0;
   out.error_code.reset();
   out.error_message.reset();
+  out.kv_transfer_params.msgpack.clear();
   return out;
 }
 

@@ -107,7 +107,7 @@ struct EngineCoreOutputFields {
     field("finish_reason", s.finish_reason);
     field("stop_reason", StopReason(s));
     field("events", wire::NilOrList(s.events));
-    field("kv_transfer_params", wire::Nil());
+    field("kv_transfer_params", s.kv_transfer_params);
     field("trace_headers", wire::Nil());
     field("prefill_stats", PrefillStatsOf(s));
     field("routed_experts", wire::Nil());

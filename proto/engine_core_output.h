@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "proto/encoded_value.h"
 #include "proto/wire_codec.h"
 
 namespace llmserve::proto {
@@ -58,7 +59,10 @@ struct EngineCoreOutput {
   std::optional<int32_t> stop_token_id;
   std::optional<std::string> stop_string;
   std::vector<EngineCoreEvent> events;
-  int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
+  int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache (or a KV connector)
+  // Set on a request's last output when its KV connector has parameters for
+  // the next hop (vLLM's kv_transfer_params, e.g. where a decoder reads the KV).
+  EncodedValue kv_transfer_params;
   // Our extension: why the engine refused or failed the request (with
   // finish_reason kAbort / kError). kResourceExhausted = waiting queue full
   // (the frontend answers 429).

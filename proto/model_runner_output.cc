@@ -6,6 +6,18 @@ namespace llmserve::proto {
 
 namespace {
 
+// vLLM KVConnectorOutput's order (0.11); the stats are not carried.
+struct KVConnectorOutputFields {
+  static constexpr wire::Layout kLayout{.name = "KVConnectorOutput"};
+  template <typename S, typename F>
+  void operator()(S& s, F&& field) const {
+    field("finished_sending", wire::NilOrList(s.finished_sending));
+    field("finished_recving", wire::NilOrList(s.finished_recving));
+    field("kv_connector_stats", wire::Nil());
+    field("invalid_block_ids", s.invalid_block_ids);
+  }
+};
+
 struct ModelRunnerOutputFields {
   static constexpr wire::Layout kLayout{.name = "ModelRunnerOutput"};
   template <typename S, typename F>
@@ -17,10 +29,17 @@ struct ModelRunnerOutputFields {
     field("error", s.error);
     field("prompt_logprobs_dict", s.prompt_logprobs);
     field("pooler_output", s.pooler_output);
+    field("kv_connector_output", s.kv_connector_output);
   }
 };
 
 }  // namespace
+
+void Pack(wire::Packer& p, const KVConnectorOutput& v) { wire::PackStruct<KVConnectorOutputFields>(p, v); }
+
+Status Read(const msgpack::object& o, std::string_view, KVConnectorOutput* out) {
+  return wire::ReadStruct<KVConnectorOutputFields>(o, out);
+}
 
 void Pack(wire::Packer& p, const ModelRunnerOutput& v) { wire::PackStruct<ModelRunnerOutputFields>(p, v); }
 

@@ -14,6 +14,17 @@
 
 namespace llmserve::proto {
 
+// What the workers' KV connectors report after a step (vLLM's KVConnectorOutput).
+struct KVConnectorOutput {
+  std::vector<std::string> finished_sending;  // requests whose KV send completed: their blocks may go
+  std::vector<std::string> finished_recving;  // requests whose asynchronous KV load completed
+  // Blocks whose external KV failed to load: their requests recompute them.
+  std::vector<int32_t> invalid_block_ids;
+
+  bool empty() const { return finished_sending.empty() && finished_recving.empty() && invalid_block_ids.empty(); }
+  bool operator==(const KVConnectorOutput&) const = default;
+};
+
 struct ModelRunnerOutput {
   std::vector<std::string> req_ids;  // in the order of sampled_token_ids
   // Tokens per request; empty for a partial prefill chunk (nothing sampled).
@@ -30,10 +41,14 @@ struct ModelRunnerOutput {
   // vLLM's pooler_output, keyed by request: the pooled hidden state of each
   // pooling request whose prefill this step finished.
   std::map<std::string, std::vector<float>> pooler_output;
+  // Set when the workers run a KV connector and it has news.
+  std::optional<KVConnectorOutput> kv_connector_output;
 
   bool operator==(const ModelRunnerOutput&) const = default;
 };
 
+void Pack(wire::Packer& p, const KVConnectorOutput& v);
+Status Read(const msgpack::object& o, std::string_view field, KVConnectorOutput* out);
 void Pack(wire::Packer& p, const ModelRunnerOutput& v);
 Status Read(const msgpack::object& o, std::string_view field, ModelRunnerOutput* out);
 

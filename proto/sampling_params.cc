@@ -37,6 +37,7 @@ struct SamplingParamsFields {
     field("logit_bias", s.logit_bias);
     field("allowed_token_ids", s.allowed_token_ids);
     field("_all_stop_token_ids", s.all_stop_token_ids);
+    field("extra_args", s.extra_args);
   }
 };
 

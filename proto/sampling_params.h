@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "proto/encoded_value.h"
 #include "proto/structured_outputs_params.h"
 #include "proto/wire_codec.h"
 
@@ -44,6 +45,9 @@ struct SamplingParams {
   std::map<int32_t, double> logit_bias;      // token id -> added to its logit
   std::vector<int32_t> allowed_token_ids;    // if non-empty, only these may be sampled
   std::vector<int32_t> all_stop_token_ids;   // EOS ids + stop_token_ids, set by the frontend
+  // vLLM's extra_args: a map for extensions; its "kv_transfer_params" entry is
+  // the request's KV-transfer parameters (engine_core/kv_connector/).
+  EncodedValue extra_args;
 
   bool operator==(const SamplingParams&) const = default;
 };

@@ -52,6 +52,7 @@ struct SchedulerOutputFields {
     field("preempted_req_ids", s.preempted_req_ids);
     field("structured_output_request_ids", s.structured_output_request_ids);
     field("grammar_bitmask", s.grammar_bitmask);
+    field("kv_connector_metadata", s.kv_connector_metadata);
   }
 };
 

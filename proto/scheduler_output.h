@@ -13,6 +13,7 @@
 #include "proto/pooling_params.h"
 #include "proto/sampling_params.h"
 #include "base/status.h"
+#include "proto/encoded_value.h"
 #include "proto/wire_codec.h"
 
 namespace llmserve::proto {
@@ -70,6 +71,9 @@ struct SchedulerOutput {
   // Structured-output requests that sample this step -> their row in grammar_bitmask.
   std::map<std::string, int32_t> structured_output_request_ids;
   GrammarBitmask grammar_bitmask;
+  // The KV connector's metadata for this step (vLLM's kv_connector_metadata),
+  // in the connector's own msgpack layout; empty without a connector.
+  EncodedValue kv_connector_metadata;
 
   bool operator==(const SchedulerOutput&) const = default;
 };

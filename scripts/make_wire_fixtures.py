@@ -105,7 +105,7 @@ SAMPLING_PARAMS = [  # map, vLLM SamplingParams names
     ("prompt_logprobs", None), ("detokenize", True), ("skip_special_tokens", True),
     ("spaces_between_special_tokens", True), ("include_stop_str_in_output", False),
     ("output_kind", 0), ("structured_outputs", None), ("logit_bias", {}),
-    ("allowed_token_ids", []), ("_all_stop_token_ids", []),
+    ("allowed_token_ids", []), ("_all_stop_token_ids", []), ("extra_args", None),
 ]
 STRUCTURED_OUTPUTS_PARAMS = [  # map, vLLM StructuredOutputsParams names
     ("json", None), ("regex", None), ("choice", None), ("grammar", None),
@@ -171,16 +171,22 @@ SCHEDULER_OUTPUT = [
     ("finished_req_ids", []), ("preempted_req_ids", []),
     ("structured_output_request_ids", {}),
     ("grammar_bitmask", None),  # bin: the int32 words, little-endian
+    ("kv_connector_metadata", None),  # the connector's own msgpack value
 ]
 MODEL_RUNNER_OUTPUT = [
     ("req_ids", []), ("sampled_token_ids", []), ("logprobs", []),
     ("num_nans_in_logits", 0), ("error", None),
     ("prompt_logprobs_dict", {}),  # request id -> LogprobsLists of the whole prompt
     ("pooler_output", {}),  # request id -> pooled hidden state (float32 list)
+    ("kv_connector_output", None),
+]
+KV_CONNECTOR_OUTPUT = [  # vLLM 0.11 order; the stats are not carried
+    ("finished_sending", []), ("finished_recving", []), ("kv_connector_stats", None),
+    ("invalid_block_ids", []),
 ]
 
 # Enum values on the wire: FinishReason, StatusCode (our extension), RequestOutputKind.
-STOP, ABORT = 0, 2
+STOP, LENGTH, ABORT = 0, 1, 2
 RESOURCE_EXHAUSTED = 3
 DELTA = 1
 
@@ -247,6 +253,10 @@ def _scheduler_stats():
                            iteration_tokens=[256, 17])
 
 
+def _kv_transfer_params():
+    return {"do_remote_decode": False, "do_remote_prefill": True, "remote_block_ids": [4, 5]}
+
+
 def _new_request_data():
     return new_request_data(req_id="new", prompt_token_ids=[5, 6, 7],
                             sampling_params=sampling_params(temperature=0.0),
@@ -274,6 +284,8 @@ def instances():
             _all_stop_token_ids=[151645]),
         "sampling_params_json_schema": sampling_params(structured_outputs=structured_outputs(
             json='{"type":"object"}', disable_any_whitespace=True)),
+        "sampling_params_kv_transfer": sampling_params(
+            extra_args={"kv_transfer_params": _kv_transfer_params()}),
         "sampling_params_choice": sampling_params(
             temperature=0.0, structured_outputs=structured_outputs(choice=["yes", "no"])),
         "engine_core_request_minimal": engine_core_request(
@@ -311,6 +323,9 @@ def instances():
         "engine_core_output_error": engine_core_output(
             request_id="r4", new_token_ids=[], finish_reason=ABORT,
             error_code=RESOURCE_EXHAUSTED, error_message="waiting queue is full (256 requests)"),
+        "engine_core_output_kv_transfer_params": engine_core_output(
+            request_id="p1", new_token_ids=[8], finish_reason=LENGTH,
+            kv_transfer_params=_kv_transfer_params()),
         "scheduler_stats": _scheduler_stats(),
         "scheduler_stats_spec_decoding": scheduler_stats(
             num_running_reqs=1, step_counter=9, spec_decoding_stats=spec_decoding_stats(
@@ -335,13 +350,19 @@ def instances():
             "num_common_prefix_blocks": [0], "finished_req_ids": ["done"],
             "preempted_req_ids": ["victim"],
             "structured_output_request_ids": ordered({"new": 0}),
-            "grammar_bitmask": struct.pack("<2i", -1, 5)}, omit_defaults=False),
+            "grammar_bitmask": struct.pack("<2i", -1, 5),
+            "kv_connector_metadata": {"requests": [["new", True]]}}, omit_defaults=False),
         "model_runner_output": array_like(MODEL_RUNNER_OUTPUT, {
             "req_ids": ["a", "b"], "sampled_token_ids": [[11], []],
             "logprobs": [logprobs(logprob_token_ids=[[11, 3]],
                                   logprobs=[[F32(-0.5), F32(-1.5)]], sampled_token_ranks=[1]),
                          None],
             "prompt_logprobs_dict": ordered({"a": _prompt_logprobs_two_rows()})},
+            omit_defaults=False),
+        "model_runner_output_kv_connector": array_like(MODEL_RUNNER_OUTPUT, {
+            "req_ids": ["a"], "sampled_token_ids": [[11]], "logprobs": [None],
+            "kv_connector_output": array_like(KV_CONNECTOR_OUTPUT, {
+                "finished_sending": ["done"], "invalid_block_ids": [3, 4]}, omit_defaults=False)},
             omit_defaults=False),
         "model_runner_output_error": array_like(
             MODEL_RUNNER_OUTPUT, {"error": "worker 1: out of memory"}, omit_defaults=False),

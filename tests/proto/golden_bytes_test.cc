@@ -183,6 +183,39 @@ EngineCoreOutput OutputError() {
   return o;
 }
 
+// {"do_remote_decode": false, "do_remote_prefill": true, "remote_block_ids": [4, 5]}
+EncodedValue KVTransferParams() {
+  wire::Buffer buffer;
+  wire::Packer p(buffer);
+  p.pack_map(3);
+  p.pack(std::string("do_remote_decode"));
+  p.pack(false);
+  p.pack(std::string("do_remote_prefill"));
+  p.pack(true);
+  p.pack(std::string("remote_block_ids"));
+  p.pack(std::vector<int32_t>{4, 5});
+  return EncodedValue{std::string(buffer.data(), buffer.size())};
+}
+
+SamplingParams KVTransferSamplingParams() {
+  wire::Buffer buffer;
+  wire::Packer p(buffer);
+  p.pack_map(1);
+  p.pack(std::string("kv_transfer_params"));
+  SamplingParams s;
+  s.extra_args.msgpack = std::string(buffer.data(), buffer.size()) + KVTransferParams().msgpack;
+  return s;
+}
+
+EngineCoreOutput OutputKVTransferParams() {
+  EngineCoreOutput o;
+  o.request_id = "p1";
+  o.new_token_ids = {8};
+  o.finish_reason = FinishReason::kLength;
+  o.kv_transfer_params = KVTransferParams();
+  return o;
+}
+
 SchedulerStats Stats() { return SchedulerStats{3, 4, 500, 0.25, 100, 64, 1, 77, 2, {256, 17}, std::nullopt}; }
 
 SchedulerStats SpecDecodingStatsOnly() {
@@ -261,6 +294,16 @@ SchedulerOutput Step() {
   so.preempted_req_ids = {"victim"};
   so.structured_output_request_ids = {{"new", 0}};
   so.grammar_bitmask.words = {-1, 5};
+  // {"requests": [["new", true]]}: a connector's metadata, passed through as it is.
+  wire::Buffer buffer;
+  wire::Packer p(buffer);
+  p.pack_map(1);
+  p.pack(std::string("requests"));
+  p.pack_array(1);
+  p.pack_array(2);
+  p.pack(std::string("new"));
+  p.pack(true);
+  so.kv_connector_metadata.msgpack.assign(buffer.data(), buffer.size());
   return so;
 }
 
@@ -270,6 +313,15 @@ ModelRunnerOutput RunnerOutput() {
   m.sampled_token_ids = {{11}, {}};
   m.logprobs = {Logprobs{{{11, 3}}, {{-0.5f, -1.5f}}, {1}}, std::nullopt};
   m.prompt_logprobs = {{"a", PromptLogprobsTwoRows()}};
+  return m;
+}
+
+ModelRunnerOutput RunnerKVConnectorOutput() {
+  ModelRunnerOutput m;
+  m.req_ids = {"a"};
+  m.sampled_token_ids = {{11}};
+  m.logprobs = {std::nullopt};
+  m.kv_connector_output = KVConnectorOutput{{"done"}, {}, {3, 4}};
   return m;
 }
 
@@ -297,6 +349,7 @@ const std::vector<Golden>& Cases() {
       Case("sampling_params_full", FullSamplingParams()),
       Case("sampling_params_json_schema", JsonSchemaSamplingParams()),
       Case("sampling_params_choice", ChoiceSamplingParams()),
+      Case("sampling_params_kv_transfer", KVTransferSamplingParams()),
       Case("engine_core_request_minimal", Request("x", {1}, 1.0)),
       Case("engine_core_request_cache_salt", CacheSaltRequest()),
       Case("engine_core_request_pooling", PoolingRequest()),
@@ -312,6 +365,7 @@ const std::vector<Golden>& Cases() {
       Case("engine_core_output_prompt_logprobs", OutputPromptLogprobs()),
       Case("engine_core_output_pooling", OutputPooling()),
       Case("engine_core_output_error", OutputError()),
+      Case("engine_core_output_kv_transfer_params", OutputKVTransferParams()),
       Case("scheduler_stats", Stats()),
       Case("scheduler_stats_spec_decoding", SpecDecodingStatsOnly()),
       Case("utility_output", UtilityOutput{9, std::nullopt, "{\"ok\":true}"}),
@@ -323,6 +377,7 @@ const std::vector<Golden>& Cases() {
       Case("scheduler_output", Step()),
       Case("model_runner_output", RunnerOutput()),
       Case("model_runner_output_error", RunnerError()),
+      Case("model_runner_output_kv_connector", RunnerKVConnectorOutput()),
   };
   return cases;
 }
