@@ -46,7 +46,8 @@ int32_t KVCacheManager::GetComputedBlocks(const Request& request, std::vector<in
 bool KVCacheManager::AllocateSlots(Request& request, int32_t num_new_tokens,
                                    int32_t num_new_computed_tokens,
                                    std::span<const int32_t> new_computed_blocks,
-                                   int32_t num_lookahead_tokens, bool full_sequence_must_fit) {
+                                   int32_t num_lookahead_tokens, bool full_sequence_must_fit,
+                                   bool delay_cache_blocks) {
   CHECK_GE(num_new_tokens, 0);
   const int32_t num_computed = request.num_computed_tokens + num_new_computed_tokens;
   const int32_t num_needed =
@@ -75,25 +76,27 @@ bool KVCacheManager::AllocateSlots(Request& request, int32_t num_new_tokens,
     request.num_cached_blocks = static_cast<int32_t>(request.block_ids.size());
   }
   pool_.GetNewBlocks(num_new_blocks, &request.block_ids);
-
-  if (config_.enable_prefix_caching) {
-    // Blocks whose every token is computed or scheduled now can be shared;
-    // a partially filled block never is.
-    const int32_t tokens_to_cache = std::min(num_computed + num_new_tokens, request.num_tokens());
-    const int32_t full_blocks = std::min<int32_t>(
-        tokens_to_cache / config_.block_size, static_cast<int32_t>(request.block_hashes.size()));
-    const int32_t first = request.num_cached_blocks;
-    if (full_blocks > first) {
-      const int32_t bs = config_.block_size;
-      pool_.CacheFullBlocks(std::span<const int32_t>(request.block_ids).subspan(first, full_blocks - first),
-                            std::span<const BlockHash>(request.block_hashes).subspan(first, full_blocks - first),
-                            first > 0 ? &request.block_hashes[first - 1] : nullptr,
-                            request.all_token_ids().subspan(first * bs, (full_blocks - first) * bs), bs,
-                            request.lora_name);
-      request.num_cached_blocks = full_blocks;
-    }
-  }
+  // Blocks whose every token is computed or scheduled now can be shared; a
+  // partially filled block never is.
+  if (!delay_cache_blocks) CacheBlocks(request, num_computed + num_new_tokens);
   return true;
+}
+
+void KVCacheManager::CacheBlocks(Request& request, int32_t num_computed_tokens) {
+  if (!config_.enable_prefix_caching) return;
+  const int32_t tokens_to_cache = std::min(num_computed_tokens, request.num_tokens());
+  const int32_t full_blocks = std::min<int32_t>({tokens_to_cache / config_.block_size,
+                                                 static_cast<int32_t>(request.block_hashes.size()),
+                                                 static_cast<int32_t>(request.block_ids.size())});
+  const int32_t first = request.num_cached_blocks;
+  if (full_blocks <= first) return;
+  const int32_t bs = config_.block_size;
+  pool_.CacheFullBlocks(std::span<const int32_t>(request.block_ids).subspan(first, full_blocks - first),
+                        std::span<const BlockHash>(request.block_hashes).subspan(first, full_blocks - first),
+                        first > 0 ? &request.block_hashes[first - 1] : nullptr,
+                        request.all_token_ids().subspan(first * bs, (full_blocks - first) * bs), bs,
+                        request.lora_name);
+  request.num_cached_blocks = full_blocks;
 }
 
 void KVCacheManager::Free(Request& request) {

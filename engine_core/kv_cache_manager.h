@@ -53,10 +53,16 @@ class KVCacheManager final {
   // requires room for the whole current sequence (admission gate). Returns
   // false and changes nothing when the free blocks do not suffice. On success
   // the request's block_ids grow (hits first, then new blocks) and its newly
-  // full blocks enter the prefix cache.
+  // full blocks enter the prefix cache, unless `delay_cache_blocks` (their KV
+  // is still being loaded by a KV connector: CacheBlocks enters them later).
   bool AllocateSlots(Request& request, int32_t num_new_tokens, int32_t num_new_computed_tokens = 0,
                      std::span<const int32_t> new_computed_blocks = {},
-                     int32_t num_lookahead_tokens = 0, bool full_sequence_must_fit = false);
+                     int32_t num_lookahead_tokens = 0, bool full_sequence_must_fit = false,
+                     bool delay_cache_blocks = false);
+
+  // Enters the request's full blocks among its first `num_computed_tokens`
+  // tokens in the prefix cache (those not entered yet; no-op without prefix caching).
+  void CacheBlocks(Request& request, int32_t num_computed_tokens);
 
   // Releases the request's blocks, last block first, so that the tails of
   // prefix chains are evicted before their heads.

@@ -68,6 +68,9 @@ StatusOr<std::unique_ptr<Request>> Request::Create(int32_t handle, proto::Engine
     if (std::find(sp.stop_token_ids.begin(), sp.stop_token_ids.end(), t) == sp.stop_token_ids.end())
       stop.eos_token_ids.push_back(t);
   }
+  proto::EncodedValue kv_transfer_params;
+  Status extra = proto::FindEncodedEntry(sp.extra_args, "kv_transfer_params", &kv_transfer_params);
+  if (!extra.ok()) return Status::InvalidArgument("request " + id + ": extra_args: " + extra.message());
   auto r = std::make_unique<Request>(handle, std::move(req.request_id),
                                      std::move(req.prompt_token_ids), std::move(stop));
   r->client_index = req.client_index;
@@ -77,6 +80,7 @@ StatusOr<std::unique_ptr<Request>> Request::Create(int32_t handle, proto::Engine
   r->cache_salt = req.cache_salt.value_or("");
   r->sampling_params = std::move(req.sampling_params);
   r->pooling_params = std::move(req.pooling_params);
+  r->kv_transfer_params = std::move(kv_transfer_params);
   return r;
 }
 

@@ -133,6 +133,15 @@ class alignas(64) Request final {
   std::optional<proto::PoolingParams> pooling_params;  // set: a pooling request (finishes with its prefill)
   std::unique_ptr<StructuredOutputRequest> structured_output;  // set when the output is constrained
   std::vector<int32_t> spec_token_ids;  // speculative drafts to verify next step (decoding only)
+
+  // ---- KV connector state (engine_core/kv_connector/) ----
+  // The client's kv_transfer_params (SamplingParams.extra_args
+  // ["kv_transfer_params"], as vLLM carries them); empty for none.
+  proto::EncodedValue kv_transfer_params;
+  int32_t num_external_computed_tokens = 0;  // tokens a connector loaded at admission
+  bool connector_finished = false;  // the connector's RequestFinished was called
+  bool hold_blocks = false;         // keep the blocks past the finish until the workers report the transfer
+  bool kv_load_failed = false;      // a load from the connector failed: it computes its KV itself from now on
 };
 
 }  // namespace llmserve::engine_core

@@ -6,6 +6,7 @@ std::string_view RequestStatusName(RequestStatus s) {
   switch (s) {
     case RequestStatus::kWaiting: return "WAITING";
     case RequestStatus::kWaitingForStructuredOutputGrammar: return "WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR";
+    case RequestStatus::kWaitingForRemoteKVs: return "WAITING_FOR_REMOTE_KVS";
     case RequestStatus::kRunning: return "RUNNING";
     case RequestStatus::kPreempted: return "PREEMPTED";
     case RequestStatus::kFinishedStopped: return "FINISHED_STOPPED";

@@ -6,7 +6,9 @@
 //      └──── PREEMPTED ◀─────┘  (blocks freed; recomputed when rescheduled)
 //
 // WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR parks a request until its grammar is
-// compiled; the scheduler skips such requests without blocking the queue.
+// compiled, WAITING_FOR_REMOTE_KVS until a KV connector's asynchronous load
+// into its (allocated) blocks has finished; the scheduler skips such
+// requests without blocking the queue.
 
 #include <cstdint>
 #include <string_view>
@@ -16,6 +18,7 @@ namespace llmserve::engine_core {
 enum class RequestStatus : uint8_t {
   kWaiting,
   kWaitingForStructuredOutputGrammar,
+  kWaitingForRemoteKVs,
   kRunning,
   kPreempted,
   // Everything from here on is finished.

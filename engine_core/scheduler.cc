@@ -64,7 +64,7 @@ Status Scheduler::AddRequest(proto::EngineCoreRequest request) {
                                      std::to_string(config_.max_waiting_requests) +
                                      " requests); retry later");
   }
-  if (id_to_handle_.count(request.request_id) != 0) {
+  if (id_to_handle_.count(request.request_id) != 0 || held_blocks_.count(request.request_id) != 0) {
     return Status::InvalidArgument("request id '" + request.request_id + "' is already in use");
   }
   if (request.pooling_params.has_value() != config_.pooling_runner) {
@@ -122,6 +122,7 @@ void Scheduler::FinishRequests(std::span<const std::string> request_ids, Request
     if (r.status == RequestStatus::kRunning) {
       running_.erase(std::find(running_.begin(), running_.end(), h));
     } else {
+      if (r.status == RequestStatus::kWaitingForRemoteKVs) HoldBlocksOfUnfinishedLoad(r);
       CHECK(waiting_.Remove(h)) << "request " << id << " is neither running nor waiting";
     }
     r.status = status;
@@ -137,7 +138,6 @@ void Scheduler::ReleaseFinished(int32_t handle) {
   }
   EraseMapEntry(handle);
   if (suffix_ != nullptr) suffix_->Finish(r->request_id);
-  kv_.Free(*r);
   if (static_cast<size_t>(r->client_index) >= finished_for_clients_.size()) {
     finished_for_clients_.resize(static_cast<size_t>(r->client_index) + 1);
   }
@@ -145,6 +145,14 @@ void Scheduler::ReleaseFinished(int32_t handle) {
   id_to_handle_.erase(r->request_id);
   finished_for_workers_.push_back(r->request_id);
   free_handles_.push_back(handle);
+  if (connector_ != nullptr) {
+    (void)NotifyConnectorFinished(*r);  // a request that stopped was told already (its output has the params)
+    if (r->hold_blocks) {
+      HoldFinishedBlocks(std::move(r));
+      return;
+    }
+  }
+  kv_.Free(*r);
 }
 
 const proto::SchedulerOutput& Scheduler::Schedule() {
@@ -159,6 +167,7 @@ const proto::SchedulerOutput& Scheduler::Schedule() {
   if (!preempted) ScheduleWaiting(&budget);
 
   BuildOutput();  // reads last_scheduled_step of the previous step
+  if (connector_ != nullptr) BuildKVConnectorMeta();
   // Advance computed tokens now, so the next step can be planned before this
   // one's output arrives.
   for (size_t i = 0; i < decision_.size(); ++i) {
@@ -273,7 +282,8 @@ void Scheduler::ScheduleWaiting(int32_t* budget) {
          static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
     const int32_t h = waiting_.Front();
     Request& r = *requests_[h];
-    if (r.status == RequestStatus::kWaitingForStructuredOutputGrammar) {
+    if (r.status == RequestStatus::kWaitingForStructuredOutputGrammar ||
+        (r.status == RequestStatus::kWaitingForRemoteKVs && !PromoteLoadedRequest(r))) {
       // Not ready; look past it without losing its place.
       waiting_.Pop();
       skipped_waiting_.push_back(h);
@@ -285,26 +295,52 @@ void Scheduler::ScheduleWaiting(int32_t* budget) {
       skipped_waiting_.push_back(h);
       continue;
     }
-    DCHECK_EQ(r.num_computed_tokens, 0);
+    // A request whose asynchronous KV load finished comes back with its
+    // loaded tokens computed; any other has none.
     hit_blocks_.clear();
-    const int32_t hit = kv_.GetComputedBlocks(r, &hit_blocks_);
-    int32_t n = r.num_tokens() - hit;
+    int32_t hit = 0;
+    ExternalMatch external;
+    if (r.num_computed_tokens == 0) {
+      hit = kv_.GetComputedBlocks(r, &hit_blocks_);
+      if (connector_ != nullptr && !r.kv_load_failed) {
+        external = connector_->GetNumNewMatchedTokens(r, hit);
+        if (!external.num_tokens) {
+          waiting_.Pop();  // the connector cannot tell yet: ask again next step
+          skipped_waiting_.push_back(h);
+          continue;
+        }
+      }
+    }
+    const int32_t num_external = external.num_tokens.value_or(0);
+    const int32_t computed = r.num_computed_tokens + hit + num_external;
+    CHECK(num_external >= 0 && computed < r.num_tokens())
+        << "request " << r.request_id << ": the KV connector offered " << num_external << " tokens past " << hit
+        << " of " << r.num_tokens() << "; it must leave the last one to compute";
+    int32_t n = external.load_async ? 0 : r.num_tokens() - computed;
     if (threshold > 0 && n > threshold) n = threshold;
     if (!config_.enable_chunked_prefill && n > *budget) break;
     n = std::min(n, *budget);
-    if (!kv_.AllocateSlots(r, n, hit, hit_blocks_, config_.num_lookahead_tokens,
-                           config_.reserve_full_prompt)) {
+    // Blocks being loaded enter the prefix cache once their KV has arrived.
+    const bool delay_cache_blocks = num_external > 0 || external.load_async;
+    if (!kv_.AllocateSlots(r, n + num_external, hit, hit_blocks_, config_.num_lookahead_tokens,
+                           config_.reserve_full_prompt, delay_cache_blocks)) {
       break;  // waiting requests never preempt
     }
     waiting_.Pop();
+    if (connector_ != nullptr) AdmittedWithConnector(r, computed, num_external, external.load_async);
+    if (external.load_async) {
+      r.num_computed_tokens = computed;  // once loaded; it waits until the workers say so
+      skipped_waiting_.push_back(h);
+      continue;
+    }
     running_.push_back(h);
     if (config_.max_loras > 0 && !r.lora_name.empty()) running_loras_.insert(r.lora_name);
     const Kind kind = r.status == RequestStatus::kPreempted ? Kind::kResumed : Kind::kNew;
     r.status = RequestStatus::kRunning;
-    r.num_computed_tokens = hit;
-    if (r.num_cached_tokens < 0) r.num_cached_tokens = hit;
+    r.num_computed_tokens = computed;
+    if (r.num_cached_tokens < 0) r.num_cached_tokens = computed;
     RecordEvent(r, RequestEventType::kScheduled);
-    decision_.push_back(Scheduled{h, n, hit, 0, kind});
+    decision_.push_back(Scheduled{h, n, computed, 0, kind});
     *budget -= n;
   }
   for (auto it = skipped_waiting_.rbegin(); it != skipped_waiting_.rend(); ++it) {

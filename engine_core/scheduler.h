@@ -12,7 +12,9 @@
 //
 // Implemented in three files: scheduler.cc (requests in and out, the step's
 // decision, preemption), scheduler_build_output.cc (the decision as the
-// workers' SchedulerOutput diff) and scheduler_update.cc (UpdateFromOutput).
+// workers' SchedulerOutput diff) and scheduler_update.cc (UpdateFromOutput);
+// structured outputs in scheduler_structured.cc and the KV connector's hooks
+// in scheduler_kv_connector.cc.
 
 #include <cstdint>
 #include <memory>
@@ -23,7 +25,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/kv_transfer/kv_transfer_config.h"
 #include "engine_core/kv_cache_manager.h"
+#include "engine_core/kv_connector/kv_connector_scheduler.h"
 #include "engine_core/request.h"
 #include "engine_core/scheduler_config.h"
 #include "engine_core/spec_decode_stats.h"
@@ -35,6 +39,14 @@
 #include "base/status_or.h"
 
 namespace llmserve::engine_core {
+
+// What the KV connector did, since the scheduler was created.
+struct KVConnectorCounters {
+  int64_t loaded_requests = 0;    // admissions that took tokens from the connector
+  int64_t loaded_tokens = 0;      // tokens they took (before any failure)
+  int64_t failed_loads = 0;       // admissions whose load failed (in part)
+  int64_t recomputed_tokens = 0;  // loaded tokens computed again after a failure
+};
 
 // One frontend's share of a step's outputs.
 struct ClientOutputs {
@@ -66,6 +78,14 @@ class Scheduler final {
   void SetStructuredOutputManager(StructuredOutputManager* manager) { structured_ = manager; }
   // True while some request waits for its grammar to compile.
   bool HasGrammarsCompiling() const { return !grammar_waiting_.empty(); }
+
+  // Runs `connector`'s scheduler side (engine_core/kv_connector/); before the
+  // first request. `policy`: what a failed load does to its request.
+  void SetKVConnector(std::unique_ptr<KVConnectorScheduler> connector, common::KVLoadFailurePolicy policy);
+  // The connector's counters (all zero without one).
+  const KVConnectorCounters& kv_connector_counters() const { return kv_counters_; }
+  // Finished requests whose blocks stay until the workers report their KV transfer done.
+  int32_t num_held_for_transfer() const { return static_cast<int32_t>(held_blocks_.size()); }
 
   // Decides this step. The returned object is reused by the next call.
   const proto::SchedulerOutput& Schedule();
@@ -103,8 +123,9 @@ class Scheduler final {
   // The KV events the cache queued since the last call (KVCacheConfig::enable_kv_cache_events).
   std::vector<proto::KVCacheEvent> TakeKVEvents() { return kv_.TakeKVEvents(); }
 
-  // True when any request is waiting or running.
-  bool HasRequests() const { return !running_.empty() || !waiting_.empty(); }
+  // True when any request is waiting or running, or holds blocks for a KV
+  // transfer (the workers must be stepped to report it done).
+  bool HasRequests() const { return !running_.empty() || !waiting_.empty() || !held_blocks_.empty(); }
   int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
   int32_t num_waiting() const { return waiting_.size(); }
   // The live request with this id, or nullptr (tests, introspection).
@@ -157,6 +178,29 @@ class Scheduler final {
   bool AdvanceGrammar(Request& r, int32_t token);
   // Emits an error output for each request whose grammar failed to compile.
   void EmitGrammarFailures();
+  // KV connector (scheduler_kv_connector.cc).
+  // A request admitted from the waiting queue with `num_external` tokens
+  // from the connector, ending at `end_token` (loaded asynchronously when `load_async`).
+  void AdmittedWithConnector(Request& r, int32_t end_token, int32_t num_external, bool load_async);
+  // For a request in WAITING_FOR_REMOTE_KVS: true (and WAITING or PREEMPTED
+  // again) once the workers reported its load done.
+  bool PromoteLoadedRequest(Request& r);
+  // SchedulerOutput.kv_connector_metadata for the step just decided.
+  void BuildKVConnectorMeta();
+  // The workers' connector report: finished transfers and failed loads.
+  void ApplyKVConnectorOutput(const proto::ModelRunnerOutput& model_output);
+  // Rolls back requests whose loaded blocks include one of `invalid_block_ids`.
+  void HandleInvalidBlocks(const std::vector<int32_t>& invalid_block_ids);
+  // Finishes with an error the requests whose load failed under the fail policy.
+  void FailKVLoads();
+  // Tells the connector (once) that `r` finished; returns its kv_transfer_params.
+  proto::EncodedValue NotifyConnectorFinished(Request& r);
+  // `r` is leaving WAITING_FOR_REMOTE_KVS finished: its blocks stay until the load is reported done.
+  void HoldBlocksOfUnfinishedLoad(Request& r);
+  // Keeps a released request's blocks until the workers report its transfer.
+  void HoldFinishedBlocks(std::unique_ptr<Request> r);
+  // Frees the blocks of a held request whose transfer the workers reported done.
+  void FreeHeldBlocks(const std::string& request_id);
   // Prefetches (for writing) the output slot `client` will fill 4 rows on.
   void PrefetchOutputSlot(int32_t client) const;
   // Prefetches the requests of model-output rows 4 and 8 after `row`.
@@ -230,6 +274,22 @@ class Scheduler final {
   std::vector<int32_t> grammar_waiting_;          // handles in WAITING_FOR_STRUCTURED_OUTPUT_GRAMMAR
   int32_t num_constrained_ = 0;                   // live requests with structured_outputs
   std::vector<GrammarFailure> grammar_failures_;  // to report in the next update
+
+  // KV connector.
+  struct PendingLoad {
+    int32_t handle;
+    uint64_t sequence_number;  // tells the request from a later one in the same handle
+    int32_t end_token;         // the loaded tokens end here (computed tokens at admission)
+    int32_t num_external;      // loaded tokens
+  };
+  std::unique_ptr<KVConnectorScheduler> connector_;
+  common::KVLoadFailurePolicy kv_failure_policy_ = common::KVLoadFailurePolicy::kRecompute;
+  std::vector<PendingLoad> loaded_this_step_;          // synchronous loads of the step in flight
+  std::vector<ScheduledRequest> connector_scheduled_;  // BuildConnectorMeta's view of the step
+  std::unordered_set<std::string> finished_recving_;   // async loads reported done, not yet promoted
+  std::unordered_map<std::string, std::unique_ptr<Request>> held_blocks_;  // finished, blocks held
+  std::vector<int32_t> kv_load_failed_;  // handles to finish with an error (fail policy)
+  KVConnectorCounters kv_counters_;
 
   // Stats.
   SpecDecodingStats spec_stats_;

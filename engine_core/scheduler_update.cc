@@ -203,6 +203,7 @@ void Scheduler::ProposeDrafts(Request& r) {
   }
   if (stopped) {
     out.finish_reason = FinishReasonOf(r.status);
+    if (connector_ != nullptr) out.kv_transfer_params = NotifyConnectorFinished(r);
     if (r.stop_reason >= 0) out.stop_token_id = r.stop_reason;
     finished_handles_.push_back(handle);
   }
@@ -270,6 +271,8 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
   const size_t rows = std::min(model_output.req_ids.size(), model_output.sampled_token_ids.size());
   finished_handles_.clear();
   if (!grammar_failures_.empty()) EmitGrammarFailures();
+  // Before the rows: a request whose KV failed to load drops this step's token.
+  if (connector_ != nullptr) ApplyKVConnectorOutput(model_output);
   for (size_t row = 0; row < rows; ++row) {
     PrefetchRowsAhead(row, rows, model_output);
     const int32_t idx = LocateScheduled(row, model_output.req_ids[row]);
@@ -278,6 +281,7 @@ void Scheduler::UpdateFromOutput(const proto::SchedulerOutput& scheduler_output,
     if (idx < 0) continue;  // finished (e.g. aborted) since it was scheduled
     ApplySampled(decision_[idx].handle, row, decision_[idx].num_drafts, model_output);
   }
+  if (!kv_load_failed_.empty()) FailKVLoads();
 
   if (!finished_handles_.empty()) {
     std::erase_if(running_, [this](int32_t h) { return requests_[h]->is_finished(); });
