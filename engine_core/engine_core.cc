@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "base/wall_clock.h"
+#include "engine_core/kv_connector/kv_connector_factory.h"
 #include "engine_core/step_overhead.h"
 
 namespace llmserve::engine_core {
@@ -20,6 +21,13 @@ StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(
     executor->Shutdown();
     return scheduler.status();
   }
+  auto connector = CreateKVConnectorScheduler(config.kv_transfer, config.kv.block_size, config.tensor_parallel_size);
+  if (!connector.ok()) {
+    executor->Shutdown();
+    return connector.status();
+  }
+  if (*connector != nullptr)
+    (*scheduler)->SetKVConnector(std::move(connector).value(), config.kv_transfer.kv_load_failure_policy);
   LOG(INFO) << "engine " << config.engine_index << ": " << *blocks << " KV blocks of "
             << config.kv.block_size << " tokens, prefix caching "
             << (config.kv.enable_prefix_caching ? "on" : "off");

@@ -27,6 +27,10 @@ struct EngineCoreConfig {
   KVCacheConfig kv;           // num_blocks 0: as many as the executor fits
   int32_t engine_index = 0;   // this engine's DP rank, stamped on outputs
   std::vector<LoraAdapterInfo> lora_modules;  // adapters the executor's workers loaded at start
+  // --kv-transfer-config: the scheduler side of the connector it names (the
+  // executor's workers run the worker side); `tensor_parallel_size` workers.
+  common::KVTransferConfig kv_transfer;
+  size_t tensor_parallel_size = 1;
 };
 
 class EngineCore final {

@@ -63,6 +63,15 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     for (const auto& m : config.lora().modules()) rc.lora_modules.push_back({m.name(), m.path()});
   }
   rc.memory_fraction = worker::WorkerMemoryFraction(config.cache(), rc.device, 1, ranks_on_node);
+  LLMSERVE_ASSIGN_OR_RETURN(common::KVTransferConfig kv_transfer,
+                            common::ParseKVTransferConfig(config.kv_transfer_config()));
+  // vLLM: each data-parallel engine has its own id.
+  if (kv_transfer.enabled() && config.parallel().data_parallel_size() > 1)
+    kv_transfer.engine_id += "_dp" + std::to_string(engine_index);
+  if (kv_transfer.enabled() && rc.device != "cpu")
+    return Status::InvalidArgument("--kv-transfer-config: KV connectors run on the CPU backend only so far; pass "
+                                   "--device cpu");
+  rc.kv_transfer = kv_transfer;
   BuiltEngine built;
   if (rc.device == "cpu") {
     if (config.cache().memory_utilization() > 0)
@@ -124,6 +133,8 @@ StatusOr<BuiltEngine> BuildEngineCore(const proto::EngineConfig& config, int32_t
     if (ec.scheduler.num_speculative_tokens < 1)
       return Status::InvalidArgument("speculative decoding needs num_speculative_tokens >= 1");
   }
+  ec.kv_transfer = kv_transfer;
+  ec.tensor_parallel_size = std::max(1u, config.parallel().tensor_parallel_size());
   ec.kv.block_size = static_cast<int32_t>(rc.block_size);
   ec.kv.max_model_len = static_cast<int32_t>(built.max_model_len);
   ec.kv.enable_prefix_caching = config.cache().enable_prefix_caching();

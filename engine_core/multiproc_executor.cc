@@ -10,6 +10,7 @@
 
 #include "common/ipc/shm_allreduce.h"
 #include "common/ipc/zmq_socket.h"
+#include "common/kv_transfer/kv_transfer_config.h"
 #include "proto/messages.h"
 #include "proto/worker_protocol.h"
 
@@ -25,6 +26,9 @@ StatusOr<std::unique_ptr<MultiProcExecutor>> MultiProcExecutor::Start(const prot
                                                                       const std::string& worker_binary) {
   std::unique_ptr<MultiProcExecutor> e(new MultiProcExecutor());
   e->world_size_ = std::max(1u, config.parallel().tensor_parallel_size());
+  auto kv_transfer = common::ParseKVTransferConfig(config.kv_transfer_config());
+  if (!kv_transfer.ok()) return kv_transfer.status();
+  if (kv_transfer->enabled()) e->kv_reports_ = std::make_unique<KVOutputAggregator>(e->world_size_);
   e->run_dir_ = "/tmp/llmserve-engine-" + std::to_string(getpid());
   std::filesystem::create_directories(e->run_dir_);
   const std::string config_file = e->run_dir_ + "/engine_config.pb";
@@ -131,6 +135,23 @@ StatusOr<proto::ModelRunnerOutput> MultiProcExecutor::ExecuteModel(const proto::
   if (result.error) {
     failed_ = true;
     return Status::Internal("model execution failed: " + *result.error);
+  }
+  if (kv_reports_ != nullptr) {
+    std::vector<std::optional<proto::KVConnectorOutput>> reports(world_size_);
+    reports[proto::kOutputRank] = std::move(result.kv_connector_output);
+    for (uint32_t rank = 0; rank < world_size_; ++rank) {
+      if (rank == proto::kOutputRank) continue;
+      auto other = Receive(rank);
+      proto::ModelRunnerOutput theirs;
+      Status decoded = other.ok() ? proto::Decode(*other, &theirs) : other.status();
+      if (decoded.ok() && theirs.error) decoded = Status::Internal("model execution failed: " + *theirs.error);
+      if (!decoded.ok()) {
+        failed_ = true;
+        return decoded;
+      }
+      reports[rank] = std::move(theirs.kv_connector_output);
+    }
+    result.kv_connector_output = kv_reports_->Merge(reports);
   }
   return result;
 }

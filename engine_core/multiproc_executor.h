@@ -2,7 +2,8 @@
 // MultiProcExecutor: runs the model in `tensor_parallel_size` llmserve-worker
 // processes (vLLM's MultiprocExecutor). Each step's SchedulerOutput goes to
 // every worker through one shared-memory broadcast ring; each worker answers
-// on its own response ring, and only the output rank answers execute. The
+// on its own response ring, and only the output rank answers execute (with a
+// KV connector every rank does, and their connector reports are merged). The
 // workers die with the engine (PR_SET_PDEATHSIG); a worker that exits or fails
 // is detected while the engine waits for its answer, so a step fails cleanly
 // instead of hanging.
@@ -14,6 +15,7 @@
 #include "common/ipc/shm_ring.h"
 #include "common/process/child_processes.h"
 #include "engine_core/executor.h"
+#include "engine_core/kv_connector/kv_output_aggregator.h"
 #include "proto/engine_config.pb.h"
 
 namespace llmserve::engine_core {
@@ -51,6 +53,7 @@ class MultiProcExecutor final : public Executor {
   proto::wire::Buffer buffer_;
   bool failed_ = false;
   bool shut_down_ = false;
+  std::unique_ptr<KVOutputAggregator> kv_reports_;  // with a KV connector: every rank answers execute
 };
 
 }  // namespace llmserve::engine_core

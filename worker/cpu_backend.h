@@ -34,6 +34,8 @@ class CpuBackend : public ForwardBackend {
   StatusOr<const float*> ForwardHidden(const ForwardBatch& batch) override;
 
   Model& model() { return *model_; }
+  // The KV cache (null before InitializeKvCache).
+  KvCache* kv_cache() { return cache_.get(); }
 
  private:
   std::unique_ptr<Model> model_;

@@ -11,6 +11,7 @@
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/rms_norm.h"
 #include "worker/batch_rows.h"
+#include "worker/kv_connector/kv_connector_worker.h"
 
 namespace llmserve::worker {
 
@@ -386,7 +387,9 @@ Status Model::ForwardToFinalNorm(const ForwardBatch& b, KvCache& cache) {
   for (size_t l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
     const bool sampled_only = last_sampled_only && l + 1 == config_.num_layers;
-    Layer(l, b, cache, sampled_only);
+    if (kv_hooks_ != nullptr) kv_hooks_->WaitForLayerLoad(l);
+    Layer(l, b, cache, sampled_only);  // writes the layer's K/V first
+    if (kv_hooks_ != nullptr) kv_hooks_->SaveKvLayer(l, cache);
     if (sampled_only) {
       rows = nl;
       MoveRowsToFront(hidden_.data(), h, h, b.logits_indices);

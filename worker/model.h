@@ -32,6 +32,8 @@
 
 namespace llmserve::worker {
 
+class KvLayerHooks;
+
 class Model {
  public:
   // Loads DIR for options.tp_rank of options.tp_size. `comm` (not owned, may
@@ -48,6 +50,9 @@ class Model {
   // hidden states of the batch.logits_indices rows [rows × hidden_size]
   // instead of logits (the pooling runner's input).
   Status ForwardHidden(const ForwardBatch& batch, KvCache& cache, std::vector<float>* hidden);
+
+  // A KV connector's per-layer calls in Forward (null: none); `hooks` outlives their use.
+  void set_kv_layer_hooks(KvLayerHooks* hooks) { kv_hooks_ = hooks; }
 
   // Reads the PEFT adapter in `dir` as `name` (LoadLoraAdapter's checks)
   // and returns its slot, which ForwardBatch::request_lora names. A name
@@ -132,6 +137,7 @@ class Model {
   LoraBatch token_loras_, sampled_loras_;
   const LoraBatch* row_loras_ = &token_loras_;
   size_t layer_ = 0;  // the layer Layer and Mlp are running
+  KvLayerHooks* kv_hooks_ = nullptr;
   size_t peak_activation_bytes_ = 0;
 };
 

@@ -8,6 +8,8 @@
 #include <span>
 
 #include "worker/cuda_backend.h"
+#include "worker/kv_connector/kv_connector_step.h"
+#include "worker/kv_connector/kv_connector_worker_factory.h"
 #include "worker/rejection_sampler.h"
 #include "worker/sampler_exp.h"
 
@@ -105,10 +107,16 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
   if (config.max_num_batched_tokens == 0 || config.max_num_seqs == 0) {
     return Status::InvalidArgument("max_num_batched_tokens and max_num_seqs must be positive");
   }
+  if (config.pooling && config.kv_transfer.enabled())
+    return Status::InvalidArgument("KV connectors (--kv-transfer-config) serve generation, not the pooling runner");
   std::unique_ptr<ModelRunner> r(new ModelRunner());
   r->config_ = config;
   r->pool_ = std::make_unique<kernels::cpu::ThreadPool>(config.num_threads);
   if (config.device == "cuda") {
+    if (config.kv_transfer.enabled()) {
+      return Status::Unimplemented("KV connectors (--kv-transfer-config) run on the CPU backend only so far: use "
+                                   "--device cpu");
+    }
     if (!config.lora_modules.empty()) {
       return Status::Unimplemented("LoRA adapters run on the CPU backend only so far: use --device cpu");
     }
@@ -142,6 +150,9 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Create(const ModelRunnerConf
     auto backend = std::make_unique<CpuBackend>(std::move(model), cpu, r->pool_.get());
     r->cpu_ = backend.get();
     r->backend_ = std::move(backend);
+    LLMSERVE_ASSIGN_OR_RETURN(r->kv_connector_,
+                              CreateKVConnectorWorker(config.kv_transfer, config.tp_rank, config.tp_size));
+    r->cpu_->model().set_kv_layer_hooks(r->kv_connector_.get());
   } else {
     return Status::InvalidArgument("unknown device '" + config.device + "' (cpu or cuda)");
   }
@@ -197,7 +208,9 @@ StatusOr<KvCacheBudget> ModelRunner::ProfileKvCache() {
 
 Status ModelRunner::InitializeKvCache(size_t num_blocks) {
   if (num_blocks == 0) return Status::InvalidArgument("the KV cache needs at least one block");
-  return backend_->InitializeKvCache(num_blocks);
+  LLMSERVE_RETURN_IF_ERROR(backend_->InitializeKvCache(num_blocks));
+  if (kv_connector_ != nullptr) return kv_connector_->RegisterKvCaches(cpu_->kv_cache());
+  return Status::Ok();
 }
 
 Status ModelRunner::ValidateDiff(const proto::SchedulerOutput& step) const {
@@ -306,6 +319,11 @@ void ModelRunner::ApplyDiff(const proto::SchedulerOutput& step, const std::map<s
         for (size_t k = have; k < want; ++k) st.output_tokens.push_back(fresh[fresh.size() - (want - k)]);
       }
     }
+    // The scheduler may have dropped the token sampled last step (a KV
+    // connector's load failed under it): it is the authority on the count.
+    if (i < c.num_output_tokens.size() && c.num_output_tokens[i] >= 0 &&
+        st.output_tokens.size() > static_cast<size_t>(c.num_output_tokens[i]))
+      st.output_tokens.resize(static_cast<size_t>(c.num_output_tokens[i]));
     const auto& nb = c.new_block_ids[i];
     if (resumed.count(c.req_ids[i])) st.block_ids.clear();
     if (nb.has_value() && !nb->empty()) st.block_ids.insert(st.block_ids.end(), (*nb)[0].begin(), (*nb)[0].end());
@@ -319,6 +337,7 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
   // Lengths are checked against the state the diff produces before anything changes.
   ApplyDiff(step, lora_slots);
   if (config_.pooling) return RunPooling(step);
+  if (kv_connector_ != nullptr) LLMSERVE_RETURN_IF_ERROR(BeginKVConnectorStep(*kv_connector_, step));
   ForwardBatch batch;
   std::vector<std::string> ids;
   std::vector<bool> samples;
@@ -363,7 +382,10 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
     for (size_t i = 0; i < c.num_rows; ++i) batch.logits_indices.push_back(static_cast<int32_t>(c.first_token + i));
   batch.FinishBlockTables();
   proto::ModelRunnerOutput out;
-  if (batch.num_tokens() == 0) return out;
+  if (batch.num_tokens() == 0) {
+    if (kv_connector_ != nullptr) FinishKVConnectorStep(*kv_connector_, step, &out);
+    return out;
+  }
   const float* prompt_logits = nullptr;
   LLMSERVE_ASSIGN_OR_RETURN(std::vector<std::vector<SampledToken>> sampled,
                             SampleStep(step, batch, ids, samples, drafts, &out.num_nans_in_logits, &prompt_logits));
@@ -377,6 +399,7 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::Run(const proto::SchedulerOutput
       out.logprobs.emplace_back();
     }
   }
+  if (kv_connector_ != nullptr) FinishKVConnectorStep(*kv_connector_, step, &out);
   return out;
 }
 

@@ -21,9 +21,11 @@
 #include "proto/scheduler_output.h"
 #include "base/status_or.h"
 #include "common/ipc/communicator.h"
+#include "common/kv_transfer/kv_transfer_config.h"
 #include "worker/cpu_backend.h"
 #include "worker/forward_backend.h"
 #include "worker/kv_cache.h"
+#include "worker/kv_connector/kv_connector_worker.h"
 #include "worker/lora_adapter.h"
 #include "worker/lora_cache.h"
 #include "worker/model.h"
@@ -68,6 +70,8 @@ struct ModelRunnerConfig {
   // Set: the pooling runner (--runner pooling): requests are pooled prompts,
   // nothing is sampled.
   std::optional<PoolingType> pooling;
+  // --kv-transfer-config: this worker runs the worker side of the connector it names (cpu only).
+  common::KVTransferConfig kv_transfer;
 };
 
 class ModelRunner {
@@ -172,6 +176,7 @@ class ModelRunner {
   CpuBackend* cpu_ = nullptr;  // backend_, when it runs on the CPU
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<LoraCache> loras_;  // cpu only
+  std::unique_ptr<KVConnectorWorker> kv_connector_;  // with --kv-transfer-config (cpu only)
   std::map<std::string, RequestState> requests_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "common/ipc/shm_allreduce.h"
 #include "common/ipc/shm_ring.h"
+#include "common/kv_transfer/kv_transfer_config.h"
 #include "proto/engine_config.pb.h"
 #include "proto/messages.h"
 #include "worker/core_share.h"
@@ -122,8 +123,13 @@ Status RunWorker(const WorkerProcOptions& options) {
     cc.timeout = std::chrono::minutes(5);
     LLMSERVE_ASSIGN_OR_RETURN(comm, common::ipc::ShmCommunicator::Create(cc));
   }
-  auto runner = ModelRunner::Create(RunnerConfig(config, options.rank, options.world_size), comm.get());
-  const bool replies_to_execute = options.rank == kOutputRank;
+  ModelRunnerConfig runner_config = RunnerConfig(config, options.rank, options.world_size);
+  auto kv_transfer = common::ParseKVTransferConfig(config.kv_transfer_config());
+  if (kv_transfer.ok()) runner_config.kv_transfer = *kv_transfer;
+  auto runner = kv_transfer.ok() ? ModelRunner::Create(runner_config, comm.get())
+                                 : StatusOr<std::unique_ptr<ModelRunner>>(kv_transfer.status());
+  // With a KV connector every rank reports its transfers (the executor merges them).
+  const bool replies_to_execute = options.rank == kOutputRank || runner_config.kv_transfer.enabled();
   proto::wire::Buffer buffer;
   std::string message;
   while (true) {
