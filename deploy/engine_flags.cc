@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "common/kv_transfer/kv_transfer_config.h"
 #include "deploy/kv_events_config.h"
 #include "deploy/lora_flags.h"
 #include "deploy/pooler_config.h"
@@ -94,6 +95,13 @@ DEFINE_string(pooler_config, "",
               "likewise); normalize (default true) L2-normalizes embeddings unless a request says otherwise. A "
               "sentence-transformers model directory (modules.json) supplies its own defaults.");
 DEFINE_string(override_pooler_config, "", "vLLM's older spelling of --pooler-config (applied before it).");
+DEFINE_string(kv_transfer_config, "",
+              "KV connector, as JSON with vLLM's KVTransferConfig keys: '{\"kv_connector\": "
+              "\"SharedStorageConnector\", \"kv_role\": \"kv_both\", \"kv_connector_extra_config\": "
+              "{\"shared_storage_path\": \"/path\"}}' (also engine_id, kv_buffer_device, kv_buffer_size, kv_rank, "
+              "kv_parallel_size, kv_ip, kv_port, kv_load_failure_policy recompute|fail). kv_producer saves each "
+              "prompt's KV, kv_consumer loads it instead of computing it, kv_both does either. "
+              "SharedStorageConnector (vLLM main: ExampleConnector) keeps it in files; CPU backend only.");
 DEFINE_double(shutdown_timeout, 30, "Seconds a draining engine may spend finishing requests on SIGTERM.");
 
 namespace llmserve::deploy {
@@ -202,10 +210,16 @@ Status EngineConfigFromFlags(const std::string& model_dir, proto::EngineConfig* 
   config->set_shutdown_timeout_s(FLAGS_shutdown_timeout);
   LLMSERVE_RETURN_IF_ERROR(ParseSpeculativeConfig(FLAGS_speculative_config, config->mutable_speculative()));
   LLMSERVE_RETURN_IF_ERROR(ParseKVEventsConfig(FLAGS_kv_events_config, config->mutable_kv_events()));
+  // Parsed once here, so every engine and worker gets the same engine_id.
+  LLMSERVE_ASSIGN_OR_RETURN(const common::KVTransferConfig kv_transfer,
+                            common::ParseKVTransferConfig(FLAGS_kv_transfer_config));
+  config->set_kv_transfer_config(kv_transfer.enabled() ? common::KVTransferConfigToJson(kv_transfer) : "");
   LLMSERVE_RETURN_IF_ERROR(LoraConfigFromFlags(name, config->mutable_lora()));
   LLMSERVE_RETURN_IF_ERROR(ResolvePoolingRunner(
       {FLAGS_runner, FLAGS_convert, FLAGS_task, FLAGS_pooler_config, FLAGS_override_pooler_config}, model_dir, model));
   if (model->has_pooler()) {
+    if (kv_transfer.enabled())
+      return Status::InvalidArgument("--kv-transfer-config: KV connectors serve generation, not --runner pooling");
     if (FLAGS_device == "cuda") return Status::InvalidArgument("--runner pooling runs on the CPU backend only: use --device cpu");
     parallel->set_device("cpu");
   }

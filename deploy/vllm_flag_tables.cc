@@ -130,7 +130,6 @@ constexpr RejectedVllmFlag kRejected[] = {
     {"hf-config-path", A::kOne, "a model config from another path", ""},
     {"hf-overrides", A::kOne, "overriding the model's config", ""},
     {"io-processor-plugin", A::kOne, "IO processor plugins", ""},
-    {"kv-transfer-config", A::kOne, "KV connectors (disaggregated prefill)", ""},
     {"logits-processors", A::kList, "custom logits processors", ""},
     {"logprobs-mode", A::kOne, "logprobs other than the raw model log-probabilities", "raw_logprobs"},
     {"middleware", A::kOne, "Python ASGI middleware", ""},

@@ -70,9 +70,9 @@ TEST_F(ServeArgumentsTest, ListAtTheEndOfTheConfigDoesNotTakeTheModel) {
 }
 
 TEST_F(ServeArgumentsTest, Errors) {
-  const std::string path = Write("kv-transfer-config: {kv_connector: X}\n");
+  const std::string path = Write("hf-overrides: {x: 1}\n");
   EXPECT_THAT(PrepareServeArguments({"--config", path}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),
-              HasSubstr("--kv-transfer-config"));
+              HasSubstr("--hf-overrides"));
   EXPECT_THAT(PrepareServeArguments({"--config", path, "--config", path}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),
               HasSubstr("--config may be given once"));
   EXPECT_THAT(PrepareServeArguments({"--config"}, PortAndMaxNumSeqsAreOurs, ListStyleOfTwoFlags).status().message(),

@@ -90,10 +90,10 @@ TEST(VllmFlags, UnknownFlagsAndEverythingAfterDoubleDashPassThrough) {
 }
 
 TEST(VllmFlags, RejectedFlagsAreErrors) {
-  Filtered f = Filter({"M", "--kv-transfer-config", "{\"kv_connector\": \"X\"}"});
+  Filtered f = Filter({"M", "--hf-overrides", "{\"x\": 1}"});
   EXPECT_EQ(f.status.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(f.status.message(), HasSubstr("--kv-transfer-config {\"kv_connector\": \"X\"} is not supported by "
-                                            "llmserve yet: KV connectors"));
+  EXPECT_THAT(f.status.message(), HasSubstr("--hf-overrides {\"x\": 1} is not supported by "
+                                            "llmserve yet: overriding the model's config"));
   EXPECT_THAT(Filter({"--enable-sleep-mode"}).status.message(), HasSubstr("sleep mode"));
   EXPECT_THAT(Filter({"-pp", "2"}).status.message(),
               HasSubstr("--pipeline-parallel-size 2 is not supported by llmserve yet: pipeline parallelism "
