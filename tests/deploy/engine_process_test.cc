@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 #include <thread>
 
+#include "common/kv_transfer/kv_transfer_config.h"
 #include "common/process/child_processes.h"
 #include "deploy/handshake_server.h"
 #include "deploy/kv_events_config.h"
@@ -32,6 +35,7 @@ class CollectingSink : public OutputSink {
     std::lock_guard<std::mutex> lock(mu);
     tokens.insert(tokens.end(), o.new_token_ids.begin(), o.new_token_ids.end());
     if (o.finish_reason) finish = o.finish_reason;
+    num_cached_tokens = std::max(num_cached_tokens, o.num_cached_tokens);
     cv.notify_all();
   }
   void OnError(const Status& s) override {
@@ -51,6 +55,7 @@ class CollectingSink : public OutputSink {
   std::condition_variable cv;
   std::vector<int32_t> tokens;
   std::optional<proto::FinishReason> finish;
+  int32_t num_cached_tokens = 0;
   Status error;
 };
 
@@ -201,6 +206,58 @@ TEST(EngineProcess, TensorParallelTwoEqualsOne) {
   auto exit = engine.children.WaitAny(30s);
   ASSERT_TRUE(exit);
   EXPECT_NE(exit->exit_code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// --kv-transfer-config travels in the handshake's EngineConfig to the engine
+// and its two workers: a producer's workers each store their KV heads (and
+// their marker), and a consumer's workers load them, every worker's report
+// merged by the executor, so the consumer computes only the prompt's last
+// token and samples the producer's tokens.
+TEST(EngineProcess, KVConnectorAcrossTensorParallelWorkers) {
+  const std::string dir = TinyModelDir("engine_process_kv_connector");
+  ASSERT_FALSE(dir.empty());
+  proto::EngineConfig config = TinyConfig(dir);
+  config.mutable_parallel()->set_tensor_parallel_size(2);
+  config.mutable_cache()->set_block_size(4);
+  auto with_role = [&](const std::string& role) {
+    auto kv = common::ParseKVTransferConfig(R"({"kv_connector": "SharedStorageConnector", "kv_role": ")" + role +
+                                            R"(", "kv_connector_extra_config": {"shared_storage_path": ")" + dir +
+                                            "/kv\"}}");
+    EXPECT_TRUE(kv.ok()) << kv.status().ToString();
+    proto::EngineConfig c = config;
+    c.set_kv_transfer_config(common::KVTransferConfigToJson(*kv));
+    return c;
+  };
+  proto::EngineCoreRequest request = Greedy("p", 6);
+  request.prompt_token_ids.resize(13);  // 12 tokens are stored: 3 blocks of 4
+  std::iota(request.prompt_token_ids.begin() + 5, request.prompt_token_ids.end(), 1000);
+  auto run = [&](const proto::EngineConfig& c, const std::string& id) {
+    EngineUnderTest engine(c);
+    EXPECT_TRUE(engine.ready);
+    auto sink = std::make_shared<CollectingSink>();
+    proto::EngineCoreRequest r = request;
+    r.request_id = id;
+    EXPECT_TRUE(engine.client->Submit(r, sink).ok());
+    EXPECT_TRUE(sink->WaitDone(60s));
+    EXPECT_TRUE(sink->error.ok()) << sink->error.ToString();
+    return std::make_pair(sink->tokens, sink->num_cached_tokens);
+  };
+  const auto [produced, produced_cached] = run(with_role("kv_producer"), "produce");
+  ASSERT_EQ(produced.size(), 6u);
+  EXPECT_EQ(produced_cached, 0);
+  std::vector<std::string> files;
+  for (const auto& folder : std::filesystem::directory_iterator(dir + "/kv"))
+    for (const auto& f : std::filesystem::directory_iterator(folder.path())) files.push_back(f.path().filename());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"model.layers.0.self_attn.attn.tp0.safetensors",
+                                             "model.layers.0.self_attn.attn.tp1.safetensors",
+                                             "model.layers.1.self_attn.attn.tp0.safetensors",
+                                             "model.layers.1.self_attn.attn.tp1.safetensors", "rank0.complete",
+                                             "rank1.complete"}));
+  const auto [consumed, consumed_cached] = run(with_role("kv_consumer"), "consume");
+  EXPECT_EQ(consumed, produced);
+  EXPECT_EQ(consumed_cached, 12);
   std::filesystem::remove_all(dir);
 }
 
