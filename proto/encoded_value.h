@@ -12,6 +12,7 @@
 
 namespace llmserve::proto {
 
+// Whoever fills `msgpack` makes it exactly one well-formed value: Pack copies it unchecked.
 struct EncodedValue {
   std::string msgpack;  // one encoded msgpack value; empty = absent (nil on the wire)
 
