@@ -38,6 +38,7 @@ struct Result {
 struct RunResults {
   std::map<std::string, Result> results;
   int64_t scheduled_tokens = 0;  // over every step (SchedulerStats.iteration_tokens)
+  int64_t preemptions = 0;
 };
 
 class KVConnectorEngineTest : public ::testing::Test {
@@ -59,8 +60,8 @@ class KVConnectorEngineTest : public ::testing::Test {
     return *c;
   }
 
-  // An engine on the tiny model in float32 with an explicit 200-block cache.
-  std::unique_ptr<EngineCore> NewEngine(const std::string& role) const {
+  // An engine on the tiny model in float32 with an explicit cache of `num_blocks`.
+  std::unique_ptr<EngineCore> NewEngine(const std::string& role, int32_t num_blocks = 200) const {
     worker::ModelRunnerConfig rc;
     rc.model_dir = *model_dir_ / "m";
     rc.block_size = kBlockSize;
@@ -77,19 +78,20 @@ class KVConnectorEngineTest : public ::testing::Test {
     ec.scheduler.max_num_seqs = 8;
     ec.scheduler.max_model_len = kMaxModelLen;
     ec.kv.block_size = kBlockSize;
-    ec.kv.num_blocks = 200;
+    ec.kv.num_blocks = num_blocks;
     ec.kv_transfer = rc.kv_transfer;
     auto core = EngineCore::Create(ec, std::make_unique<InProcExecutor>(std::move(runner).value()));
     EXPECT_TRUE(core.ok()) << core.status().ToString();
     return std::move(core).value();
   }
 
-  static proto::EngineCoreRequest Request(const std::string& id, const std::vector<int32_t>& prompt) {
+  static proto::EngineCoreRequest Request(const std::string& id, const std::vector<int32_t>& prompt,
+                                          int32_t max_tokens = 5) {
     proto::EngineCoreRequest r;
     r.request_id = id;
     r.prompt_token_ids = prompt;
     r.sampling_params.temperature = 0.0;
-    r.sampling_params.max_tokens = 5;
+    r.sampling_params.max_tokens = max_tokens;
     r.sampling_params.logprobs = 2;
     return r;
   }
@@ -103,9 +105,10 @@ class KVConnectorEngineTest : public ::testing::Test {
   }
 
   // Runs the prompts (all queued at once) to completion.
-  static RunResults RunAll(EngineCore& core, const std::map<std::string, std::vector<int32_t>>& prompts) {
+  static RunResults RunAll(EngineCore& core, const std::map<std::string, std::vector<int32_t>>& prompts,
+                           int32_t max_tokens = 5) {
     RunResults run;
-    for (const auto& [id, prompt] : prompts) EXPECT_TRUE(core.AddRequest(Request(id, prompt)).ok());
+    for (const auto& [id, prompt] : prompts) EXPECT_TRUE(core.AddRequest(Request(id, prompt, max_tokens)).ok());
     for (int step = 0; core.HasRequests(); ++step) {
       if (step == 1000) {
         ADD_FAILURE() << "requests stopped progressing";
@@ -117,6 +120,7 @@ class KVConnectorEngineTest : public ::testing::Test {
       for (const ClientOutputs& c : *outs) {
         if (c.outputs.scheduler_stats) {
           for (int32_t n : c.outputs.scheduler_stats->iteration_tokens) run.scheduled_tokens += n;
+          run.preemptions += c.outputs.scheduler_stats->num_preemptions;
         }
         for (const auto& o : c.outputs.outputs) {
           Result& r = run.results[o.request_id];
@@ -214,6 +218,24 @@ TEST_F(KVConnectorEngineTest, MissingOrCorruptFilesAreComputedInstead) {
   };
   EXPECT_EQ(consumer.scheduled_tokens,
             producer.scheduled_tokens - Prefix(prompts.at("p42")) + tail("p9") + tail("p17"));
+}
+
+TEST_F(KVConnectorEngineTest, PreemptedConsumerRequestsLoadAgainAndFinishTheSame) {
+  std::map<std::string, std::vector<int32_t>> prompts;
+  for (uint32_t i = 0; i < 6; ++i) prompts["q" + std::to_string(i)] = worker::testing::Prompt(30 + 3 * i, 512, 40 + i);
+  const RunResults producer = RunAll(*NewEngine("kv_producer"), prompts, 16);
+  EXPECT_EQ(producer.preemptions, 0);
+  // 40 blocks of 4 tokens hold about three of these requests at their full length.
+  auto consumer_engine = NewEngine("kv_consumer", 40);
+  const RunResults consumer = RunAll(*consumer_engine, prompts, 16);
+  EXPECT_GT(consumer.preemptions, 0) << "nothing was preempted: this test would prove nothing";
+  for (const auto& [id, prompt] : prompts) {
+    EXPECT_EQ(consumer.results.at(id).tokens, producer.results.at(id).tokens) << id;
+    EXPECT_EQ(consumer.results.at(id).logprobs, producer.results.at(id).logprobs) << id;
+  }
+  // Each loaded once, and a preempted one again (its blocks had left the prefix cache).
+  EXPECT_GT(consumer_engine->scheduler().kv_connector_counters().loaded_requests, 6);
+  EXPECT_EQ(consumer_engine->scheduler().kv_connector_counters().failed_loads, 0);
 }
 
 TEST_F(KVConnectorEngineTest, CudaDeviceAndUnknownConnectorsAreRefused) {
