@@ -4,7 +4,7 @@
 // the scheduler side's per-step metadata says, and reports which transfers
 // finished and which blocks failed to load.
 //
-// A step (driven by RunKVConnectorStep / FinishKVConnectorStep, vLLM's
+// A step (driven by BeginKVConnectorStep / FinishKVConnectorStep, vLLM's
 // KVConnectorModelRunnerMixin, around the forward):
 //   BindConnectorMetadata → StartLoadKv →
 //   per layer, inside the forward: WaitForLayerLoad, (the layer writes its
