@@ -132,6 +132,7 @@ MaybeError ReadSamplingFields(FieldReader& reader, const ParseOptions& options, 
     return BadRequest("Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt");
   }
   LLMSERVE_API_TRY(reader.OptString("request_id", &out->request_id));
+  LLMSERVE_API_TRY(reader.Object("kv_transfer_params", &out->kv_transfer_params));
   return std::nullopt;
 }
 
@@ -209,6 +210,11 @@ MaybeError ToSamplingParams(const SamplingRequest& request, const SamplingContex
   p.logit_bias = request.logit_bias;
   p.allowed_token_ids = request.allowed_token_ids;
   p.structured_outputs = request.structured_outputs;
+  if (request.kv_transfer_params.is_object()) {
+    const std::vector<uint8_t> bytes =
+        nlohmann::json::to_msgpack(nlohmann::json{{"kv_transfer_params", request.kv_transfer_params}});
+    p.extra_args.msgpack.assign(bytes.begin(), bytes.end());
+  }
   p.all_stop_token_ids = request.stop_token_ids;
   for (int32_t eos : context.eos_token_ids) {
     if (std::find(p.all_stop_token_ids.begin(), p.all_stop_token_ids.end(), eos) == p.all_stop_token_ids.end()) {

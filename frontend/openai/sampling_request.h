@@ -74,6 +74,9 @@ struct SamplingRequest {
   int32_t priority = 0;                      // lower = scheduled first (priority scheduling)
   std::optional<std::string> cache_salt;     // isolates prefix-cache reuse
   std::optional<std::string> request_id;     // body "request_id" (vLLM extension)
+  // vLLM's kv_transfer_params (an object, else null): handed to the engine's
+  // KV connector in SamplingParams.extra_args (disaggregated prefill).
+  nlohmann::json kv_transfer_params;
   // structured_outputs / response_format / guided_*, validated (structured_outputs_request.h).
   std::optional<proto::StructuredOutputsParams> structured_outputs;
   // vLLM's use_beam_search (beam width n) and its length_penalty (beam_search_request.h).

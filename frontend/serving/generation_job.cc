@@ -34,6 +34,7 @@ struct GenerationJob::Choice {
   openai::StopReason stop_reason;
   std::unique_ptr<metrics::RequestTracker> tracker;  // timing and token counts for /metrics
   std::unique_ptr<ChatOutput> chat_output;           // chat with tools or reasoning; else null
+  nlohmann::json kv_transfer_params;                 // the engine's KV connector's, on the last output; else null
 };
 
 // The engine client holds a choice's sink until that request ends; the sink
@@ -201,6 +202,11 @@ void GenerationJob::OnOutput(size_t index, const proto::EngineCoreOutput& output
     return;
   }
   choice.cached_tokens = std::max(choice.cached_tokens, output.num_cached_tokens);
+  if (!output.kv_transfer_params.empty()) {
+    const std::string& bytes = output.kv_transfer_params.msgpack;
+    choice.kv_transfer_params = nlohmann::json::from_msgpack(bytes.begin(), bytes.end(), true, false);
+    if (choice.kv_transfer_params.is_discarded()) choice.kv_transfer_params = nullptr;  // not JSON-shaped
+  }
   std::string delta;
   bool stopped_by_string = false;
   size_t consumed = 0;
@@ -425,6 +431,8 @@ void GenerationJob::FinishIfDone() {
     }
     body = openai::ChatCompletionResponse(meta_, out, usage, PromptLogprobsOf(*choices_.front()));
   }
+  // vLLM answers the first choice's KV-transfer parameters (where a decode instance reads the KV).
+  if (!choices_.front()->kv_transfer_params.is_null()) body["kv_transfer_params"] = choices_.front()->kv_transfer_params;
   http::HttpResponse response = http::HttpResponse::Make(200, "application/json", openai::Dump(body));
   response.headers = RoutingHeaders();
   writer_->Respond(std::move(response));

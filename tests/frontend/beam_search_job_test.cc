@@ -18,6 +18,7 @@
 #include "frontend/openai/completion_request.h"
 #include "frontend/metrics/frontend_metrics.h"
 #include "tests/common/tokenizer_test_util.h"
+#include "tests/frontend/fake_response_writer.h"
 #include "tests/frontend/prometheus_text.h"
 
 namespace llmserve::frontend::serving::beam_search_job_test {
@@ -91,25 +92,7 @@ class FakeEngine : public EngineClient {
   std::vector<std::pair<proto::EngineCoreRequest, std::shared_ptr<OutputSink>>> queue_;
 };
 
-class FakeWriter : public http::ResponseWriter {
- public:
-  void Respond(http::HttpResponse response) override {
-    responses.push_back(std::move(response));
-  }
-  void BeginStream(int status, std::string, http::Headers) override { stream_status = status; }
-  void Write(std::string data) override { stream += data; }
-  void End() override { stream_ended = true; }
-  bool closed() const override { return false; }
-  bool finished() const override { return !responses.empty(); }
-  void OnDisconnect(std::function<void()> callback) override { on_disconnect = std::move(callback); }
-  size_t pending_bytes() const override { return 0; }
-
-  std::vector<http::HttpResponse> responses;
-  std::function<void()> on_disconnect;
-  int stream_status = 0;
-  std::string stream;
-  bool stream_ended = false;
-};
+using FakeWriter = testing::FakeResponseWriter;
 
 // Prompt [100], n = 2, two steps. Beam 200 meets EOS first (-0.15 over length 2);
 // beam 201 goes on to 310 and 311 (-0.5 and -0.6 over length 3).
