@@ -40,8 +40,7 @@ StatusOr<proto::ModelRunnerOutput> ModelRunner::RunPooling(const proto::Schedule
   const size_t h = backend_->config().hidden_size;
   for (const Chunk& c : chunks) {
     RequestState& st = requests_[*c.id];
-    st.pooler->Add(c.start, c.n, hidden);
-    hidden += st.pooler->RowsOf(c.start, c.n).count * h;
+    hidden += st.pooler->Add(c.start, c.n, hidden) * h;
     out.req_ids.push_back(*c.id);
     out.sampled_token_ids.emplace_back();
     out.logprobs.emplace_back();

@@ -24,15 +24,16 @@ PooledRows PromptPooler::RowsOf(size_t start, size_t n) const {
   return {};
 }
 
-void PromptPooler::Add(size_t start, size_t n, const float* rows) {
+size_t PromptPooler::Add(size_t start, size_t n, const float* rows) {
   const PooledRows r = RowsOf(start, n);
   if (type_ != PoolingType::kMean) {
     if (r.count == 1) picked_.assign(rows, rows + hidden_size_);
-    return;
+    return r.count;
   }
   if (start == 0 || sum_.empty()) sum_.assign(hidden_size_, 0.0);
   for (size_t i = 0; i < r.count; ++i)
     for (size_t d = 0; d < hidden_size_; ++d) sum_[d] += rows[i * hidden_size_ + d];
+  return r.count;
 }
 
 std::vector<float> PromptPooler::Take() const {

@@ -31,9 +31,9 @@ class PromptPooler {
   // The rows of the chunk of prompt positions [start, start + n) this pooling reads.
   PooledRows RowsOf(size_t start, size_t n) const;
   // Takes the rows RowsOf(start, n) named, `rows` of hidden_size floats each,
-  // in position order. A chunk at position 0 starts over (a recompute after
-  // preemption).
-  void Add(size_t start, size_t n, const float* rows);
+  // in position order, and returns how many that was. A chunk at position 0
+  // starts over (a recompute after preemption).
+  size_t Add(size_t start, size_t n, const float* rows);
   // Whether the chunk [start, start + n) ends the prompt.
   bool Finishes(size_t start, size_t n) const { return start + n == prompt_len_; }
   // The pooled vector (hidden_size floats); call once the prompt is done.

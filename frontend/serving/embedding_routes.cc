@@ -81,7 +81,8 @@ void HandleEmbeddings(const ServingContext& ctx, const http::HttpRequest& req, s
     spec.prompts.push_back(ctx.tokenizer->Encode(text, er.add_special_tokens));
   }
   for (const openai::PromptInput& p : er.inputs) {
-    if (!p.text && CheckTokenIds(ctx, p.token_ids)) return Reply(*w, *CheckTokenIds(ctx, p.token_ids));
+    if (!p.text)
+      if (auto e = CheckTokenIds(ctx, p.token_ids)) return Reply(*w, *e);
     spec.prompts.push_back(p.text ? ctx.tokenizer->Encode(*p.text, er.add_special_tokens) : p.token_ids);
   }
   for (auto& ids : spec.prompts)

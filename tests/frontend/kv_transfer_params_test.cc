@@ -54,6 +54,27 @@ proto::EncodedValue Msgpack(const json& value) {
   return proto::EncodedValue{std::string(bytes.begin(), bytes.end())};
 }
 
+// Runs one completion of `sampling` through a GenerationJob against `engine`
+// and returns the answer's body.
+json RunCompletion(const common::tokenizer::Tokenizer& tokenizer, OneTokenEngine& engine,
+                   const openai::SamplingRequest& sampling) {
+  ServingContext context;
+  context.engine = &engine;
+  context.tokenizer = &tokenizer;
+  context.served_model_names = {"tiny"};
+  JobSpec spec;
+  spec.kind = ApiKind::kCompletion;
+  spec.request_id = "cmpl-kv";
+  spec.model = "tiny";
+  spec.sampling = sampling;
+  spec.prompts.push_back(JobPrompt{{9707, 11}, std::nullopt});
+  auto writer = std::make_shared<frontend::testing::FakeResponseWriter>();
+  std::make_shared<GenerationJob>(context, std::move(spec), writer)->Start();
+  engine.Pump();
+  EXPECT_EQ(writer->responses.size(), 1u);
+  return writer->responses.empty() ? json() : json::parse(writer->responses[0].body);
+}
+
 TEST(KvTransferParams, RequestObjectReachesTheEngineAndTheConnectorsComesBack) {
   LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(tok, "qwen3");
   openai::CompletionRequest cr;
@@ -64,49 +85,24 @@ TEST(KvTransferParams, RequestObjectReachesTheEngineAndTheConnectorsComesBack) {
   OneTokenEngine engine;
   const json returned = {{"remote_engine_id", "e1"}, {"remote_block_ids", {7, 8}}, {"remote_port", 5600}};
   engine.params = Msgpack(returned);
-  ServingContext context;
-  context.engine = &engine;
-  context.tokenizer = tok.get();
-  context.served_model_names = {"tiny"};
-  JobSpec spec;
-  spec.kind = ApiKind::kCompletion;
-  spec.request_id = "cmpl-kv";
-  spec.model = "tiny";
-  spec.sampling = cr.sampling;
-  spec.prompts.push_back(JobPrompt{{9707, 11}, std::nullopt});
-  auto writer = std::make_shared<frontend::testing::FakeResponseWriter>();
-  std::make_shared<GenerationJob>(context, std::move(spec), writer)->Start();
-  engine.Pump();
+  const json body = RunCompletion(*tok, engine, cr.sampling);
 
   ASSERT_EQ(engine.submitted.size(), 1u);
   proto::EncodedValue entry;
   ASSERT_TRUE(proto::FindEncodedEntry(engine.submitted[0].sampling_params.extra_args, "kv_transfer_params", &entry).ok());
   EXPECT_EQ(json::from_msgpack(entry.msgpack), sent);
-  ASSERT_EQ(writer->responses.size(), 1u);
-  const json body = json::parse(writer->responses[0].body);
   EXPECT_EQ(body["kv_transfer_params"], returned) << body.dump();
 }
 
 TEST(KvTransferParams, AbsentMeansNoExtraArgsAndNoField) {
   LLMSERVE_LOAD_REAL_TOKENIZER_OR_SKIP(tok, "qwen3");
   OneTokenEngine engine;
-  ServingContext context;
-  context.engine = &engine;
-  context.tokenizer = tok.get();
-  context.served_model_names = {"tiny"};
-  JobSpec spec;
-  spec.kind = ApiKind::kCompletion;
-  spec.request_id = "cmpl-plain";
-  spec.model = "tiny";
-  spec.sampling.max_tokens = 1;
-  spec.prompts.push_back(JobPrompt{{9707}, std::nullopt});
-  auto writer = std::make_shared<frontend::testing::FakeResponseWriter>();
-  std::make_shared<GenerationJob>(context, std::move(spec), writer)->Start();
-  engine.Pump();
+  openai::SamplingRequest sampling;
+  sampling.max_tokens = 1;
+  const json body = RunCompletion(*tok, engine, sampling);
   ASSERT_EQ(engine.submitted.size(), 1u);
   EXPECT_TRUE(engine.submitted[0].sampling_params.extra_args.empty());
-  ASSERT_EQ(writer->responses.size(), 1u);
-  EXPECT_FALSE(json::parse(writer->responses[0].body).contains("kv_transfer_params"));
+  EXPECT_FALSE(body.contains("kv_transfer_params"));
 }
 
 TEST(KvTransferParams, NotAnObjectIsA400) {
